@@ -1,0 +1,103 @@
+//! Modular arithmetic helpers.
+//!
+//! Functions that handle secret exponents are constant-time with respect to the exponent
+//! (GMP's `mpz_powm_sec`); anything variable-time carries `_vartime` in its name.
+
+use rug::Integer;
+
+use crate::{Error, Result};
+
+/// `base^exp mod modulus` in time independent of the value of `exp` (GMP `mpz_powm_sec`).
+///
+/// `modulus` must be odd and `exp` positive (GMP's requirements for the secure variant).
+pub fn pow_mod_ct(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<Integer> {
+    if modulus.is_even() || *modulus <= 1 {
+        return Err(Error::InvalidParameter(
+            "constant-time exponentiation needs an odd modulus > 1".into(),
+        ));
+    }
+    if *exp <= 0 {
+        return Err(Error::InvalidParameter(
+            "constant-time exponentiation needs a positive exponent".into(),
+        ));
+    }
+    let b = Integer::from(base.modulo_ref(modulus));
+    Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
+}
+
+/// `base^exp mod modulus` for public values (variable-time, GMP `mpz_powm`).
+pub fn pow_mod_vartime(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<Integer> {
+    base.pow_mod_ref(exp, modulus)
+        .map(Integer::from)
+        .ok_or(Error::NotInvertible)
+}
+
+/// `a^-1 mod m`.
+pub fn inverse(a: &Integer, m: &Integer) -> Result<Integer> {
+    a.invert_ref(m).map(Integer::from).ok_or(Error::NotInvertible)
+}
+
+/// The solution `x` of `x = a (mod m)`, `x = b (mod n)` with `0 <= x < lcm(m, n)`, when the
+/// system is consistent. `m` and `n` need not be coprime.
+pub fn crt_pair(a: &Integer, m: &Integer, b: &Integer, n: &Integer) -> Result<Integer> {
+    let g = Integer::from(m.gcd_ref(n));
+    let diff = Integer::from(b - a);
+    if !diff.is_divisible(&g) {
+        return Err(Error::InvalidParameter(
+            "inconsistent congruences (a != b modulo gcd(m, n))".into(),
+        ));
+    }
+    let m_g = Integer::from(m / &g);
+    let n_g = Integer::from(n / &g);
+    let lcm = Integer::from(&m_g * n);
+    // x = a + m * ((b - a)/g * (m/g)^-1 mod n/g)
+    let inv = if n_g == 1 {
+        Integer::new()
+    } else {
+        inverse(&m_g, &n_g)?
+    };
+    let mut k = Integer::from(&diff / &g) * inv;
+    k.modulo_mut(&n_g);
+    let mut x = k * m + a;
+    x.modulo_mut(&lcm);
+    Ok(x)
+}
+
+/// The least common multiple.
+pub fn lcm(a: &Integer, b: &Integer) -> Integer {
+    Integer::from(a.lcm_ref(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ct_matches_vartime() {
+        let m: Integer = "170141183460469231731687303715884105727".parse().unwrap();
+        let b = Integer::from(123456789);
+        let e = Integer::from(987654321u64);
+        assert_eq!(pow_mod_ct(&b, &e, &m).unwrap(), pow_mod_vartime(&b, &e, &m).unwrap());
+        assert!(pow_mod_ct(&b, &e, &Integer::from(100)).is_err());
+        assert!(pow_mod_ct(&b, &Integer::new(), &m).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn crt_pair_solves_both(a in 0u64..1_000_000, b in 0u64..1_000_000, m in 2u64..100_000, n in 2u64..100_000) {
+            let (a, b, m, n) = (Integer::from(a), Integer::from(b), Integer::from(m), Integer::from(n));
+            match crt_pair(&a, &m, &b, &n) {
+                Ok(x) => {
+                    prop_assert_eq!(Integer::from(&x - &a).modulo(&m), 0);
+                    prop_assert_eq!(Integer::from(&x - &b).modulo(&n), 0);
+                    prop_assert!(x < lcm(&m, &n));
+                }
+                Err(_) => {
+                    let g = Integer::from(m.gcd_ref(&n));
+                    prop_assert!(!Integer::from(&b - &a).is_divisible(&g));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `hourglass bench ...`: measurements that reproduce the papers' tables, against OpenSSL
+//! timed in the same run.
+
+mod keygen;
+mod openssl_baseline;
+mod plot;
+mod rsa;
+mod stats;
+
+use clap::{Args, Subcommand};
+
+use crate::cli_error::CliError;
+
+/// Arguments of `hourglass bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Encryption/decryption time of all five variants (the RSA-variants paper's table), with
+    /// the cost of the countermeasures and OpenSSL's private operation on the same sizes.
+    #[command(after_help = "Examples:\n  hourglass bench rsa\n  hourglass bench rsa --bits 2048,4096 --runs 100 --json\n  hourglass bench rsa --plot rsa.svg")]
+    Rsa(rsa::RsaBenchArgs),
+    /// Time many key generations (the RSAtron experiment) against OpenSSL's.
+    #[command(after_help = "Examples:\n  hourglass bench keygen --bits 4096 --count 50 --plot keygen.svg\n  hourglass bench keygen --bits 2048 --count 100 --threads 2\n  hourglass bench keygen --bits 4096 --count 1000 --mr-rounds 12 --no-lucas   (RSAtron's setting)")]
+    Keygen(keygen::KeygenBenchArgs),
+}
+
+/// Runs `hourglass bench ...`.
+pub fn run(args: BenchArgs) -> Result<(), CliError> {
+    match args.command {
+        BenchCommand::Rsa(a) => rsa::run(a),
+        BenchCommand::Keygen(a) => keygen::run(a),
+    }
+}
+
+/// Parses a comma-separated list of bit sizes.
+pub fn parse_bits_list(s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .map(|t| t.trim().parse::<u32>().map_err(|_| format!("'{t}' is not a bit size")))
+        .collect()
+}

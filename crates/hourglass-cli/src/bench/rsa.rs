@@ -1,0 +1,242 @@
+//! `hourglass bench rsa`: the RSA-variants paper's table (encryption and decryption time of
+//! standard, CRT, rebalanced, scheme A and scheme B), the cost of the countermeasures, and
+//! OpenSSL's private and public operations on keys of the same sizes in the same run.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use hourglass_arith::entropy::{random_below, EntropySource};
+use hourglass_rsa::padding::i2osp;
+use hourglass_rsa::{Countermeasures, KeyGenOptions, PrivateKey, Variant};
+use serde::Serialize;
+
+use super::openssl_baseline::{self, OpensslKey};
+use super::plot::{render, Panel, Series};
+use super::stats::{time_ms, Summary};
+use super::parse_bits_list;
+use crate::cli_error::CliError;
+use crate::entropy_args::EntropyArgs;
+use crate::files::{write_output, Sensitivity};
+
+/// Arguments of `hourglass bench rsa`.
+#[derive(Args, Debug)]
+pub struct RsaBenchArgs {
+    /// Modulus sizes, comma-separated.
+    #[arg(long, default_value = "1024,2048,3072,4096", value_parser = parse_bits_list)]
+    bits: std::vec::Vec<u32>,
+    /// Timed runs per operation (the median is reported).
+    #[arg(long, default_value_t = 31)]
+    runs: usize,
+    /// Skip the OpenSSL comparison.
+    #[arg(long)]
+    no_openssl: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+    /// Write an SVG plot of decryption and encryption times.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+/// The paper's Table 1 (Java 7, 1.6 GHz laptop), milliseconds: (bits, variant, enc, dec).
+const PAPER: &[(u32, Variant, f64, f64)] = &[
+    (1024, Variant::Standard, 34.2, 138.2),
+    (1024, Variant::Crt, 37.8, 37.4),
+    (1024, Variant::Rebalanced, 137.4, 19.0),
+    (1024, Variant::SchemeA, 31.2, 40.4),
+    (1024, Variant::SchemeB, 84.6, 37.4),
+    (2048, Variant::Standard, 225.0, 672.0),
+    (2048, Variant::Crt, 281.4, 227.8),
+    (2048, Variant::Rebalanced, 649.8, 31.0),
+];
+
+fn paper(bits: u32, v: Variant) -> Option<(f64, f64)> {
+    PAPER.iter().find(|(b, pv, _, _)| *b == bits && *pv == v).map(|&(_, _, e, d)| (e, d))
+}
+
+#[derive(Serialize, Clone)]
+struct Row {
+    variant: Variant,
+    e_bits: u32,
+    dp_bits: u32,
+    encrypt_ms: Summary,
+    decrypt_ms: Summary,
+    decrypt_no_fault_check_ms: Summary,
+    decrypt_no_countermeasures_ms: Summary,
+    paper_encrypt_ms: Option<f64>,
+    paper_decrypt_ms: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct SizeReport {
+    bits: u32,
+    rows: Vec<Row>,
+    openssl_private_ms: Option<Summary>,
+    openssl_public_ms: Option<Summary>,
+    crt_over_openssl_private: Option<f64>,
+    openssl_private_over_rebalanced: Option<f64>,
+}
+
+fn measure(key: &PrivateKey, runs: usize, rng: &mut dyn EntropySource) -> Result<(Summary, Summary, Summary, Summary), CliError> {
+    let n = key.public().n().clone();
+    let m = random_below(rng, &n)?;
+    let c = key.public().public_op(&m)?;
+    let enc = time_ms(runs, || key.public().public_op(&m).map(|_| ()))?;
+    let mut variants = Vec::new();
+    for cm in [
+        Countermeasures::default(),
+        Countermeasures { blinding: true, fault_check: false },
+        Countermeasures { blinding: false, fault_check: false },
+    ] {
+        let mut k = key.clone();
+        k.set_countermeasures(cm);
+        let t = time_ms(runs, || {
+            let out = k.private_op(&c, rng)?;
+            if out != m {
+                return Err(CliError::new("benchmark decryption gave a wrong result"));
+            }
+            Ok(())
+        })?;
+        variants.push(Summary::of(&t));
+    }
+    Ok((Summary::of(&enc), variants[0], variants[1], variants[2]))
+}
+
+/// Runs the benchmark.
+pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
+    if a.runs == 0 {
+        return Err(CliError::usage("--runs must be at least 1"));
+    }
+    let mut rng = a.entropy.source()?;
+    let mut reports = Vec::new();
+    for &bits in &a.bits {
+        if !(1024..=8192).contains(&bits) {
+            return Err(CliError::usage(format!("--bits {bits}: sizes must be within 1024..=8192")));
+        }
+        let mut rows = Vec::new();
+        let mut crt_key = None;
+        for v in Variant::ALL {
+            if !a.json {
+                eprintln!("hourglass: {bits}-bit {v}: generating key...");
+            }
+            let key = KeyGenOptions::new(bits, v).threads(2).generate(&mut *rng)?;
+            let (enc, dec, dec_nf, dec_none) = measure(&key, a.runs, &mut *rng)?;
+            let [_, _, _, dp, _, _] = key.secret_components();
+            let p = paper(bits, v);
+            rows.push(Row {
+                variant: v,
+                e_bits: key.public().e().significant_bits(),
+                dp_bits: dp.expose().significant_bits(),
+                encrypt_ms: enc,
+                decrypt_ms: dec,
+                decrypt_no_fault_check_ms: dec_nf,
+                decrypt_no_countermeasures_ms: dec_none,
+                paper_encrypt_ms: p.map(|x| x.0),
+                paper_decrypt_ms: p.map(|x| x.1),
+            });
+            if v == Variant::Crt {
+                crt_key = Some(key);
+            }
+        }
+        let (mut ossl_priv, mut ossl_pub) = (None, None);
+        if !a.no_openssl {
+            if let Some(key) = &crt_key {
+                let ok = OpensslKey::import(key)?;
+                let m = random_below(&mut *rng, key.public().n())?;
+                let input = i2osp(&m, key.size())?;
+                ossl_priv = Some(Summary::of(&time_ms(a.runs, || ok.private_op(&input))?));
+                ossl_pub = Some(Summary::of(&time_ms(a.runs, || ok.public_op(&input))?));
+            }
+        }
+        let find = |v: Variant| rows.iter().find(|r| r.variant == v).map(|r| r.decrypt_ms.median);
+        reports.push(SizeReport {
+            bits,
+            crt_over_openssl_private: ossl_priv.and_then(|o| find(Variant::Crt).map(|c| c / o.median)),
+            openssl_private_over_rebalanced: ossl_priv.and_then(|o| find(Variant::Rebalanced).map(|r| o.median / r)),
+            rows,
+            openssl_private_ms: ossl_priv,
+            openssl_public_ms: ossl_pub,
+        });
+    }
+    if let Some(path) = &a.plot {
+        write_plot(path, &reports)?;
+    }
+    if a.json {
+        let j = serde_json::json!({ "openssl_version": openssl_baseline::version(), "runs": a.runs, "sizes": reports });
+        println!("{}", serde_json::to_string_pretty(&j).map_err(|e| CliError::new(e.to_string()))?);
+        return Ok(());
+    }
+    print_report(&reports, a.runs);
+    Ok(())
+}
+
+fn print_report(reports: &[SizeReport], runs: usize) {
+    println!("RSA variants: median of {runs} runs, milliseconds (raw m^e and c^d; decryption constant-time)");
+    println!("dec = blinding + fault check (default); -fc = blinding only; bare = neither. Paper: Java 7, 1.6 GHz laptop (2013).");
+    for r in reports {
+        println!();
+        println!("{} bits", r.bits);
+        println!("{:<11} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}", "variant", "e", "d_p", "enc", "dec", "dec -fc", "dec bare", "paper enc", "paper dec");
+        for row in &r.rows {
+            let p = |x: Option<f64>| x.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+            println!(
+                "{:<11} {:>6} {:>6} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>11} {:>11}",
+                row.variant.name(), row.e_bits, row.dp_bits, row.encrypt_ms.median, row.decrypt_ms.median,
+                row.decrypt_no_fault_check_ms.median, row.decrypt_no_countermeasures_ms.median,
+                p(row.paper_encrypt_ms), p(row.paper_decrypt_ms)
+            );
+        }
+        let fc: Vec<String> = r.rows.iter().map(|row| format!("{} {:+.1}%", row.variant.name(), (row.decrypt_ms.median / row.decrypt_no_fault_check_ms.median - 1.0) * 100.0)).collect();
+        println!("fault-check cost: {}", fc.join(", "));
+        if let (Some(o), Some(pb)) = (r.openssl_private_ms, r.openssl_public_ms) {
+            println!("{:<11} {:>6} {:>6} {:>10.3} {:>10.3}   (OpenSSL CRT key: blinding + result check)", "openssl", 17, "-", pb.median, o.median);
+        }
+        if let Some(x) = r.crt_over_openssl_private {
+            println!("ratio crt dec / OpenSSL private op: {x:.2}x (target <= 1.3x at 3072 and 4096)");
+        }
+        if let Some(x) = r.openssl_private_over_rebalanced {
+            println!("ratio OpenSSL private op / rebalanced dec: {x:.2}x (target >= 2x at 4096)");
+        }
+        print_speedups(r);
+    }
+}
+
+fn print_speedups(r: &SizeReport) {
+    let get = |v: Variant| r.rows.iter().find(|x| x.variant == v);
+    let (Some(std), Some(crt), Some(reb), Some(a), Some(b)) = (get(Variant::Standard), get(Variant::Crt), get(Variant::Rebalanced), get(Variant::SchemeA), get(Variant::SchemeB)) else {
+        return;
+    };
+    let ratio = |x: f64, y: f64| x / y;
+    let paper_ratio = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => format!("{:.2}x", x / y),
+        _ => "-".into(),
+    };
+    println!("speed-ups (ours / paper):");
+    let lines = [
+        ("rebalanced dec vs standard dec", ratio(std.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(std.paper_decrypt_ms, reb.paper_decrypt_ms)),
+        ("rebalanced dec vs crt dec", ratio(crt.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(crt.paper_decrypt_ms, reb.paper_decrypt_ms)),
+        ("scheme-a enc vs rebalanced enc", ratio(reb.encrypt_ms.median, a.encrypt_ms.median), paper_ratio(reb.paper_encrypt_ms, a.paper_encrypt_ms)),
+        ("scheme-b enc vs rebalanced enc", ratio(reb.encrypt_ms.median, b.encrypt_ms.median), paper_ratio(reb.paper_encrypt_ms, b.paper_encrypt_ms)),
+        ("scheme-a dec slowdown vs rebalanced", ratio(a.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(a.paper_decrypt_ms, reb.paper_decrypt_ms)),
+        ("scheme-b dec slowdown vs rebalanced", ratio(b.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(b.paper_decrypt_ms, reb.paper_decrypt_ms)),
+    ];
+    for (name, ours, theirs) in lines {
+        println!("  {name:<36} {ours:>7.2}x   paper {theirs}");
+    }
+}
+
+fn write_plot(path: &std::path::Path, reports: &[SizeReport]) -> Result<(), CliError> {
+    let ticks: Vec<String> = reports.iter().map(|r| r.bits.to_string()).collect();
+    let dec: Vec<(Variant, Vec<f64>)> = Variant::ALL.iter().map(|&v| (v, reports.iter().map(|r| r.rows.iter().find(|x| x.variant == v).map(|x| x.decrypt_ms.median).unwrap_or(f64::NAN)).collect())).collect();
+    let enc: Vec<(Variant, Vec<f64>)> = Variant::ALL.iter().map(|&v| (v, reports.iter().map(|r| r.rows.iter().find(|x| x.variant == v).map(|x| x.encrypt_ms.median).unwrap_or(f64::NAN)).collect())).collect();
+    let ossl: Vec<f64> = reports.iter().map(|r| r.openssl_private_ms.map(|s| s.median).unwrap_or(f64::NAN)).collect();
+    let mut dec_series: Vec<Series<'_>> = dec.iter().map(|(v, vals)| Series { name: v.name(), values: vals }).collect();
+    dec_series.push(Series { name: "openssl private", values: &ossl });
+    let svg = render(&[
+        Panel { title: "decryption (median ms, log scale)", x_label: "modulus bits", y_label: "ms", x_ticks: ticks.clone(), series: dec_series, log_y: true },
+        Panel { title: "encryption (median ms, log scale)", x_label: "modulus bits", y_label: "ms", x_ticks: ticks, series: enc.iter().map(|(v, vals)| Series { name: v.name(), values: vals }).collect(), log_y: true },
+    ]);
+    write_output(path, svg.as_bytes(), Sensitivity::Public)
+}

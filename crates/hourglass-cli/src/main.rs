@@ -1,0 +1,58 @@
+//! `hourglass`: the command line for RSA-based timed cryptography.
+//!
+//! Subcommands are grouped by domain: `hourglass rsa ...` for keys and the RSA variants,
+//! `hourglass bench ...` for the measurements, `hourglass demo` for a guided tour.
+
+mod bench;
+mod cli_error;
+mod demo;
+mod entropy_args;
+mod files;
+mod rsa_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::cli_error::CliError;
+
+const EXAMPLES: &str = "\
+Examples:
+  hourglass demo
+  hourglass rsa keygen --variant rebalanced --bits 3072 -o key.pem
+  hourglass rsa inspect -i key.pem
+  hourglass bench rsa --bits 2048,3072";
+
+/// RSA-based timed cryptography: RSA and its fast variants, with benchmarks against OpenSSL.
+#[derive(Parser, Debug)]
+#[command(name = "hourglass", version, about, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// RSA keys and operations: standard, CRT, rebalanced, scheme A and B.
+    Rsa(rsa_cmd::RsaArgs),
+    /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
+    Bench(bench::BenchArgs),
+    /// A short tour of the whole tool on small built-in defaults.
+    Demo(demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: Result<(), CliError> = match cli.command {
+        Command::Rsa(args) => rsa_cmd::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            err.print();
+            ExitCode::from(err.code)
+        }
+    }
+}

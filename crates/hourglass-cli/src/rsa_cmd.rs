@@ -1,0 +1,551 @@
+//! `hourglass rsa ...`: keys and operations for the five variants.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use hourglass_arith::prime::{fips186_5_mr_rounds, PrimalityTest};
+use hourglass_arith::Integer;
+use hourglass_rsa::encoding::{decode_key, decode_private_key, decode_public_key, encode_private_key, encode_public_key, KeyFormat};
+use hourglass_rsa::hazmat::{raw_decrypt, raw_encrypt};
+use hourglass_rsa::inspect::{inspect_private, inspect_public, Inspection, Severity};
+use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
+use hourglass_rsa::{HashAlg, KeyGenOptions, PrivateKey, PublicKey, Variant};
+
+use crate::cli_error::CliError;
+use crate::entropy_args::EntropyArgs;
+use crate::files::{open_input, read_input, write_output, Sensitivity};
+
+/// Arguments of `hourglass rsa`.
+#[derive(Args, Debug)]
+pub struct RsaArgs {
+    #[command(subcommand)]
+    command: RsaCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum RsaCommand {
+    /// Generate a private key of any variant.
+    #[command(after_help = "Examples:
+  hourglass rsa keygen -o key.pem                               (CRT, 3072 bits, e = 65537)
+  hourglass rsa keygen --variant rebalanced --bits 4096 -o fast-decrypt.pem
+  hourglass rsa keygen --variant scheme-b --bits 2048 --e-bits 576 --dp-bits 576 -o k.pem
+  hourglass rsa keygen --bits 4096 --mr-rounds 12 --entropy /dev/hwrng --format hex -o k.hex
+  hourglass rsa keygen --variant rebalanced --bits 1024 --dp-bits 160 --allow-insecure -o paper.pem")]
+    Keygen(KeygenArgs),
+    /// Write the public half of a key.
+    #[command(after_help = "Example:\n  hourglass rsa pubkey -i key.pem -o pub.pem")]
+    Pubkey(PubkeyArgs),
+    /// Encrypt a short message (OAEP by default).
+    #[command(after_help = "Examples:\n  hourglass rsa encrypt -k pub.pem -i secret.txt -o secret.bin\n  echo -n hi | hourglass rsa encrypt -k pub.pem -i - -o - --hash sha1 > ct.bin")]
+    Encrypt(CryptArgs),
+    /// Decrypt a ciphertext.
+    #[command(after_help = "Example:\n  hourglass rsa decrypt -k key.pem -i secret.bin -o secret.txt")]
+    Decrypt(CryptArgs),
+    /// Sign a file (PSS with SHA-256 by default).
+    #[command(after_help = "Examples:\n  hourglass rsa sign -k key.pem -i paper.pdf -s paper.sig\n  hourglass rsa sign -k key.pem -i paper.pdf -s paper.sig --pkcs1v15")]
+    Sign(SignArgs),
+    /// Verify a signature (exit 0 valid, 1 invalid).
+    #[command(after_help = "Example:\n  hourglass rsa verify -k pub.pem -i paper.pdf -s paper.sig")]
+    Verify(SignArgs),
+    /// Name a key's variant, its sizes, and judge its safety (works on OpenSSL keys too).
+    #[command(after_help = "Examples:\n  hourglass rsa inspect -i key.pem\n  hourglass rsa inspect -i pub.pem --json\n  hourglass rsa inspect -i key.pem --fail-on weak")]
+    Inspect(InspectArgs),
+}
+
+/// Key file formats on the command line.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum FormatArg {
+    /// PEM PKCS#8 (private) / SubjectPublicKeyInfo (public).
+    Pem,
+    /// PEM PKCS#1.
+    Pkcs1,
+    /// DER PKCS#8 / SubjectPublicKeyInfo.
+    Der,
+    /// `name = hex` lines (RSAtron style), records the variant.
+    Hex,
+    /// JSON with hexadecimal integers, records the variant.
+    Json,
+}
+
+impl From<FormatArg> for KeyFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Pem => KeyFormat::Pem,
+            FormatArg::Pkcs1 => KeyFormat::Pkcs1,
+            FormatArg::Der => KeyFormat::Der,
+            FormatArg::Hex => KeyFormat::Hex,
+            FormatArg::Json => KeyFormat::Json,
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum VariantArg {
+    Standard,
+    Crt,
+    Rebalanced,
+    SchemeA,
+    SchemeB,
+}
+
+impl From<VariantArg> for Variant {
+    fn from(v: VariantArg) -> Self {
+        match v {
+            VariantArg::Standard => Variant::Standard,
+            VariantArg::Crt => Variant::Crt,
+            VariantArg::Rebalanced => Variant::Rebalanced,
+            VariantArg::SchemeA => Variant::SchemeA,
+            VariantArg::SchemeB => Variant::SchemeB,
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum HashArg {
+    Sha1,
+    Sha256,
+    Sha384,
+    Sha512,
+}
+
+impl From<HashArg> for HashAlg {
+    fn from(h: HashArg) -> Self {
+        match h {
+            HashArg::Sha1 => HashAlg::Sha1,
+            HashArg::Sha256 => HashAlg::Sha256,
+            HashArg::Sha384 => HashAlg::Sha384,
+            HashArg::Sha512 => HashAlg::Sha512,
+        }
+    }
+}
+
+/// Options that shape key generation (shared with the benchmarks).
+#[derive(Args, Debug, Clone)]
+pub struct KeygenShape {
+    /// Which RSA variant.
+    #[arg(long, value_enum, default_value = "crt")]
+    variant: VariantArg,
+    /// Modulus size in bits (1024 to 8192 without --allow-insecure).
+    #[arg(long, default_value_t = 3072)]
+    bits: u32,
+    /// Public exponent for standard/crt (decimal or 0x-hex).
+    #[arg(long, value_name = "E")]
+    e: Option<String>,
+    /// Bits of the CRT exponents d_p, d_q (rebalanced, scheme-a, scheme-b).
+    #[arg(long, value_name = "BITS")]
+    dp_bits: Option<u32>,
+    /// Bits of the public exponent (scheme-a, scheme-b).
+    #[arg(long, value_name = "BITS")]
+    e_bits: Option<u32>,
+    /// Bits of scheme A's extra factor k_p2.
+    #[arg(long, value_name = "BITS", default_value_t = 56)]
+    kp2_bits: u32,
+    /// Miller-Rabin rounds with random bases (default: FIPS 186-5 for the prime size; the
+    /// RSAtron post uses 12).
+    #[arg(long, value_name = "N")]
+    mr_rounds: Option<u32>,
+    /// Skip the strong Lucas test (Miller-Rabin only, as in the RSAtron post).
+    #[arg(long)]
+    no_lucas: bool,
+    /// Search for p and q on this many threads (1 or 2).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Accept parameters that published attacks break (prints why).
+    #[arg(long)]
+    allow_insecure: bool,
+}
+
+impl KeygenShape {
+    /// Threads requested for the prime search.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Builds the library options, printing warnings and refusal reasons.
+    pub fn options(&self) -> Result<KeyGenOptions, CliError> {
+        let variant = Variant::from(self.variant);
+        if !(64..=16384).contains(&self.bits) {
+            return Err(CliError::usage(format!("--bits {} is outside 64..=16384", self.bits)));
+        }
+        if !(1024..=8192).contains(&self.bits) && !self.allow_insecure {
+            return Err(CliError::new(format!("--bits {} is outside the supported 1024..=8192", self.bits))
+                .hint("smaller keys are factorable; pass --allow-insecure for tests only"));
+        }
+        let mut opts = KeyGenOptions::new(self.bits, variant)
+            .allow_insecure(self.allow_insecure)
+            .threads(self.threads)
+            .kp2_bits(self.kp2_bits);
+        if let Some(e) = &self.e {
+            if !matches!(variant, Variant::Standard | Variant::Crt) {
+                return Err(CliError::usage(format!("--e applies to standard and crt keys; {variant} keys derive e (use --e-bits for schemes A and B)")));
+            }
+            opts = opts.public_exponent(parse_integer(e).map_err(|m| CliError::usage(format!("--e: {m}")))?);
+        }
+        if let Some(b) = self.dp_bits {
+            if matches!(variant, Variant::Standard | Variant::Crt) {
+                return Err(CliError::usage("--dp-bits applies to rebalanced, scheme-a and scheme-b keys"));
+            }
+            opts = opts.dp_bits(b);
+        }
+        if let Some(b) = self.e_bits {
+            if !matches!(variant, Variant::SchemeA | Variant::SchemeB) {
+                return Err(CliError::usage("--e-bits applies to scheme-a and scheme-b keys"));
+            }
+            opts = opts.e_bits(b);
+        }
+        if self.mr_rounds.is_some() || self.no_lucas {
+            let rounds = self.mr_rounds.unwrap_or_else(|| fips186_5_mr_rounds(self.bits / 2));
+            opts = opts.primality(PrimalityTest { mr_rounds: rounds, lucas: !self.no_lucas });
+        }
+        let review = opts.review()?;
+        for w in &review.warnings {
+            eprintln!("hourglass: warning: {w}");
+        }
+        if !review.insecure.is_empty() {
+            if self.allow_insecure {
+                for why in &review.insecure {
+                    eprintln!("hourglass: warning: INSECURE (allowed by --allow-insecure): {why}");
+                }
+            } else {
+                return Err(CliError::new(format!("insecure parameters refused: {}", review.insecure.join("; ")))
+                    .hint("these sizes are broken by published attacks; pass --allow-insecure only to reproduce papers or for tests"));
+            }
+        }
+        Ok(opts)
+    }
+}
+
+fn parse_integer(s: &str) -> Result<Integer, String> {
+    let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => (h, 16),
+        None => (s, 10),
+    };
+    Integer::from_str_radix(digits, radix).map_err(|e| format!("'{s}' is not an integer ({e})"))
+}
+
+#[derive(Args, Debug)]
+struct KeygenArgs {
+    #[command(flatten)]
+    shape: KeygenShape,
+    /// Key file format.
+    #[arg(long, value_enum, default_value = "pem")]
+    format: FormatArg,
+    /// Output private key file (mode 0600); `-` for stdout.
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// Also write the public key here.
+    #[arg(long, value_name = "FILE")]
+    pubout: Option<PathBuf>,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct PubkeyArgs {
+    /// Private (or public) key file.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// Output public key file; `-` for stdout.
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "pem")]
+    format: FormatArg,
+}
+
+#[derive(Args, Debug)]
+struct CryptArgs {
+    /// Key file (public suffices for encrypt).
+    #[arg(short, long, value_name = "FILE")]
+    key: PathBuf,
+    /// Input file; `-` for stdin.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// Output file; `-` for stdout.
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// OAEP hash (for both the label hash and MGF1).
+    #[arg(long, value_enum, default_value = "sha256")]
+    hash: HashArg,
+    /// OAEP label (text).
+    #[arg(long, value_name = "TEXT")]
+    label: Option<String>,
+    /// TEXTBOOK RSA without padding (m^e mod n): malleable and deterministic, for research
+    /// and the RSAtron experiment only.
+    #[arg(long, conflicts_with_all = ["label"])]
+    raw: bool,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct SignArgs {
+    /// Key file (public suffices for verify).
+    #[arg(short, long, value_name = "FILE")]
+    key: PathBuf,
+    /// The signed file; `-` for stdin.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// Signature file (written by sign, read by verify); `-` for stdout/stdin.
+    #[arg(short, long = "sig", visible_alias = "signature", alias = "out", value_name = "FILE")]
+    sig: PathBuf,
+    /// Hash function.
+    #[arg(long, value_enum, default_value = "sha256")]
+    hash: HashArg,
+    /// PKCS#1 v1.5 signatures instead of PSS.
+    #[arg(long, conflicts_with = "raw")]
+    pkcs1v15: bool,
+    /// PSS salt length in bytes (default: the hash length; verify accepts any unless given).
+    #[arg(long, value_name = "BYTES", conflicts_with_all = ["pkcs1v15", "raw"])]
+    salt_len: Option<usize>,
+    /// TEXTBOOK RSA: the input bytes themselves, as an integer, are signed (s = m^d mod n);
+    /// no hashing, no padding. Research only.
+    #[arg(long)]
+    raw: bool,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct InspectArgs {
+    /// Key file (private or public, any supported format, including OpenSSL's).
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+    /// Exit with status 1 if the verdict is at least this bad.
+    #[arg(long, value_enum)]
+    fail_on: Option<FailOn>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum FailOn {
+    Weak,
+    Broken,
+}
+
+/// Runs `hourglass rsa ...`.
+pub fn run(args: RsaArgs) -> Result<(), CliError> {
+    match args.command {
+        RsaCommand::Keygen(a) => keygen(a),
+        RsaCommand::Pubkey(a) => pubkey(a),
+        RsaCommand::Encrypt(a) => encrypt(a),
+        RsaCommand::Decrypt(a) => decrypt(a),
+        RsaCommand::Sign(a) => sign(a),
+        RsaCommand::Verify(a) => verify(a),
+        RsaCommand::Inspect(a) => inspect(a),
+    }
+}
+
+/// Loads a private key file with a clear error.
+pub fn load_private(path: &std::path::Path) -> Result<PrivateKey, CliError> {
+    let bytes = zeroize::Zeroizing::new(read_input(path, "key")?);
+    decode_private_key(&bytes).map_err(|e| CliError::from(e).context(path.display()))
+}
+
+/// Loads a public key (or the public half of a private key file).
+pub fn load_public(path: &std::path::Path) -> Result<PublicKey, CliError> {
+    let bytes = zeroize::Zeroizing::new(read_input(path, "key")?);
+    decode_public_key(&bytes).map_err(|e| CliError::from(e).context(path.display()))
+}
+
+fn keygen(a: KeygenArgs) -> Result<(), CliError> {
+    let opts = a.shape.options()?;
+    let mut rng = a.entropy.source()?;
+    let start = std::time::Instant::now();
+    let key = opts.generate(&mut *rng)?;
+    let elapsed = start.elapsed();
+    let bytes = encode_private_key(&key, a.format.into())?;
+    write_output(&a.out, &bytes, Sensitivity::Secret)?;
+    if let Some(p) = &a.pubout {
+        write_output(p, &encode_public_key(key.public(), a.format.into())?, Sensitivity::Public)?;
+    }
+    let [_, _, _, dp, dq, _] = key.secret_components();
+    eprintln!(
+        "hourglass: generated a {}-bit {} key in {:.2} s (e: {} bits, d_p/d_q: {}/{} bits, entropy: {})",
+        key.public().bits(),
+        opts.variant(),
+        elapsed.as_secs_f64(),
+        key.public().e().significant_bits(),
+        dp.expose().significant_bits(),
+        dq.expose().significant_bits(),
+        rng.describe()
+    );
+    Ok(())
+}
+
+fn pubkey(a: PubkeyArgs) -> Result<(), CliError> {
+    let key = load_public(&a.input)?;
+    write_output(&a.out, &encode_public_key(&key, a.format.into())?, Sensitivity::Public)
+}
+
+fn encrypt(a: CryptArgs) -> Result<(), CliError> {
+    let key = load_public(&a.key)?;
+    let msg = zeroize::Zeroizing::new(read_input(&a.input, "input")?);
+    let mut rng = a.entropy.source()?;
+    let ct = if a.raw {
+        eprintln!("hourglass: warning: --raw is TEXTBOOK RSA (no padding): deterministic and malleable");
+        raw_encrypt(&key, &msg)?
+    } else {
+        oaep(&a).encrypt(&key, &msg, &mut *rng)?
+    };
+    write_output(&a.out, &ct, Sensitivity::Public)
+}
+
+fn oaep(a: &CryptArgs) -> Oaep {
+    let o = Oaep::new(a.hash.into());
+    match &a.label {
+        Some(l) => o.label(l.as_bytes()),
+        None => o,
+    }
+}
+
+fn decrypt(a: CryptArgs) -> Result<(), CliError> {
+    let key = load_private(&a.key)?;
+    let ct = read_input(&a.input, "ciphertext")?;
+    let mut rng = a.entropy.source()?;
+    let msg = if a.raw {
+        let mut m = raw_decrypt(&key, &ct, &mut *rng)?;
+        let first = m.iter().position(|&b| b != 0).unwrap_or(m.len());
+        m.drain(..first);
+        m
+    } else {
+        oaep(&a).decrypt(&key, &ct, &mut *rng)?
+    };
+    let msg = zeroize::Zeroizing::new(msg);
+    write_output(&a.out, &msg, Sensitivity::Secret)
+}
+
+fn digest_input(a: &SignArgs) -> Result<Vec<u8>, CliError> {
+    let hash: HashAlg = a.hash.into();
+    let mut hasher = hash.hasher();
+    let mut input = open_input(&a.input, "input")?;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = input
+            .read(&mut buf)
+            .map_err(|e| CliError::new(format!("reading {}: {e}", a.input.display())))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().into_vec())
+}
+
+fn sign(a: SignArgs) -> Result<(), CliError> {
+    let key = load_private(&a.key)?;
+    let mut rng = a.entropy.source()?;
+    let sig = if a.raw {
+        eprintln!("hourglass: warning: --raw is TEXTBOOK RSA (no hashing, no padding)");
+        let msg = read_input(&a.input, "input")?;
+        raw_decrypt(&key, &msg, &mut *rng)?
+    } else {
+        let digest = digest_input(&a)?;
+        if a.pkcs1v15 {
+            Pkcs1v15Sign::new(a.hash.into()).sign_digest(&key, &digest, &mut *rng)?
+        } else {
+            pss(&a).sign_digest(&key, &digest, &mut *rng)?
+        }
+    };
+    write_output(&a.sig, &sig, Sensitivity::Public)
+}
+
+fn pss(a: &SignArgs) -> Pss {
+    let p = Pss::new(a.hash.into());
+    match a.salt_len {
+        Some(s) => p.salt_len(s),
+        None => p,
+    }
+}
+
+fn verify(a: SignArgs) -> Result<(), CliError> {
+    let key = load_public(&a.key)?;
+    let sig = read_input(&a.sig, "signature")?;
+    let result = if a.raw {
+        let msg = read_input(&a.input, "input")?;
+        let m = hourglass_rsa::padding::os2ip(&msg);
+        let s = hourglass_rsa::padding::os2ip(&sig);
+        match key.public_op(&s) {
+            Ok(v) if v == m && sig.len() == key.size() => Ok(()),
+            _ => Err(hourglass_rsa::Error::Verification),
+        }
+    } else {
+        let digest = digest_input(&a)?;
+        if a.pkcs1v15 {
+            Pkcs1v15Sign::new(a.hash.into()).verify_digest(&key, &digest, &sig)
+        } else {
+            pss(&a).verify_digest(&key, &digest, &sig)
+        }
+    };
+    match result {
+        Ok(()) => {
+            eprintln!("hourglass: signature OK");
+            Ok(())
+        }
+        Err(e) => Err(CliError::from(e)),
+    }
+}
+
+fn inspect(a: InspectArgs) -> Result<(), CliError> {
+    let bytes = zeroize::Zeroizing::new(read_input(&a.input, "key")?);
+    let report = match decode_key(&bytes).map_err(|e| CliError::from(e).context(a.input.display()))? {
+        Ok(private) => inspect_private(&private),
+        Err(public) => inspect_public(&public),
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?);
+    } else {
+        print_inspection(&report);
+    }
+    let limit = match a.fail_on {
+        Some(FailOn::Weak) => Some(Severity::Weak),
+        Some(FailOn::Broken) => Some(Severity::Broken),
+        None => None,
+    };
+    if let Some(limit) = limit {
+        if report.verdict >= limit {
+            return Err(CliError::new(format!("key verdict is {:?}", report.verdict).to_lowercase()));
+        }
+    }
+    Ok(())
+}
+
+fn print_inspection(r: &Inspection) {
+    println!("key:          {}, {} bits (about {}-bit security)", r.kind, r.bits, r.security_level);
+    match r.recorded_variant {
+        Some(v) => println!("variant:      {v} (recorded in the file)"),
+        None => println!("variant:      not recorded in the file"),
+    }
+    println!("shape:        {}", r.shape);
+    match &r.e {
+        Some(e) => println!("e:            {e} ({} bits)", r.e_bits),
+        None => println!("e:            {} bits", r.e_bits),
+    }
+    if let Some(d) = r.d_bits {
+        println!("d:            {d} bits");
+    }
+    if let Some((p, q)) = r.prime_bits {
+        println!("p, q:         {p} / {q} bits");
+    }
+    if let Some((dp, dq)) = r.crt_exponent_bits {
+        println!("d_p, d_q:     {dp} / {dq} bits");
+    }
+    println!("fingerprint:  SHA256:{}", r.fingerprint);
+    let verdict = match r.verdict {
+        Severity::Info => "OK",
+        Severity::Weak => "WEAK",
+        Severity::Broken => "BROKEN",
+    };
+    println!("verdict:      {verdict}");
+    for f in &r.findings {
+        let tag = match f.severity {
+            Severity::Info => "info",
+            Severity::Weak => "weak",
+            Severity::Broken => "BROKEN",
+        };
+        println!("  [{tag}] {}", f.message);
+    }
+}

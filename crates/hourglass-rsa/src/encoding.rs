@@ -1,0 +1,540 @@
+//! Key files: PKCS#8 / SPKI PEM (the default), PKCS#1 PEM, DER, hex and JSON.
+//!
+//! The PEM and DER forms are the standard ones, so `openssl pkey` reads every key hourglass
+//! writes, including rebalanced and short-e keys (their CRT exponents are the standard
+//! `exponent1`/`exponent2` fields). The hex and JSON forms also record the variant; their
+//! layout is specified in `docs/FORMATS.md`.
+//!
+//! Decoding detects the form from the content and rejects anything malformed, inconsistent or
+//! unsupported with an [`Error::Parse`] or [`Error::InvalidKey`] that says what is wrong.
+
+use der::asn1::{AnyRef, BitStringRef, UintRef};
+use der::{Decode, Encode};
+use hourglass_arith::Integer;
+use pem_rfc7468::LineEnding;
+use rug::integer::Order;
+use serde::{Deserialize, Serialize};
+use spki::AlgorithmIdentifierRef;
+use zeroize::Zeroizing;
+
+use crate::key::{PrivateKey, PublicKey, Variant};
+use crate::{Error, Result};
+
+/// Output forms for key files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyFormat {
+    /// PEM: PKCS#8 `PRIVATE KEY` / SPKI `PUBLIC KEY` (the default).
+    Pem,
+    /// PEM: PKCS#1 `RSA PRIVATE KEY` / `RSA PUBLIC KEY`.
+    Pkcs1,
+    /// Binary DER of the PKCS#8 / SPKI structures.
+    Der,
+    /// `name = hexdigits` lines, in the spirit of the RSAtron post.
+    Hex,
+    /// JSON with hexadecimal big-endian integers.
+    Json,
+}
+
+impl KeyFormat {
+    /// Parses a command-line name (`pem`, `pkcs1`, `der`, `hex`, `json`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "pem" | "pkcs8" => Some(Self::Pem),
+            "pkcs1" => Some(Self::Pkcs1),
+            "der" => Some(Self::Der),
+            "hex" => Some(Self::Hex),
+            "json" => Some(Self::Json),
+            _ => None,
+        }
+    }
+}
+
+/// The Maximum size of a key file we parse (a 16384-bit key in hex is under 20 KiB).
+pub const MAX_KEY_FILE: usize = 1 << 20;
+
+const RSA_OID: der::asn1::ObjectIdentifier = pkcs1::ALGORITHM_OID;
+
+fn be_bytes(x: &Integer) -> Vec<u8> {
+    if *x == 0 {
+        vec![0]
+    } else {
+        x.to_digits::<u8>(Order::Msf)
+    }
+}
+
+fn uint_to_int(u: UintRef<'_>) -> Integer {
+    Integer::from_digits(u.as_bytes(), Order::Msf)
+}
+
+fn der_err(what: &str) -> impl Fn(der::Error) -> Error + '_ {
+    move |e| Error::Parse(format!("{what}: {e}"))
+}
+
+fn rsa_algorithm() -> AlgorithmIdentifierRef<'static> {
+    AlgorithmIdentifierRef {
+        oid: RSA_OID,
+        parameters: Some(AnyRef::NULL),
+    }
+}
+
+/// PKCS#1 `RSAPrivateKey` DER.
+fn pkcs1_private_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
+    let public = key.public();
+    let [d, p, q, dp, dq, qinv] = key.secret_components();
+    let parts: Vec<Zeroizing<Vec<u8>>> = [
+        public.n(),
+        public.e(),
+        d.expose(),
+        p.expose(),
+        q.expose(),
+        dp.expose(),
+        dq.expose(),
+        qinv.expose(),
+    ]
+    .iter()
+    .map(|x| Zeroizing::new(be_bytes(x)))
+    .collect();
+    let u = |i: usize| UintRef::new(&parts[i]).map_err(der_err("encoding integer"));
+    let structure = pkcs1::RsaPrivateKey {
+        modulus: u(0)?,
+        public_exponent: u(1)?,
+        private_exponent: u(2)?,
+        prime1: u(3)?,
+        prime2: u(4)?,
+        exponent1: u(5)?,
+        exponent2: u(6)?,
+        coefficient: u(7)?,
+        other_prime_infos: None,
+    };
+    Ok(Zeroizing::new(structure.to_der().map_err(der_err("encoding RSAPrivateKey"))?))
+}
+
+fn pkcs1_public_der(key: &PublicKey) -> Result<Vec<u8>> {
+    let n = be_bytes(key.n());
+    let e = be_bytes(key.e());
+    pkcs1::RsaPublicKey {
+        modulus: UintRef::new(&n).map_err(der_err("encoding modulus"))?,
+        public_exponent: UintRef::new(&e).map_err(der_err("encoding exponent"))?,
+    }
+    .to_der()
+    .map_err(der_err("encoding RSAPublicKey"))
+}
+
+fn pkcs8_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
+    let inner = pkcs1_private_der(key)?;
+    let info = pkcs8::PrivateKeyInfo::new(rsa_algorithm(), &inner);
+    Ok(Zeroizing::new(info.to_der().map_err(der_err("encoding PKCS#8"))?))
+}
+
+fn spki_der(key: &PublicKey) -> Result<Vec<u8>> {
+    let inner = pkcs1_public_der(key)?;
+    let spki = spki::SubjectPublicKeyInfoRef {
+        algorithm: rsa_algorithm(),
+        subject_public_key: BitStringRef::from_bytes(&inner).map_err(der_err("encoding SPKI"))?,
+    };
+    spki.to_der().map_err(der_err("encoding SPKI"))
+}
+
+fn pem(label: &str, der: &[u8]) -> Result<Vec<u8>> {
+    pem_rfc7468::encode_string(label, LineEnding::LF, der)
+        .map(String::into_bytes)
+        .map_err(|e| Error::Parse(format!("PEM encoding: {e}")))
+}
+
+/// Serialises a private key. The result is secret: wipe it after writing.
+pub fn encode_private_key(key: &PrivateKey, format: KeyFormat) -> Result<Zeroizing<Vec<u8>>> {
+    Ok(Zeroizing::new(match format {
+        KeyFormat::Pem => pem("PRIVATE KEY", &pkcs8_der(key)?)?,
+        KeyFormat::Pkcs1 => pem("RSA PRIVATE KEY", &pkcs1_private_der(key)?)?,
+        KeyFormat::Der => pkcs8_der(key)?.to_vec(),
+        KeyFormat::Hex => private_hex(key).into_bytes(),
+        KeyFormat::Json => private_json(key)?.into_bytes(),
+    }))
+}
+
+/// Serialises a public key.
+pub fn encode_public_key(key: &PublicKey, format: KeyFormat) -> Result<Vec<u8>> {
+    match format {
+        KeyFormat::Pem => pem("PUBLIC KEY", &spki_der(key)?),
+        KeyFormat::Pkcs1 => pem("RSA PUBLIC KEY", &pkcs1_public_der(key)?),
+        KeyFormat::Der => spki_der(key),
+        KeyFormat::Hex => Ok(format!(
+            "# hourglass RSA public key: hexadecimal, big-endian\nn = {:x}\ne = {:x}\n",
+            key.n(),
+            key.e()
+        )
+        .into_bytes()),
+        KeyFormat::Json => {
+            let j = PublicJson {
+                kind: PUBLIC_TYPE.into(),
+                version: 1,
+                bits: key.bits(),
+                n: format!("{:x}", key.n()),
+                e: format!("{:x}", key.e()),
+            };
+            Ok(format!("{}\n", serde_json::to_string_pretty(&j).map_err(|e| Error::Parse(e.to_string()))?).into_bytes())
+        }
+    }
+}
+
+const PRIVATE_TYPE: &str = "hourglass-rsa-private-key";
+const PUBLIC_TYPE: &str = "hourglass-rsa-public-key";
+const HEX_FIELDS: [&str; 8] = ["n", "e", "d", "p", "q", "dp", "dq", "qinv"];
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrivateJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    variant: Option<Variant>,
+    bits: u32,
+    n: String,
+    e: String,
+    d: String,
+    p: String,
+    q: String,
+    dp: String,
+    dq: String,
+    qinv: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    bits: u32,
+    n: String,
+    e: String,
+}
+
+fn all_values(key: &PrivateKey) -> [Integer; 8] {
+    let p = key.public();
+    let [d, pp, q, dp, dq, qinv] = key.secret_components();
+    [
+        p.n().clone(),
+        p.e().clone(),
+        d.expose_owned(),
+        pp.expose_owned(),
+        q.expose_owned(),
+        dp.expose_owned(),
+        dq.expose_owned(),
+        qinv.expose_owned(),
+    ]
+}
+
+fn private_hex(key: &PrivateKey) -> String {
+    let mut out = String::from("# hourglass RSA private key: hexadecimal, big-endian. SECRET.\n");
+    if let Some(v) = key.variant() {
+        out.push_str(&format!("variant = {v}\n"));
+    }
+    let mut values = all_values(key);
+    for (name, value) in HEX_FIELDS.iter().zip(values.iter()) {
+        out.push_str(&format!("{name} = {value:x}\n"));
+    }
+    values.iter_mut().for_each(hourglass_arith::secret::wipe);
+    out
+}
+
+fn private_json(key: &PrivateKey) -> Result<String> {
+    let mut v = all_values(key);
+    let h = |x: &Integer| format!("{x:x}");
+    let j = PrivateJson {
+        kind: PRIVATE_TYPE.into(),
+        version: 1,
+        variant: key.variant(),
+        bits: key.public().bits(),
+        n: h(&v[0]),
+        e: h(&v[1]),
+        d: h(&v[2]),
+        p: h(&v[3]),
+        q: h(&v[4]),
+        dp: h(&v[5]),
+        dq: h(&v[6]),
+        qinv: h(&v[7]),
+    };
+    v.iter_mut().for_each(hourglass_arith::secret::wipe);
+    let s = serde_json::to_string_pretty(&j).map_err(|e| Error::Parse(e.to_string()))?;
+    Ok(format!("{s}\n"))
+}
+
+fn parse_hex_int(name: &str, s: &str) -> Result<Integer> {
+    let s = s.trim();
+    if s.is_empty() || s.len() > 8192 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Parse(format!("field {name}: expected hexadecimal digits")));
+    }
+    Integer::from_str_radix(s, 16).map_err(|e| Error::Parse(format!("field {name}: {e}")))
+}
+
+/// What a key file holds after decoding.
+enum Decoded {
+    Private(Box<PrivateKey>),
+    Public(PublicKey),
+}
+
+fn decode_any(bytes: &[u8]) -> Result<Decoded> {
+    if bytes.len() > MAX_KEY_FILE {
+        return Err(Error::Parse(format!("file is larger than {MAX_KEY_FILE} bytes; not a key")));
+    }
+    let trimmed = trim_ascii_start(bytes);
+    if trimmed.is_empty() {
+        return Err(Error::Parse("the file is empty".into()));
+    }
+    if trimmed.starts_with(b"-----BEGIN ") {
+        let (label, der) = pem_rfc7468::decode_vec(trimmed).map_err(|e| Error::Parse(format!("malformed PEM: {e}")))?;
+        let der = Zeroizing::new(der);
+        return match label {
+            "PRIVATE KEY" => decode_pkcs8(&der),
+            "RSA PRIVATE KEY" => decode_pkcs1_private(&der, None),
+            "PUBLIC KEY" => decode_spki(&der).map(Decoded::Public),
+            "RSA PUBLIC KEY" => decode_pkcs1_public(&der).map(Decoded::Public),
+            "ENCRYPTED PRIVATE KEY" => Err(Error::Parse(
+                "encrypted private keys are not supported; decrypt with `openssl pkey -in KEY -out PLAIN.pem` first".into(),
+            )),
+            other => Err(Error::Parse(format!("PEM label '{other}' is not an RSA key"))),
+        };
+    }
+    if trimmed[0] == b'{' {
+        return decode_json(trimmed);
+    }
+    if trimmed[0] == 0x30 {
+        // DER: PKCS#8, SPKI, or bare PKCS#1.
+        if let Ok(d) = decode_pkcs8(trimmed) {
+            return Ok(d);
+        }
+        if let Ok(p) = decode_spki(trimmed) {
+            return Ok(Decoded::Public(p));
+        }
+        if let Ok(d) = decode_pkcs1_private(trimmed, None) {
+            return Ok(d);
+        }
+        return decode_pkcs1_public(trimmed)
+            .map(Decoded::Public)
+            .map_err(|_| Error::Parse("binary data is not a DER RSA key (PKCS#8, SPKI or PKCS#1)".into()));
+    }
+    decode_hex(trimmed)
+}
+
+fn trim_ascii_start(b: &[u8]) -> &[u8] {
+    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    &b[start..]
+}
+
+fn decode_pkcs8(der: &[u8]) -> Result<Decoded> {
+    let info = pkcs8::PrivateKeyInfo::from_der(der).map_err(der_err("malformed PKCS#8"))?;
+    if info.algorithm.oid != RSA_OID {
+        return Err(Error::Parse(format!(
+            "PKCS#8 key algorithm {} is not rsaEncryption",
+            info.algorithm.oid
+        )));
+    }
+    decode_pkcs1_private(info.private_key, None)
+}
+
+fn decode_pkcs1_private(der: &[u8], variant: Option<Variant>) -> Result<Decoded> {
+    let k = pkcs1::RsaPrivateKey::from_der(der).map_err(der_err("malformed RSAPrivateKey"))?;
+    if k.other_prime_infos.is_some() {
+        return Err(Error::Parse("multi-prime RSA keys are not supported".into()));
+    }
+    let key = PrivateKey::from_components(
+        uint_to_int(k.modulus),
+        uint_to_int(k.public_exponent),
+        uint_to_int(k.private_exponent),
+        uint_to_int(k.prime1),
+        uint_to_int(k.prime2),
+        Some(uint_to_int(k.exponent1)),
+        Some(uint_to_int(k.exponent2)),
+        variant,
+    )?;
+    check_qinv(&key, &uint_to_int(k.coefficient))?;
+    Ok(Decoded::Private(Box::new(key)))
+}
+
+fn check_qinv(key: &PrivateKey, given: &Integer) -> Result<()> {
+    if key.secret_components()[5].expose() != given {
+        return Err(Error::InvalidKey("coefficient != q^-1 mod p".into()));
+    }
+    Ok(())
+}
+
+fn decode_pkcs1_public(der: &[u8]) -> Result<PublicKey> {
+    let k = pkcs1::RsaPublicKey::from_der(der).map_err(der_err("malformed RSAPublicKey"))?;
+    PublicKey::new(uint_to_int(k.modulus), uint_to_int(k.public_exponent))
+}
+
+fn decode_spki(der: &[u8]) -> Result<PublicKey> {
+    let spki = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(der_err("malformed SubjectPublicKeyInfo"))?;
+    if spki.algorithm.oid != RSA_OID {
+        return Err(Error::Parse(format!("public key algorithm {} is not rsaEncryption", spki.algorithm.oid)));
+    }
+    let bits = spki
+        .subject_public_key
+        .as_bytes()
+        .ok_or_else(|| Error::Parse("public key bit string has unused bits".into()))?;
+    decode_pkcs1_public(bits)
+}
+
+fn decode_json(bytes: &[u8]) -> Result<Decoded> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| Error::Parse(format!("malformed JSON: {e}")))?;
+    let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    match kind {
+        PRIVATE_TYPE => {
+            let j: PrivateJson = serde_json::from_value(value).map_err(|e| Error::Parse(format!("JSON private key: {e}")))?;
+            if j.version != 1 {
+                return Err(Error::Parse(format!("unsupported JSON key version {}", j.version)));
+            }
+            let f = |name: &str, s: &str| parse_hex_int(name, s);
+            let key = PrivateKey::from_components(
+                f("n", &j.n)?,
+                f("e", &j.e)?,
+                f("d", &j.d)?,
+                f("p", &j.p)?,
+                f("q", &j.q)?,
+                Some(f("dp", &j.dp)?),
+                Some(f("dq", &j.dq)?),
+                j.variant,
+            )?;
+            check_qinv(&key, &f("qinv", &j.qinv)?)?;
+            if key.public().bits() != j.bits {
+                return Err(Error::InvalidKey(format!("bits says {} but n has {}", j.bits, key.public().bits())));
+            }
+            Ok(Decoded::Private(Box::new(key)))
+        }
+        PUBLIC_TYPE => {
+            let j: PublicJson = serde_json::from_value(value).map_err(|e| Error::Parse(format!("JSON public key: {e}")))?;
+            if j.version != 1 {
+                return Err(Error::Parse(format!("unsupported JSON key version {}", j.version)));
+            }
+            let key = PublicKey::new(parse_hex_int("n", &j.n)?, parse_hex_int("e", &j.e)?)?;
+            if key.bits() != j.bits {
+                return Err(Error::InvalidKey(format!("bits says {} but n has {}", j.bits, key.bits())));
+            }
+            Ok(Decoded::Public(key))
+        }
+        other => Err(Error::Parse(format!(
+            "JSON \"type\" is '{other}', expected '{PRIVATE_TYPE}' or '{PUBLIC_TYPE}'"
+        ))),
+    }
+}
+
+fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
+    let text = std::str::from_utf8(bytes).map_err(|_| Error::Parse("not a key file: binary data that is not DER".into()))?;
+    let mut fields: Vec<(String, String)> = Vec::new();
+    let mut variant = None;
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, value) = line
+            .split_once('=')
+            .ok_or_else(|| Error::Parse(format!("line {}: expected 'name = hex'", lineno + 1)))?;
+        let (name, value) = (name.trim(), value.trim());
+        if name == "variant" {
+            variant = Some(Variant::from_name(value).ok_or_else(|| Error::Parse(format!("line {}: unknown variant '{value}'", lineno + 1)))?);
+            continue;
+        }
+        if !HEX_FIELDS.contains(&name) {
+            return Err(Error::Parse(format!("line {}: unknown field '{name}'", lineno + 1)));
+        }
+        if fields.iter().any(|(n, _)| n == name) {
+            return Err(Error::Parse(format!("line {}: field '{name}' appears twice", lineno + 1)));
+        }
+        fields.push((name.to_string(), value.to_string()));
+    }
+    let get = |name: &str| -> Result<Option<Integer>> {
+        fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| parse_hex_int(name, v))
+            .transpose()
+    };
+    let (n, e) = match (get("n")?, get("e")?) {
+        (Some(n), Some(e)) => (n, e),
+        _ => return Err(Error::Parse("not a key file: no 'n = ...' and 'e = ...' lines (expected PEM, DER, JSON or hex)".into())),
+    };
+    if fields.len() == 2 {
+        return Ok(Decoded::Public(PublicKey::new(n, e)?));
+    }
+    let need = |name: &str| -> Result<Integer> {
+        get(name)?.ok_or_else(|| Error::Parse(format!("hex private key lacks field '{name}'")))
+    };
+    let key = PrivateKey::from_components(n, e, need("d")?, need("p")?, need("q")?, get("dp")?, get("dq")?, variant)?;
+    if let Some(qinv) = get("qinv")? {
+        check_qinv(&key, &qinv)?;
+    }
+    Ok(Decoded::Private(Box::new(key)))
+}
+
+/// Reads a private key in any supported form.
+pub fn decode_private_key(bytes: &[u8]) -> Result<PrivateKey> {
+    match decode_any(bytes)? {
+        Decoded::Private(k) => Ok(*k),
+        Decoded::Public(_) => Err(Error::Parse("this is a public key; a private key is needed".into())),
+    }
+}
+
+/// Reads a public key in any supported form; a private key file yields its public half.
+pub fn decode_public_key(bytes: &[u8]) -> Result<PublicKey> {
+    match decode_any(bytes)? {
+        Decoded::Private(k) => Ok(k.public_key()),
+        Decoded::Public(p) => Ok(p),
+    }
+}
+
+/// Reads either kind: `Ok(Err(public))` for a public key, `Ok(Ok(private))` for a private one.
+pub fn decode_key(bytes: &[u8]) -> Result<std::result::Result<PrivateKey, PublicKey>> {
+    Ok(match decode_any(bytes)? {
+        Decoded::Private(k) => Ok(*k),
+        Decoded::Public(p) => Err(p),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KeyGenOptions;
+    use hourglass_arith::entropy::SeededEntropy;
+
+    #[test]
+    fn every_format_round_trips() {
+        let mut rng = SeededEntropy::new(b"encoding");
+        for variant in [Variant::Crt, Variant::Rebalanced] {
+            let key = KeyGenOptions::new(1024, variant).allow_insecure(true).generate(&mut rng).unwrap();
+            for format in [KeyFormat::Pem, KeyFormat::Pkcs1, KeyFormat::Der, KeyFormat::Hex, KeyFormat::Json] {
+                let bytes = encode_private_key(&key, format).unwrap();
+                let back = decode_private_key(&bytes).unwrap();
+                assert_eq!(back.public(), key.public());
+                assert_eq!(all_values(&back), all_values(&key));
+                if matches!(format, KeyFormat::Hex | KeyFormat::Json) {
+                    assert_eq!(back.variant(), Some(variant));
+                }
+                let public = encode_public_key(key.public(), format).unwrap();
+                assert_eq!(&decode_public_key(&public).unwrap(), key.public());
+                assert!(decode_private_key(&public).is_err());
+                assert_eq!(&decode_public_key(&bytes).unwrap(), key.public());
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors() {
+        for bad in [
+            &b""[..],
+            b"   ",
+            b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            b"-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n",
+            b"{\"type\": \"hourglass-rsa-private-key\"}",
+            b"{not json",
+            b"n = 1234\n",
+            b"n = zz\ne = 3\n",
+            b"\x30\x03\x02\x01\x01",
+            b"garbage",
+        ] {
+            assert!(decode_private_key(bad).is_err());
+            assert!(decode_public_key(bad).is_err());
+        }
+    }
+}

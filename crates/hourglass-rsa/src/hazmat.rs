@@ -1,0 +1,82 @@
+//! Sharp tools: textbook RSA and raw padding encoders.
+//!
+//! **Warning.** Textbook RSA (`m^e mod n` without padding) is malleable and deterministic:
+//! anyone can multiply ciphertexts, test guesses, and small messages can be recovered by
+//! taking roots. It exists to reproduce the RSAtron post and for research. The encoders take
+//! the seed or salt explicitly so published known-answer vectors can be checked; using a fixed
+//! seed or salt in real use destroys their security.
+
+use hourglass_arith::entropy::EntropySource;
+
+use crate::key::{PrivateKey, PublicKey};
+use crate::padding::{i2osp, mgf1_xor as mgf1, os2ip, HashAlg};
+use crate::{Error, Result};
+
+/// Textbook RSA encryption of a big-endian message `m < n`, as `k` bytes.
+pub fn raw_encrypt(key: &PublicKey, msg: &[u8]) -> Result<Vec<u8>> {
+    if msg.len() > key.size() {
+        return Err(Error::MessageTooLong { len: msg.len(), max: key.size() });
+    }
+    let m = os2ip(msg);
+    if m >= *key.n() {
+        return Err(Error::InputOutOfRange { len: key.size() });
+    }
+    i2osp(&key.public_op(&m)?, key.size())
+}
+
+/// Textbook RSA decryption (the protected private operation, without padding), as `k` bytes.
+pub fn raw_decrypt(key: &PrivateKey, ct: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    if ct.len() > key.size() {
+        return Err(Error::InputOutOfRange { len: key.size() });
+    }
+    i2osp(&key.private_op(&os2ip(ct), rng)?, key.size())
+}
+
+/// EME-OAEP encoding with an explicit `seed` (RFC 8017 7.1.1 step 2), `k` bytes.
+pub fn oaep_encode(hash: HashAlg, label: &[u8], msg: &[u8], seed: &[u8], k: usize) -> Result<Vec<u8>> {
+    let h_len = hash.output_len();
+    if seed.len() != h_len {
+        return Err(Error::InvalidParameters(format!("OAEP seed must be {h_len} bytes")));
+    }
+    let max = k.saturating_sub(2 * h_len + 2);
+    if msg.len() > max {
+        return Err(Error::MessageTooLong { len: msg.len(), max });
+    }
+    let mut em = vec![0u8; k];
+    let (seed_part, db) = em[1..].split_at_mut(h_len);
+    db[..h_len].copy_from_slice(&hash.digest(label));
+    let one = db.len() - msg.len() - 1;
+    db[one] = 1;
+    db[one + 1..].copy_from_slice(msg);
+    seed_part.copy_from_slice(seed);
+    mgf1(hash, seed_part, db);
+    mgf1(hash, db, seed_part);
+    Ok(em)
+}
+
+/// EMSA-PSS encoding of `digest` with an explicit `salt` (RFC 8017 9.1.1), for `em_bits` bits.
+pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Result<Vec<u8>> {
+    let h_len = hash.output_len();
+    let em_len = em_bits.div_ceil(8) as usize;
+    if em_len < h_len + salt.len() + 2 {
+        return Err(Error::InvalidParameters("key too small for this hash and salt".into()));
+    }
+    let mut hasher = hash.hasher();
+    hasher.update(&[0u8; 8]);
+    hasher.update(digest);
+    hasher.update(salt);
+    let h = hasher.finalize();
+    let mut em = vec![0u8; em_len];
+    let db_len = em_len - h_len - 1;
+    let (db, rest) = em.split_at_mut(db_len);
+    db[db_len - salt.len() - 1] = 1;
+    db[db_len - salt.len()..].copy_from_slice(salt);
+    mgf1(hash, &h, db);
+    let top_bits = 8 * em_len as u32 - em_bits;
+    if top_bits > 0 {
+        db[0] &= 0xff >> top_bits;
+    }
+    rest[..h_len].copy_from_slice(&h);
+    rest[h_len] = 0xbc;
+    Ok(em)
+}

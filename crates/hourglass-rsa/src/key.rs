@@ -1,0 +1,492 @@
+//! Public and private keys, and the protected private-key operation.
+
+use std::sync::Mutex;
+
+use hourglass_arith::entropy::{random_below, random_exact_bits, EntropySource};
+use hourglass_arith::modular::{inverse, pow_mod_ct, pow_mod_vartime};
+use hourglass_arith::prime::is_prime_bpsw;
+use hourglass_arith::secret::SecretInt;
+use hourglass_arith::Integer;
+
+use crate::{Error, Result};
+
+/// The RSA variants hourglass generates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Small e (65537), private operation `c^d mod n` without the CRT.
+    Standard,
+    /// Small e, private operation by the CRT (Quisquater-Couvreur, Garner recombination).
+    Crt,
+    /// Wiener's rebalanced RSA-CRT: small random CRT exponents, e about n bits.
+    Rebalanced,
+    /// Sun-Wu scheme A: short e, small CRT exponents, `e d_p = k_p1 k_p2 (p-1) + 1`.
+    SchemeA,
+    /// Sun-Hinek-Wu scheme B: short e, small CRT exponents, `e d_p = k_p (p-1) + 1`.
+    SchemeB,
+}
+
+impl Variant {
+    /// Every variant, in the papers' order.
+    pub const ALL: [Variant; 5] = [
+        Variant::Standard,
+        Variant::Crt,
+        Variant::Rebalanced,
+        Variant::SchemeA,
+        Variant::SchemeB,
+    ];
+
+    /// The command-line name (`standard`, `crt`, `rebalanced`, `scheme-a`, `scheme-b`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Standard => "standard",
+            Variant::Crt => "crt",
+            Variant::Rebalanced => "rebalanced",
+            Variant::SchemeA => "scheme-a",
+            Variant::SchemeB => "scheme-b",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// Whether the private operation uses the CRT.
+    pub fn uses_crt(self) -> bool {
+        self != Variant::Standard
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An RSA public key `(n, e)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicKey {
+    n: Integer,
+    e: Integer,
+}
+
+impl PublicKey {
+    /// A public key after basic sanity checks: odd `n` of at least 64 bits (tiny keys exist
+    /// for tests; [`crate::inspect`] judges real-world strength), odd `e` with `1 < e < n`.
+    pub fn new(n: Integer, e: Integer) -> Result<Self> {
+        if n.significant_bits() < 64 || n.is_even() {
+            return Err(Error::InvalidKey("modulus must be odd and at least 64 bits".into()));
+        }
+        if e <= 1 || e.is_even() || e >= n {
+            return Err(Error::InvalidKey(
+                "public exponent must be odd with 1 < e < n".into(),
+            ));
+        }
+        Ok(Self { n, e })
+    }
+
+    /// The modulus.
+    pub fn n(&self) -> &Integer {
+        &self.n
+    }
+
+    /// The public exponent.
+    pub fn e(&self) -> &Integer {
+        &self.e
+    }
+
+    /// Modulus size in bits.
+    pub fn bits(&self) -> u32 {
+        self.n.significant_bits()
+    }
+
+    /// Modulus size in bytes (the length of ciphertexts and signatures).
+    pub fn size(&self) -> usize {
+        self.bits().div_ceil(8) as usize
+    }
+
+    /// Textbook `m^e mod n` (variable time: public values only). Rejects `m >= n`.
+    pub fn public_op(&self, m: &Integer) -> Result<Integer> {
+        if *m < 0 || *m >= self.n {
+            return Err(Error::InputOutOfRange { len: self.size() });
+        }
+        Ok(pow_mod_vartime(m, &self.e, &self.n)?)
+    }
+}
+
+/// Which protections the private operation applies. Both are on by default; turning them off
+/// exists for benchmarks that show their cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Countermeasures {
+    /// Multiply the input by a random value whose d-th power is known, and divide it out after.
+    pub blinding: bool,
+    /// Bellcore countermeasure: compute modulo `p*t` (`t` a random 64-bit prime), check the
+    /// result modulo `t` and the CRT recombination, and withhold the result on mismatch.
+    pub fault_check: bool,
+}
+
+impl Default for Countermeasures {
+    fn default() -> Self {
+        Self {
+            blinding: true,
+            fault_check: true,
+        }
+    }
+}
+
+/// A blinding pair `(u, v^-1)` with `v = u^d mod n`, refreshed by squaring after each use.
+struct Blinding {
+    u: Integer,
+    v_inv: Integer,
+    uses: u32,
+}
+
+/// Blinding pairs are regenerated from fresh randomness after this many uses.
+const BLINDING_REFRESH: u32 = 64;
+
+/// An RSA private key with CRT components.
+pub struct PrivateKey {
+    public: PublicKey,
+    variant: Option<Variant>,
+    p: SecretInt,
+    q: SecretInt,
+    d: SecretInt,
+    dp: SecretInt,
+    dq: SecretInt,
+    qinv: SecretInt,
+    countermeasures: Countermeasures,
+    blinding: Mutex<Option<Blinding>>,
+}
+
+impl std::fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrivateKey")
+            .field("public", &self.public)
+            .field("variant", &self.variant)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for PrivateKey {
+    fn clone(&self) -> Self {
+        Self {
+            public: self.public.clone(),
+            variant: self.variant,
+            p: self.p.clone(),
+            q: self.q.clone(),
+            d: self.d.clone(),
+            dp: self.dp.clone(),
+            dq: self.dq.clone(),
+            qinv: self.qinv.clone(),
+            countermeasures: self.countermeasures,
+            blinding: Mutex::new(None),
+        }
+    }
+}
+
+impl PrivateKey {
+    /// Builds a key from `n, e, d, p, q` (and the CRT exponents, if known), checking that they
+    /// are consistent: `n = pq`, `p` and `q` prime (Baillie-PSW), `e d = 1 mod (p-1)` and
+    /// `mod (q-1)`, and CRT exponents that match.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_components(
+        n: Integer,
+        e: Integer,
+        d: Integer,
+        p: Integer,
+        q: Integer,
+        dp: Option<Integer>,
+        dq: Option<Integer>,
+        variant: Option<Variant>,
+    ) -> Result<Self> {
+        let public = PublicKey::new(n, e)?;
+        let (p, q) = (SecretInt::new(p), SecretInt::new(q));
+        let (pe, qe) = (p.expose(), q.expose());
+        if Integer::from(pe * qe) != *public.n() {
+            return Err(Error::InvalidKey("n != p * q".into()));
+        }
+        if *pe < 3 || *qe < 3 || pe == qe {
+            return Err(Error::InvalidKey("p and q must be distinct odd primes".into()));
+        }
+        if !is_prime_bpsw(pe) || !is_prime_bpsw(qe) {
+            return Err(Error::InvalidKey("p or q is not prime".into()));
+        }
+        let pm1 = SecretInt::new(Integer::from(pe - 1u32));
+        let qm1 = SecretInt::new(Integer::from(qe - 1u32));
+        let d = SecretInt::new(d);
+        let check = |name: &str, exp: &Integer, m: &Integer| -> Result<()> {
+            let mut t = Integer::from(public.e() * exp);
+            t.modulo_mut(m);
+            if t != 1 {
+                return Err(Error::InvalidKey(format!("e * {name} != 1 modulo the prime minus one")));
+            }
+            Ok(())
+        };
+        check("d", d.expose(), pm1.expose())?;
+        check("d", d.expose(), qm1.expose())?;
+        let dp_derived = SecretInt::new(Integer::from(d.expose().modulo_ref(pm1.expose())));
+        let dq_derived = SecretInt::new(Integer::from(d.expose().modulo_ref(qm1.expose())));
+        if let Some(given) = dp.map(SecretInt::new) {
+            if given != dp_derived {
+                return Err(Error::InvalidKey("d_p != d mod (p-1)".into()));
+            }
+        }
+        if let Some(given) = dq.map(SecretInt::new) {
+            if given != dq_derived {
+                return Err(Error::InvalidKey("d_q != d mod (q-1)".into()));
+            }
+        }
+        let qinv = SecretInt::new(inverse(qe, pe).map_err(|_| Error::InvalidKey("q not invertible mod p".into()))?);
+        Ok(Self {
+            public,
+            variant,
+            p,
+            q,
+            d,
+            dp: dp_derived,
+            dq: dq_derived,
+            qinv,
+            countermeasures: Countermeasures::default(),
+            blinding: Mutex::new(None),
+        })
+    }
+
+    /// The public half.
+    pub fn public_key(&self) -> PublicKey {
+        self.public.clone()
+    }
+
+    /// The public half, borrowed.
+    pub fn public(&self) -> &PublicKey {
+        &self.public
+    }
+
+    /// The variant this key was generated as, when known (key files from other tools do not
+    /// record it; see [`crate::inspect`]).
+    pub fn variant(&self) -> Option<Variant> {
+        self.variant
+    }
+
+    /// Sets the variant (it decides whether the private operation uses the CRT).
+    pub fn set_variant(&mut self, variant: Option<Variant>) {
+        self.variant = variant;
+    }
+
+    /// The active countermeasures.
+    pub fn countermeasures(&self) -> Countermeasures {
+        self.countermeasures
+    }
+
+    /// Changes the countermeasures (benchmarks only; the defaults are the safe choice).
+    pub fn set_countermeasures(&mut self, countermeasures: Countermeasures) {
+        self.countermeasures = countermeasures;
+    }
+
+    /// Secret components, for writing key files: `(d, p, q, d_p, d_q, q^-1 mod p)`.
+    pub fn secret_components(&self) -> [&SecretInt; 6] {
+        [&self.d, &self.p, &self.q, &self.dp, &self.dq, &self.qinv]
+    }
+
+    /// Modulus size in bytes.
+    pub fn size(&self) -> usize {
+        self.public.size()
+    }
+
+    /// The private operation `c^d mod n`, constant-time in the secret exponents, blinded and
+    /// fault-checked according to [`Self::countermeasures`]. Uses the CRT unless the key is
+    /// [`Variant::Standard`]. Rejects `c >= n`.
+    pub fn private_op(&self, c: &Integer, rng: &mut dyn EntropySource) -> Result<Integer> {
+        let n = self.public.n();
+        if *c < 0 || c >= n {
+            return Err(Error::InputOutOfRange { len: self.size() });
+        }
+        if !self.countermeasures.blinding {
+            return self.exponentiate(c, rng);
+        }
+        let (u, v_inv) = self.next_blinding(rng)?;
+        let blinded = Integer::from(c * &u) % n;
+        let m = self.exponentiate(&blinded, rng)?;
+        Ok(m * v_inv % n)
+    }
+
+    fn next_blinding(&self, rng: &mut dyn EntropySource) -> Result<(Integer, Integer)> {
+        let n = self.public.n();
+        let mut guard = self
+            .blinding
+            .lock()
+            .map_err(|_| Error::InvalidKey("blinding state poisoned".into()))?;
+        let fresh = match guard.as_mut() {
+            Some(b) if b.uses < BLINDING_REFRESH => {
+                b.u.square_mut();
+                b.u %= n;
+                b.v_inv.square_mut();
+                b.v_inv %= n;
+                b.uses += 1;
+                return Ok((b.u.clone(), b.v_inv.clone()));
+            }
+            _ => loop {
+                let u = random_below(rng, n)?;
+                if u <= 1 || Integer::from(u.gcd_ref(n)) != 1 {
+                    continue;
+                }
+                let v = self.exponentiate(&u, rng)?;
+                let v_inv = inverse(&v, n).map_err(|_| Error::FaultDetected)?;
+                break Blinding { u, v_inv, uses: 1 };
+            },
+        };
+        let pair = (fresh.u.clone(), fresh.v_inv.clone());
+        *guard = Some(fresh);
+        Ok(pair)
+    }
+
+    /// `x^d mod n`, by the CRT or directly, with the fault check if enabled.
+    fn exponentiate(&self, x: &Integer, rng: &mut dyn EntropySource) -> Result<Integer> {
+        let n = self.public.n();
+        let check = self.countermeasures.fault_check;
+        let t = if check {
+            random_check_prime(rng)?
+        } else {
+            Integer::from(1)
+        };
+        if !self.variant.unwrap_or(Variant::Crt).uses_crt() {
+            let m = checked_pow(x, self.d.expose(), n, &t, check)?;
+            return Ok(m);
+        }
+        let (p, q) = (self.p.expose(), self.q.expose());
+        let sp = checked_pow(x, self.dp.expose(), p, &t, check)?;
+        let sq = checked_pow(x, self.dq.expose(), q, &t, check)?;
+        // Garner: m = sq + q * ((sp - sq) * qinv mod p).
+        let mut h = Integer::from(&sp - &sq) * self.qinv.expose();
+        h.modulo_mut(p);
+        let m = h * q + &sq;
+        if check {
+            // Recombination check: m must reduce to both halves.
+            let mp = Integer::from(m.modulo_ref(p));
+            let mq = Integer::from(m.modulo_ref(q));
+            if mp != sp || mq != sq || m >= *n {
+                return Err(Error::FaultDetected);
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// A random 64-bit prime for the modulus-extension fault check.
+fn random_check_prime(rng: &mut dyn EntropySource) -> Result<Integer> {
+    let start = random_exact_bits(rng, 64)?;
+    Ok(start.next_prime())
+}
+
+/// `x^exp mod m`, constant time in `exp`. With `check`, computes modulo `m*t` and verifies the
+/// result modulo the small prime `t` against an independent computation, so a fault anywhere in
+/// the long exponentiation is caught (except with probability about 2^-64).
+fn checked_pow(x: &Integer, exp: &Integer, m: &Integer, t: &Integer, check: bool) -> Result<Integer> {
+    if !check {
+        #[allow(unused_mut)]
+        let mut r = pow_mod_ct(x, exp, m)?;
+        #[cfg(test)]
+        inject_fault(&mut r);
+        return Ok(r);
+    }
+    let mt = Integer::from(m * t);
+    #[allow(unused_mut)]
+    let mut big = pow_mod_ct(x, exp, &mt)?;
+    #[cfg(test)]
+    inject_fault(&mut big);
+    let t_minus_1 = Integer::from(t - 1u32);
+    let x_t = Integer::from(x.modulo_ref(t));
+    let e_t = Integer::from(exp.modulo_ref(&t_minus_1));
+    let expected = if x_t == 0 {
+        Integer::new()
+    } else {
+        pow_mod_vartime(&x_t, &e_t, t)?
+    };
+    if Integer::from(big.modulo_ref(t)) != expected {
+        return Err(Error::FaultDetected);
+    }
+    Ok(big % m)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only fault injection: when set, flips this bit of the next modulo-`m t` result.
+    static INJECT_FAULT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+#[cfg(test)]
+fn inject_fault(value: &mut Integer) {
+    if let Some(bit) = INJECT_FAULT.with(|f| f.take()) {
+        value.toggle_bit(bit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KeyGenOptions;
+    use hourglass_arith::entropy::SeededEntropy;
+
+    fn key(variant: Variant) -> PrivateKey {
+        let mut rng = SeededEntropy::new(variant.name().as_bytes());
+        KeyGenOptions::new(1024, variant)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap()
+    }
+
+    #[test]
+    fn injected_fault_is_caught_and_nothing_is_released() {
+        for variant in [Variant::Standard, Variant::Crt, Variant::Rebalanced] {
+            let k = key(variant);
+            let mut rng = SeededEntropy::new(b"fault");
+            let c = Integer::from(123456789u64);
+            let good = k.private_op(&c, &mut rng).unwrap();
+            assert_eq!(k.public.public_op(&good).unwrap(), c);
+            for bit in [0u32, 17, 300, 511] {
+                INJECT_FAULT.with(|f| f.set(Some(bit)));
+                assert!(matches!(k.private_op(&c, &mut rng), Err(Error::FaultDetected)), "{variant} bit {bit}");
+            }
+            // Without the countermeasure the same fault yields a wrong result (the Bellcore
+            // attack's raw material), which shows the hook really corrupts the computation.
+            let mut unprotected = k.clone();
+            unprotected.set_countermeasures(Countermeasures { blinding: false, fault_check: false });
+            INJECT_FAULT.with(|f| f.set(Some(5)));
+            let bad = unprotected.private_op(&c, &mut rng).unwrap();
+            assert_ne!(bad, good);
+            INJECT_FAULT.with(|f| f.set(None));
+        }
+    }
+
+    #[test]
+    fn all_countermeasure_combinations_agree() {
+        let k = key(Variant::Crt);
+        let mut rng = SeededEntropy::new(b"combos");
+        let c = Integer::from(987654321u64);
+        let mut outputs = Vec::new();
+        for blinding in [false, true] {
+            for fault_check in [false, true] {
+                let mut kk = k.clone();
+                kk.set_countermeasures(Countermeasures { blinding, fault_check });
+                for _ in 0..3 {
+                    outputs.push(kk.private_op(&c, &mut rng).unwrap());
+                }
+            }
+        }
+        assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+        assert_eq!(k.public.public_op(&outputs[0]).unwrap(), c);
+    }
+
+    #[test]
+    fn inconsistent_components_are_rejected() {
+        let k = key(Variant::Crt);
+        let [d, p, q, ..] = k.secret_components();
+        let n = k.public.n().clone();
+        let e = k.public.e().clone();
+        let bad_d = Integer::from(d.expose() + 2u32);
+        assert!(PrivateKey::from_components(n.clone(), e.clone(), bad_d, p.expose_owned(), q.expose_owned(), None, None, None).is_err());
+        let bad_q = Integer::from(q.expose() + 2u32);
+        assert!(PrivateKey::from_components(n.clone(), e.clone(), d.expose_owned(), p.expose_owned(), bad_q, None, None, None).is_err());
+        assert!(PrivateKey::from_components(n, e, d.expose_owned(), p.expose_owned(), q.expose_owned(), Some(Integer::from(3)), None, None).is_err());
+    }
+}

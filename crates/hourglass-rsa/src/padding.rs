@@ -1,0 +1,452 @@
+//! Padding schemes from PKCS#1 v2.2 (RFC 8017): OAEP for encryption, PSS and PKCS#1 v1.5 for
+//! signatures.
+//!
+//! Decryption and verification errors are deliberately unspecific: every failure after the
+//! private operation is [`Error::Decryption`], decided in constant time for OAEP.
+
+use digest::DynDigest;
+use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::Integer;
+use rug::integer::Order;
+use subtle::{ConditionallySelectable, ConstantTimeEq};
+use zeroize::Zeroize;
+
+use crate::key::{PrivateKey, PublicKey};
+use crate::{Error, Result};
+
+/// Hash functions for padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashAlg {
+    /// SHA-1 (only for compatibility: OAEP with SHA-1 is still sound; SHA-1 signatures are not).
+    Sha1,
+    /// SHA-256, the default.
+    Sha256,
+    /// SHA-384.
+    Sha384,
+    /// SHA-512.
+    Sha512,
+}
+
+impl HashAlg {
+    /// Output length in bytes.
+    pub fn output_len(self) -> usize {
+        match self {
+            HashAlg::Sha1 => 20,
+            HashAlg::Sha256 => 32,
+            HashAlg::Sha384 => 48,
+            HashAlg::Sha512 => 64,
+        }
+    }
+
+    /// A fresh incremental hasher (for hashing files as a stream).
+    pub fn hasher(self) -> Box<dyn DynDigest + Send> {
+        match self {
+            HashAlg::Sha1 => Box::new(sha1::Sha1::default()),
+            HashAlg::Sha256 => Box::new(sha2::Sha256::default()),
+            HashAlg::Sha384 => Box::new(sha2::Sha384::default()),
+            HashAlg::Sha512 => Box::new(sha2::Sha512::default()),
+        }
+    }
+
+    /// The digest of `data`.
+    pub fn digest(self, data: &[u8]) -> Vec<u8> {
+        let mut h = self.hasher();
+        h.update(data);
+        h.finalize().into_vec()
+    }
+
+    /// The command-line / OpenSSL name (`sha1`, `sha256`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            HashAlg::Sha1 => "sha1",
+            HashAlg::Sha256 => "sha256",
+            HashAlg::Sha384 => "sha384",
+            HashAlg::Sha512 => "sha512",
+        }
+    }
+
+    /// Parses a name as printed by [`Self::name`] (also accepts `sha-256` style).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().replace('-', "").as_str() {
+            "sha1" => Some(HashAlg::Sha1),
+            "sha256" => Some(HashAlg::Sha256),
+            "sha384" => Some(HashAlg::Sha384),
+            "sha512" => Some(HashAlg::Sha512),
+            _ => None,
+        }
+    }
+
+    /// DER `DigestInfo` prefix for PKCS#1 v1.5 signatures.
+    fn digest_info_prefix(self) -> &'static [u8] {
+        match self {
+            HashAlg::Sha1 => &[0x30, 0x21, 0x30, 0x09, 0x06, 0x05, 0x2b, 0x0e, 0x03, 0x02, 0x1a, 0x05, 0x00, 0x04, 0x14],
+            HashAlg::Sha256 => &[0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20],
+            HashAlg::Sha384 => &[0x30, 0x41, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x02, 0x05, 0x00, 0x04, 0x30],
+            HashAlg::Sha512 => &[0x30, 0x51, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x03, 0x05, 0x00, 0x04, 0x40],
+        }
+    }
+}
+
+impl std::fmt::Display for HashAlg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// I2OSP: `x` as exactly `len` big-endian bytes.
+pub fn i2osp(x: &Integer, len: usize) -> Result<Vec<u8>> {
+    if *x < 0 || x.significant_bits() as usize > len * 8 {
+        return Err(Error::InputOutOfRange { len });
+    }
+    let digits = x.to_digits::<u8>(Order::Msf);
+    let mut out = vec![0u8; len - digits.len()];
+    out.extend_from_slice(&digits);
+    Ok(out)
+}
+
+/// OS2IP: big-endian bytes as an integer.
+pub fn os2ip(bytes: &[u8]) -> Integer {
+    Integer::from_digits(bytes, Order::Msf)
+}
+
+/// MGF1 mask generation (RFC 8017 B.2.1), XORed into `out`.
+pub(crate) fn mgf1_xor(hash: HashAlg, seed: &[u8], out: &mut [u8]) {
+    let mut counter: u32 = 0;
+    for chunk in out.chunks_mut(hash.output_len()) {
+        let mut h = hash.hasher();
+        h.update(seed);
+        h.update(&counter.to_be_bytes());
+        let block = h.finalize();
+        for (o, m) in chunk.iter_mut().zip(block.iter()) {
+            *o ^= m;
+        }
+        counter += 1;
+    }
+}
+
+/// RSAES-OAEP (RFC 8017 section 7.1) with MGF1 over the same hash.
+#[derive(Debug, Clone)]
+pub struct Oaep {
+    hash: HashAlg,
+    label: Vec<u8>,
+}
+
+impl Oaep {
+    /// OAEP with `hash` for both the label hash and MGF1, and an empty label.
+    pub fn new(hash: HashAlg) -> Self {
+        Self {
+            hash,
+            label: Vec::new(),
+        }
+    }
+
+    /// Sets the label `L`.
+    pub fn label(mut self, label: &[u8]) -> Self {
+        self.label = label.to_vec();
+        self
+    }
+
+    /// Longest message for a `k`-byte modulus.
+    pub fn max_message_len(&self, k: usize) -> usize {
+        k.saturating_sub(2 * self.hash.output_len() + 2)
+    }
+
+    /// Encrypts `msg` to `key`.
+    pub fn encrypt(&self, key: &PublicKey, msg: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+        let mut seed = vec![0u8; self.hash.output_len()];
+        rng.fill(&mut seed)?;
+        let em = crate::hazmat::oaep_encode(self.hash, &self.label, msg, &seed, key.size());
+        seed.zeroize();
+        let em = em?;
+        let c = key.public_op(&os2ip(&em))?;
+        i2osp(&c, key.size())
+    }
+
+    /// Decrypts `ct` with `key`.
+    pub fn decrypt(&self, key: &PrivateKey, ct: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+        let k = key.size();
+        if ct.len() != k {
+            return Err(Error::InputOutOfRange { len: k });
+        }
+        let m = key.private_op(&os2ip(ct), rng)?;
+        let mut em = i2osp(&m, k)?;
+        let out = oaep_decode(self.hash, &self.label, &em);
+        em.zeroize();
+        out
+    }
+}
+
+/// Constant-time OAEP decoding: one error for every failure.
+fn oaep_decode(hash: HashAlg, label: &[u8], em: &[u8]) -> Result<Vec<u8>> {
+    let h_len = hash.output_len();
+    let k = em.len();
+    if k < 2 * h_len + 2 {
+        return Err(Error::Decryption);
+    }
+    let l_hash = hash.digest(label);
+    let mut seed = em[1..1 + h_len].to_vec();
+    let mut db = em[1 + h_len..].to_vec();
+    mgf1_xor(hash, &db, &mut seed);
+    mgf1_xor(hash, &seed, &mut db);
+    let mut good = em[0].ct_eq(&0u8);
+    good &= db[..h_len].ct_eq(&l_hash);
+    // Find the 0x01 after the zero padding without branching on secret data.
+    let mut looking = subtle::Choice::from(1u8);
+    let mut index: u32 = 0;
+    for (i, &b) in db.iter().enumerate().skip(h_len) {
+        let is_one = b.ct_eq(&1u8);
+        let is_zero = b.ct_eq(&0u8);
+        index.conditional_assign(&(i as u32), looking & is_one);
+        good &= !looking | is_one | is_zero;
+        looking &= !is_one;
+    }
+    good &= !looking;
+    seed.zeroize();
+    if bool::from(good) {
+        let msg = db[index as usize + 1..].to_vec();
+        db.zeroize();
+        Ok(msg)
+    } else {
+        db.zeroize();
+        Err(Error::Decryption)
+    }
+}
+
+/// RSASSA-PSS (RFC 8017 section 8.1) with MGF1 over the same hash.
+#[derive(Debug, Clone, Copy)]
+pub struct Pss {
+    hash: HashAlg,
+    salt_len: Option<usize>,
+}
+
+impl Pss {
+    /// PSS with `hash`; signing uses a salt as long as the hash, verification accepts any salt
+    /// length (like OpenSSL's `auto`).
+    pub fn new(hash: HashAlg) -> Self {
+        Self { hash, salt_len: None }
+    }
+
+    /// Fixes the salt length for signing and requires it when verifying.
+    pub fn salt_len(mut self, len: usize) -> Self {
+        self.salt_len = Some(len);
+        self
+    }
+
+    /// Signs `msg`.
+    pub fn sign(&self, key: &PrivateKey, msg: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+        self.sign_digest(key, &self.hash.digest(msg), rng)
+    }
+
+    /// Signs a precomputed digest of the message.
+    pub fn sign_digest(&self, key: &PrivateKey, digest: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+        check_digest_len(self.hash, digest)?;
+        let mut salt = vec![0u8; self.salt_len.unwrap_or(self.hash.output_len())];
+        rng.fill(&mut salt)?;
+        let em_bits = key.public().bits() - 1;
+        let em = crate::hazmat::pss_encode(self.hash, digest, &salt, em_bits)?;
+        sign_encoded(key, &em, rng)
+    }
+
+    /// Verifies `sig` over `msg`.
+    pub fn verify(&self, key: &PublicKey, msg: &[u8], sig: &[u8]) -> Result<()> {
+        self.verify_digest(key, &self.hash.digest(msg), sig)
+    }
+
+    /// Verifies `sig` over a precomputed digest.
+    pub fn verify_digest(&self, key: &PublicKey, digest: &[u8], sig: &[u8]) -> Result<()> {
+        check_digest_len(self.hash, digest)?;
+        let em_bits = key.bits() - 1;
+        let em_len = em_bits.div_ceil(8) as usize;
+        let m = open_signature(key, sig)?;
+        let em = i2osp(&m, em_len).map_err(|_| Error::Verification)?;
+        pss_verify(self.hash, digest, &em, em_bits, self.salt_len)
+    }
+}
+
+fn check_digest_len(hash: HashAlg, digest: &[u8]) -> Result<()> {
+    if digest.len() != hash.output_len() {
+        return Err(Error::InvalidParameters(format!(
+            "a {hash} digest is {} bytes, got {}",
+            hash.output_len(),
+            digest.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `s = EM^d mod n` as `k` bytes.
+fn sign_encoded(key: &PrivateKey, em: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    let s = key.private_op(&os2ip(em), rng)?;
+    i2osp(&s, key.size())
+}
+
+/// `m = s^e mod n` after the length and range checks of RSAVP1.
+fn open_signature(key: &PublicKey, sig: &[u8]) -> Result<Integer> {
+    if sig.len() != key.size() {
+        return Err(Error::Verification);
+    }
+    let s = os2ip(sig);
+    key.public_op(&s).map_err(|_| Error::Verification)
+}
+
+fn pss_verify(hash: HashAlg, digest: &[u8], em: &[u8], em_bits: u32, salt_len: Option<usize>) -> Result<()> {
+    let h_len = hash.output_len();
+    let em_len = em.len();
+    if em_len < h_len + 2 || em[em_len - 1] != 0xbc {
+        return Err(Error::Verification);
+    }
+    let (masked_db, rest) = em.split_at(em_len - h_len - 1);
+    let h = &rest[..h_len];
+    let top_bits = 8 * em_len as u32 - em_bits;
+    if top_bits > 0 && masked_db[0] >> (8 - top_bits) != 0 {
+        return Err(Error::Verification);
+    }
+    let mut db = masked_db.to_vec();
+    mgf1_xor(hash, h, &mut db);
+    if top_bits > 0 {
+        db[0] &= 0xff >> top_bits;
+    }
+    let one = db.iter().position(|&b| b != 0).ok_or(Error::Verification)?;
+    if db[one] != 0x01 {
+        return Err(Error::Verification);
+    }
+    let salt = &db[one + 1..];
+    if let Some(expected) = salt_len {
+        if salt.len() != expected {
+            return Err(Error::Verification);
+        }
+    }
+    let mut hasher = hash.hasher();
+    hasher.update(&[0u8; 8]);
+    hasher.update(digest);
+    hasher.update(salt);
+    let h2 = hasher.finalize();
+    if bool::from(h2.as_ref().ct_eq(h)) {
+        Ok(())
+    } else {
+        Err(Error::Verification)
+    }
+}
+
+/// RSASSA-PKCS1-v1_5 signatures (RFC 8017 section 8.2).
+#[derive(Debug, Clone, Copy)]
+pub struct Pkcs1v15Sign {
+    hash: HashAlg,
+}
+
+impl Pkcs1v15Sign {
+    /// PKCS#1 v1.5 signatures with `hash`.
+    pub fn new(hash: HashAlg) -> Self {
+        Self { hash }
+    }
+
+    fn encode(&self, digest: &[u8], k: usize) -> Result<Vec<u8>> {
+        check_digest_len(self.hash, digest)?;
+        let prefix = self.hash.digest_info_prefix();
+        let t_len = prefix.len() + digest.len();
+        if k < t_len + 11 {
+            return Err(Error::MessageTooLong { len: t_len, max: k.saturating_sub(11) });
+        }
+        let mut em = vec![0xffu8; k];
+        em[0] = 0;
+        em[1] = 1;
+        em[k - t_len - 1] = 0;
+        em[k - t_len..k - digest.len()].copy_from_slice(prefix);
+        em[k - digest.len()..].copy_from_slice(digest);
+        Ok(em)
+    }
+
+    /// Signs `msg`.
+    pub fn sign(&self, key: &PrivateKey, msg: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+        self.sign_digest(key, &self.hash.digest(msg), rng)
+    }
+
+    /// Signs a precomputed digest.
+    pub fn sign_digest(&self, key: &PrivateKey, digest: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+        let em = self.encode(digest, key.size())?;
+        sign_encoded(key, &em, rng)
+    }
+
+    /// Verifies `sig` over `msg`.
+    pub fn verify(&self, key: &PublicKey, msg: &[u8], sig: &[u8]) -> Result<()> {
+        self.verify_digest(key, &self.hash.digest(msg), sig)
+    }
+
+    /// Verifies `sig` over a precomputed digest (re-encodes and compares, so no parsing of
+    /// the padding can be fooled).
+    pub fn verify_digest(&self, key: &PublicKey, digest: &[u8], sig: &[u8]) -> Result<()> {
+        let m = open_signature(key, sig)?;
+        let em = i2osp(&m, key.size()).map_err(|_| Error::Verification)?;
+        let expected = self.encode(digest, key.size()).map_err(|_| Error::Verification)?;
+        if bool::from(em.ct_eq(&expected)) {
+            Ok(())
+        } else {
+            Err(Error::Verification)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{KeyGenOptions, Variant};
+    use hourglass_arith::entropy::SeededEntropy;
+    use proptest::prelude::*;
+    use std::sync::OnceLock;
+
+    fn small_key() -> &'static PrivateKey {
+        static KEY: OnceLock<PrivateKey> = OnceLock::new();
+        KEY.get_or_init(|| {
+            let mut rng = SeededEntropy::new(b"padding tests");
+            KeyGenOptions::new(1024, Variant::Crt).generate(&mut rng).unwrap()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+        #[test]
+        fn oaep_round_trip_and_tamper(msg in proptest::collection::vec(any::<u8>(), 0..62), flip in 0usize..1024, seed in any::<u64>()) {
+            let key = small_key();
+            let mut rng = SeededEntropy::new(&seed.to_le_bytes());
+            for hash in [HashAlg::Sha1, HashAlg::Sha256] {
+                let oaep = Oaep::new(hash).label(b"L");
+                let mut ct = oaep.encrypt(&key.public_key(), &msg, &mut rng).unwrap();
+                prop_assert_eq!(oaep.decrypt(key, &ct, &mut rng).unwrap(), msg.clone());
+                ct[flip / 8] ^= 1 << (flip % 8);
+                prop_assert!(oaep.decrypt(key, &ct, &mut rng).is_err());
+            }
+        }
+
+        #[test]
+        fn signatures_round_trip_and_tamper(msg in proptest::collection::vec(any::<u8>(), 0..200), flip in 0usize..1024, seed in any::<u64>()) {
+            let key = small_key();
+            let public = key.public_key();
+            let mut rng = SeededEntropy::new(&seed.to_le_bytes());
+            let pss = Pss::new(HashAlg::Sha256);
+            let mut sig = pss.sign(key, &msg, &mut rng).unwrap();
+            prop_assert!(pss.verify(&public, &msg, &sig).is_ok());
+            prop_assert!(pss.verify(&public, b"other message", &sig).is_err());
+            sig[flip / 8] ^= 1 << (flip % 8);
+            prop_assert!(pss.verify(&public, &msg, &sig).is_err());
+            let v15 = Pkcs1v15Sign::new(HashAlg::Sha256);
+            let mut sig = v15.sign(key, &msg, &mut rng).unwrap();
+            prop_assert!(v15.verify(&public, &msg, &sig).is_ok());
+            sig[flip / 8] ^= 1 << (flip % 8);
+            prop_assert!(v15.verify(&public, &msg, &sig).is_err());
+        }
+    }
+
+    #[test]
+    fn oaep_rejects_long_messages() {
+        let key = small_key();
+        let mut rng = SeededEntropy::new(b"long");
+        let oaep = Oaep::new(HashAlg::Sha256);
+        let max = oaep.max_message_len(key.size());
+        assert!(oaep.encrypt(&key.public_key(), &vec![0u8; max], &mut rng).is_ok());
+        assert!(matches!(
+            oaep.encrypt(&key.public_key(), &vec![0u8; max + 1], &mut rng),
+            Err(Error::MessageTooLong { .. })
+        ));
+    }
+}
