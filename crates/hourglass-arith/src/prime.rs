@@ -80,6 +80,26 @@ pub fn small_primes() -> &'static [u32] {
     })
 }
 
+/// The product of the odd primes below 2^16 (for smoothness tests by one GCD).
+pub fn small_primorial() -> &'static Integer {
+    static PRIMORIAL: OnceLock<Integer> = OnceLock::new();
+    PRIMORIAL.get_or_init(|| {
+        // Balanced product tree: fast for ~6500 factors.
+        let mut level: Vec<Integer> = small_primes().iter().map(|&p| Integer::from(p)).collect();
+        while level.len() > 1 {
+            level = level
+                .chunks(2)
+                .map(|c| match c {
+                    [a, b] => Integer::from(a * b),
+                    [a] => a.clone(),
+                    _ => unreachable!("chunks(2) yields one or two items"),
+                })
+                .collect();
+        }
+        level.pop().unwrap_or_else(|| Integer::from(1))
+    })
+}
+
 /// Is `n` a probable prime under `test`? Random bases come from `rng`.
 pub fn is_probable_prime(
     n: &Integer,

@@ -66,6 +66,12 @@ pub fn write_output(path: &Path, data: &[u8], sensitivity: Sensitivity) -> Resul
     let fail = |e: std::io::Error| {
         CliError::new(format!("cannot write {}: {e}", path.display())).hint("check that the directory exists and is writable")
     };
+    // A device or pipe (`-o /dev/null`, a FIFO) is written in place: renaming a temporary file
+    // over it would replace the device node with a regular file.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
+        return f.write_all(data).and_then(|()| f.flush()).map_err(fail);
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
