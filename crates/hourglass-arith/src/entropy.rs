@@ -229,7 +229,9 @@ pub fn random_bits(rng: &mut dyn EntropySource, bits: u32) -> Result<Integer> {
 /// A uniformly random integer in `[0, bound)`, by rejection sampling.
 pub fn random_below(rng: &mut dyn EntropySource, bound: &Integer) -> Result<Integer> {
     if *bound <= 0 {
-        return Err(Error::InvalidParameter("random_below needs a positive bound".into()));
+        return Err(Error::InvalidParameter(
+            "random_below needs a positive bound".into(),
+        ));
     }
     let bits = bound.significant_bits();
     loop {
@@ -243,7 +245,9 @@ pub fn random_below(rng: &mut dyn EntropySource, bound: &Integer) -> Result<Inte
 /// A uniformly random integer in `[low, high)`.
 pub fn random_range(rng: &mut dyn EntropySource, low: &Integer, high: &Integer) -> Result<Integer> {
     if high <= low {
-        return Err(Error::InvalidParameter("random_range needs low < high".into()));
+        return Err(Error::InvalidParameter(
+            "random_range needs low < high".into(),
+        ));
     }
     let width = Integer::from(high - low);
     Ok(random_below(rng, &width)? + low)
@@ -252,7 +256,9 @@ pub fn random_range(rng: &mut dyn EntropySource, low: &Integer, high: &Integer) 
 /// A random `bits`-bit integer whose top bit is set (so it has exactly `bits` bits).
 pub fn random_exact_bits(rng: &mut dyn EntropySource, bits: u32) -> Result<Integer> {
     if bits == 0 {
-        return Err(Error::InvalidParameter("bit length must be positive".into()));
+        return Err(Error::InvalidParameter(
+            "bit length must be positive".into(),
+        ));
     }
     let mut x = random_bits(rng, bits)?;
     x.set_bit(bits - 1, true);
@@ -347,7 +353,12 @@ mod tests {
     fn random_exact_bits_has_top_bit() {
         let mut rng = SeededEntropy::new(b"bits");
         for bits in [1u32, 7, 8, 9, 63, 64, 65, 1000] {
-            assert_eq!(random_exact_bits(&mut rng, bits).unwrap().significant_bits(), bits);
+            assert_eq!(
+                random_exact_bits(&mut rng, bits)
+                    .unwrap()
+                    .significant_bits(),
+                bits
+            );
         }
     }
 }

@@ -34,7 +34,9 @@ pub fn pow_mod_vartime(base: &Integer, exp: &Integer, modulus: &Integer) -> Resu
 
 /// `a^-1 mod m`.
 pub fn inverse(a: &Integer, m: &Integer) -> Result<Integer> {
-    a.invert_ref(m).map(Integer::from).ok_or(Error::NotInvertible)
+    a.invert_ref(m)
+        .map(Integer::from)
+        .ok_or(Error::NotInvertible)
 }
 
 /// The solution `x` of `x = a (mod m)`, `x = b (mod n)` with `0 <= x < lcm(m, n)`, when the
@@ -78,7 +80,10 @@ mod tests {
         let m: Integer = "170141183460469231731687303715884105727".parse().unwrap();
         let b = Integer::from(123456789);
         let e = Integer::from(987654321u64);
-        assert_eq!(pow_mod_ct(&b, &e, &m).unwrap(), pow_mod_vartime(&b, &e, &m).unwrap());
+        assert_eq!(
+            pow_mod_ct(&b, &e, &m).unwrap(),
+            pow_mod_vartime(&b, &e, &m).unwrap()
+        );
         assert!(pow_mod_ct(&b, &e, &Integer::from(100)).is_err());
         assert!(pow_mod_ct(&b, &Integer::new(), &m).is_err());
     }

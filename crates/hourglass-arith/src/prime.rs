@@ -106,9 +106,8 @@ pub fn is_probable_prime(
     test: PrimalityTest,
     rng: &mut dyn EntropySource,
 ) -> Result<bool> {
-    match trial_division(n) {
-        Some(verdict) => return Ok(verdict),
-        None => {}
+    if let Some(verdict) = trial_division(n) {
+        return Ok(verdict);
     }
     if !miller_rabin(n, &Integer::from(2)) {
         return Ok(false);
@@ -217,19 +216,15 @@ pub fn strong_lucas(n: &Integer) -> bool {
         let d = Integer::from(d_abs * sign);
         match d.jacobi(n) {
             -1 => break d_abs * sign,
-            0 => {
-                // gcd(D, n) > 1: n is composite unless n == |D|.
-                if *n != d_abs {
-                    return false;
-                }
-            }
+            // gcd(D, n) > 1: n is composite unless n == |D|.
+            0 if *n != d_abs => return false,
             _ => {}
         }
         d_abs += 2;
         sign = -sign;
     };
     let q = (1 - d) / 4; // P = 1
-    // n + 1 = k * 2^s with k odd.
+                         // n + 1 = k * 2^s with k odd.
     let n_plus_1 = Integer::from(n + 1u32);
     let s = n_plus_1.find_one(0).unwrap_or(0);
     let k = Integer::from(&n_plus_1 >> s);
@@ -383,7 +378,11 @@ pub fn sieve_progression(start: &Integer, step: &Integer, primes: &[u32], marks:
         }
     } else {
         let first = usize::from(start.is_odd());
-        marks.iter_mut().skip(first).step_by(2).for_each(|m| *m = true);
+        marks
+            .iter_mut()
+            .skip(first)
+            .step_by(2)
+            .for_each(|m| *m = true);
     }
     for &p in primes {
         let r = start.mod_u(p);
@@ -464,9 +463,15 @@ pub fn random_prime(request: &PrimeRequest<'_>, rng: &mut dyn EntropySource) -> 
             start.set_bit(bits - 2, true);
         }
         start.set_bit(0, true);
-        if let Some((_, p)) =
-            first_prime_in_progression(&start, &two, &low, &high, request.test, request.accept, rng)?
-        {
+        if let Some((_, p)) = first_prime_in_progression(
+            &start,
+            &two,
+            &low,
+            &high,
+            request.test,
+            request.accept,
+            rng,
+        )? {
             return Ok(p);
         }
     }
@@ -519,9 +524,19 @@ mod tests {
     fn known_pseudoprimes_are_rejected() {
         let mut rng = SeededEntropy::new(b"psp");
         // Strong pseudoprimes to base 2, and a strong psp to bases 2..=11.
-        for n in ["2047", "3277", "4033", "3215031751", "2152302898747", "3474749660383"] {
+        for n in [
+            "2047",
+            "3277",
+            "4033",
+            "3215031751",
+            "2152302898747",
+            "3474749660383",
+        ] {
             let n: Integer = n.parse().unwrap();
-            assert!(miller_rabin(&n, &Integer::from(2)), "{n} is a base-2 strong pseudoprime");
+            assert!(
+                miller_rabin(&n, &Integer::from(2)),
+                "{n} is a base-2 strong pseudoprime"
+            );
             assert!(!is_prime_bpsw(&n), "{n}");
             assert!(!is_probable_prime(&n, PrimalityTest::with_rounds(0), &mut rng).unwrap());
         }

@@ -16,7 +16,11 @@ pub struct CliError {
 impl CliError {
     /// A failure with exit status 1.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), hint: None, code: 1 }
+        Self {
+            message: message.into(),
+            hint: None,
+            code: 1,
+        }
     }
 
     /// Adds a hint.
@@ -27,7 +31,11 @@ impl CliError {
 
     /// A usage error (exit status 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        Self { message: message.into(), hint: None, code: 2 }
+        Self {
+            message: message.into(),
+            hint: None,
+            code: 2,
+        }
     }
 
     /// Prefixes the message with context (`reading key.pem: ...`).
@@ -47,6 +55,10 @@ impl CliError {
 
 impl From<RsaError> for CliError {
     fn from(e: RsaError) -> Self {
+        // Keep the arithmetic core's hints (e.g. "the entropy file ran out").
+        if let RsaError::Arith(inner) = e {
+            return CliError::from(inner);
+        }
         let message = e.to_string();
         let err = CliError::new(message);
         match e {

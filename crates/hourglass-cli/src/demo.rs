@@ -26,7 +26,9 @@ pub struct DemoArgs {
 /// Runs the tour.
 pub fn run(a: DemoArgs) -> Result<(), CliError> {
     if !(1024..=4096).contains(&a.bits) {
-        return Err(CliError::usage("--bits for the demo must be within 1024..=4096"));
+        return Err(CliError::usage(
+            "--bits for the demo must be within 1024..=4096",
+        ));
     }
     let mut rng = OsEntropy;
     println!("hourglass demo: the RSA foundation on {}-bit keys", a.bits);
@@ -34,9 +36,14 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     let message = b"The deadline was 23:59; this document was final at 23:41.";
     for v in Variant::ALL {
         println!("== {v}");
-        println!("$ hourglass rsa keygen --variant {v} --bits {} -o {v}.pem", a.bits);
+        println!(
+            "$ hourglass rsa keygen --variant {v} --bits {} -o {v}.pem",
+            a.bits
+        );
         let t = Instant::now();
-        let key = KeyGenOptions::new(a.bits, v).threads(2).generate(&mut rng)?;
+        let key = KeyGenOptions::new(a.bits, v)
+            .threads(2)
+            .generate(&mut rng)?;
         let gen = t.elapsed();
         let [_, _, _, dp, _, _] = key.secret_components();
         println!(
@@ -64,21 +71,41 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         Pss::new(HashAlg::Sha256).verify(&public, message, &sig)?;
         let mut tampered = message.to_vec();
         tampered[4] ^= 1;
-        let rejected = Pss::new(HashAlg::Sha256).verify(&public, &tampered, &sig).is_err();
+        let rejected = Pss::new(HashAlg::Sha256)
+            .verify(&public, &tampered, &sig)
+            .is_err();
         println!("$ hourglass rsa sign/verify (PSS-SHA256): valid signature accepted, tampered document rejected: {rejected}");
         let pem = encode_private_key(&key, KeyFormat::Pem)?;
         let back = decode_private_key(&pem)?;
-        println!("   PKCS#8 PEM round trip: {} (openssl pkey reads the same file)", back.public() == key.public());
+        println!(
+            "   PKCS#8 PEM round trip: {} (openssl pkey reads the same file)",
+            back.public() == key.public()
+        );
         let report = inspect_private(&key);
-        println!("$ hourglass rsa inspect -i {v}.pem: {} -> verdict {:?}\n", report.shape, report.verdict);
+        println!(
+            "$ hourglass rsa inspect -i {v}.pem: {} -> verdict {:?}\n",
+            report.shape, report.verdict
+        );
     }
     println!("== a key with the paper's own sizes (1024 bits, 160-bit d_p), allowed only with --allow-insecure");
-    let weak = KeyGenOptions::new(1024, Variant::Rebalanced).dp_bits(160).allow_insecure(true).generate(&mut rng)?;
+    let weak = KeyGenOptions::new(1024, Variant::Rebalanced)
+        .dp_bits(160)
+        .allow_insecure(true)
+        .generate(&mut rng)?;
     let report = inspect_private(&weak);
-    println!("$ hourglass rsa inspect -i paper.pem: verdict {:?}", report.verdict);
-    for f in report.findings.iter().filter(|f| f.severity != hourglass_rsa::inspect::Severity::Info) {
+    println!(
+        "$ hourglass rsa inspect -i paper.pem: verdict {:?}",
+        report.verdict
+    );
+    for f in report
+        .findings
+        .iter()
+        .filter(|f| f.severity != hourglass_rsa::inspect::Severity::Info)
+    {
         println!("   - {}", f.message);
     }
-    println!("\nNext: `hourglass bench rsa` reproduces the variants paper's table against OpenSSL.");
+    println!(
+        "\nNext: `hourglass bench rsa` reproduces the variants paper's table against OpenSSL."
+    );
     Ok(())
 }

@@ -21,7 +21,10 @@ fn is_stdio(path: &Path) -> bool {
 pub fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, CliError> {
     let mut data = Vec::new();
     let result = if is_stdio(path) {
-        std::io::stdin().lock().take(MAX_INPUT + 1).read_to_end(&mut data)
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT + 1)
+            .read_to_end(&mut data)
     } else {
         File::open(path).and_then(|f| f.take(MAX_INPUT + 1).read_to_end(&mut data))
     };
@@ -30,7 +33,10 @@ pub fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, CliError> {
             .hint("check the path and permissions")
     })?;
     if data.len() as u64 > MAX_INPUT {
-        return Err(CliError::new(format!("{what} {} is larger than {MAX_INPUT} bytes", path.display())));
+        return Err(CliError::new(format!(
+            "{what} {} is larger than {MAX_INPUT} bytes",
+            path.display()
+        )));
     }
     Ok(data)
 }
@@ -64,12 +70,16 @@ pub fn write_output(path: &Path, data: &[u8], sensitivity: Sensitivity) -> Resul
             .map_err(|e| CliError::new(format!("cannot write to standard output: {e}")));
     }
     let fail = |e: std::io::Error| {
-        CliError::new(format!("cannot write {}: {e}", path.display())).hint("check that the directory exists and is writable")
+        CliError::new(format!("cannot write {}: {e}", path.display()))
+            .hint("check that the directory exists and is writable")
     };
     // A device or pipe (`-o /dev/null`, a FIFO) is written in place: renaming a temporary file
     // over it would replace the device node with a regular file.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(fail)?;
         return f.write_all(data).and_then(|()| f.flush()).map_err(fail);
     }
     let dir = match path.parent() {

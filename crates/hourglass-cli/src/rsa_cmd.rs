@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use hourglass_arith::prime::{fips186_5_mr_rounds, PrimalityTest};
 use hourglass_arith::Integer;
-use hourglass_rsa::encoding::{decode_key, decode_private_key, decode_public_key, encode_private_key, encode_public_key, KeyFormat};
+use hourglass_rsa::encoding::{
+    decode_key, decode_private_key, decode_public_key, encode_private_key, encode_public_key,
+    KeyFormat,
+};
 use hourglass_rsa::hazmat::{raw_decrypt, raw_encrypt};
 use hourglass_rsa::inspect::{inspect_private, inspect_public, Inspection, Severity};
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
@@ -37,19 +40,29 @@ enum RsaCommand {
     #[command(after_help = "Example:\n  hourglass rsa pubkey -i key.pem -o pub.pem")]
     Pubkey(PubkeyArgs),
     /// Encrypt a short message (OAEP by default).
-    #[command(after_help = "Examples:\n  hourglass rsa encrypt -k pub.pem -i secret.txt -o secret.bin\n  echo -n hi | hourglass rsa encrypt -k pub.pem -i - -o - --hash sha1 > ct.bin")]
+    #[command(
+        after_help = "Examples:\n  hourglass rsa encrypt -k pub.pem -i secret.txt -o secret.bin\n  echo -n hi | hourglass rsa encrypt -k pub.pem -i - -o - --hash sha1 > ct.bin"
+    )]
     Encrypt(CryptArgs),
     /// Decrypt a ciphertext.
-    #[command(after_help = "Example:\n  hourglass rsa decrypt -k key.pem -i secret.bin -o secret.txt")]
+    #[command(
+        after_help = "Example:\n  hourglass rsa decrypt -k key.pem -i secret.bin -o secret.txt"
+    )]
     Decrypt(CryptArgs),
     /// Sign a file (PSS with SHA-256 by default).
-    #[command(after_help = "Examples:\n  hourglass rsa sign -k key.pem -i paper.pdf -s paper.sig\n  hourglass rsa sign -k key.pem -i paper.pdf -s paper.sig --pkcs1v15")]
+    #[command(
+        after_help = "Examples:\n  hourglass rsa sign -k key.pem -i paper.pdf -s paper.sig\n  hourglass rsa sign -k key.pem -i paper.pdf -s paper.sig --pkcs1v15"
+    )]
     Sign(SignArgs),
     /// Verify a signature (exit 0 valid, 1 invalid).
-    #[command(after_help = "Example:\n  hourglass rsa verify -k pub.pem -i paper.pdf -s paper.sig")]
+    #[command(
+        after_help = "Example:\n  hourglass rsa verify -k pub.pem -i paper.pdf -s paper.sig"
+    )]
     Verify(SignArgs),
     /// Name a key's variant, its sizes, and judge its safety (works on OpenSSL keys too).
-    #[command(after_help = "Examples:\n  hourglass rsa inspect -i key.pem\n  hourglass rsa inspect -i pub.pem --json\n  hourglass rsa inspect -i key.pem --fail-on weak")]
+    #[command(
+        after_help = "Examples:\n  hourglass rsa inspect -i key.pem\n  hourglass rsa inspect -i pub.pem --json\n  hourglass rsa inspect -i key.pem --fail-on weak"
+    )]
     Inspect(InspectArgs),
 }
 
@@ -166,11 +179,17 @@ impl KeygenShape {
     pub fn options(&self) -> Result<KeyGenOptions, CliError> {
         let variant = Variant::from(self.variant);
         if !(64..=16384).contains(&self.bits) {
-            return Err(CliError::usage(format!("--bits {} is outside 64..=16384", self.bits)));
+            return Err(CliError::usage(format!(
+                "--bits {} is outside 64..=16384",
+                self.bits
+            )));
         }
         if !(1024..=8192).contains(&self.bits) && !self.allow_insecure {
-            return Err(CliError::new(format!("--bits {} is outside the supported 1024..=8192", self.bits))
-                .hint("smaller keys are factorable; pass --allow-insecure for tests only"));
+            return Err(CliError::new(format!(
+                "--bits {} is outside the supported 1024..=8192",
+                self.bits
+            ))
+            .hint("smaller keys are factorable; pass --allow-insecure for tests only"));
         }
         let mut opts = KeyGenOptions::new(self.bits, variant)
             .allow_insecure(self.allow_insecure)
@@ -180,23 +199,34 @@ impl KeygenShape {
             if !matches!(variant, Variant::Standard | Variant::Crt) {
                 return Err(CliError::usage(format!("--e applies to standard and crt keys; {variant} keys derive e (use --e-bits for schemes A and B)")));
             }
-            opts = opts.public_exponent(parse_integer(e).map_err(|m| CliError::usage(format!("--e: {m}")))?);
+            opts = opts.public_exponent(
+                parse_integer(e).map_err(|m| CliError::usage(format!("--e: {m}")))?,
+            );
         }
         if let Some(b) = self.dp_bits {
             if matches!(variant, Variant::Standard | Variant::Crt) {
-                return Err(CliError::usage("--dp-bits applies to rebalanced, scheme-a and scheme-b keys"));
+                return Err(CliError::usage(
+                    "--dp-bits applies to rebalanced, scheme-a and scheme-b keys",
+                ));
             }
             opts = opts.dp_bits(b);
         }
         if let Some(b) = self.e_bits {
             if !matches!(variant, Variant::SchemeA | Variant::SchemeB) {
-                return Err(CliError::usage("--e-bits applies to scheme-a and scheme-b keys"));
+                return Err(CliError::usage(
+                    "--e-bits applies to scheme-a and scheme-b keys",
+                ));
             }
             opts = opts.e_bits(b);
         }
         if self.mr_rounds.is_some() || self.no_lucas {
-            let rounds = self.mr_rounds.unwrap_or_else(|| fips186_5_mr_rounds(self.bits / 2));
-            opts = opts.primality(PrimalityTest { mr_rounds: rounds, lucas: !self.no_lucas });
+            let rounds = self
+                .mr_rounds
+                .unwrap_or_else(|| fips186_5_mr_rounds(self.bits / 2));
+            opts = opts.primality(PrimalityTest {
+                mr_rounds: rounds,
+                lucas: !self.no_lucas,
+            });
         }
         let review = opts.review()?;
         for w in &review.warnings {
@@ -288,7 +318,13 @@ struct SignArgs {
     #[arg(short, long, value_name = "FILE")]
     input: PathBuf,
     /// Signature file (written by sign, read by verify); `-` for stdout/stdin.
-    #[arg(short, long = "sig", visible_alias = "signature", alias = "out", value_name = "FILE")]
+    #[arg(
+        short,
+        long = "sig",
+        visible_alias = "signature",
+        alias = "out",
+        value_name = "FILE"
+    )]
     sig: PathBuf,
     /// Hash function.
     #[arg(long, value_enum, default_value = "sha256")]
@@ -360,7 +396,11 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let bytes = encode_private_key(&key, a.format.into())?;
     write_output(&a.out, &bytes, Sensitivity::Secret)?;
     if let Some(p) = &a.pubout {
-        write_output(p, &encode_public_key(key.public(), a.format.into())?, Sensitivity::Public)?;
+        write_output(
+            p,
+            &encode_public_key(key.public(), a.format.into())?,
+            Sensitivity::Public,
+        )?;
     }
     let [_, _, _, dp, dq, _] = key.secret_components();
     eprintln!(
@@ -378,7 +418,11 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
 
 fn pubkey(a: PubkeyArgs) -> Result<(), CliError> {
     let key = load_public(&a.input)?;
-    write_output(&a.out, &encode_public_key(&key, a.format.into())?, Sensitivity::Public)
+    write_output(
+        &a.out,
+        &encode_public_key(&key, a.format.into())?,
+        Sensitivity::Public,
+    )
 }
 
 fn encrypt(a: CryptArgs) -> Result<(), CliError> {
@@ -386,7 +430,9 @@ fn encrypt(a: CryptArgs) -> Result<(), CliError> {
     let msg = zeroize::Zeroizing::new(read_input(&a.input, "input")?);
     let mut rng = a.entropy.source()?;
     let ct = if a.raw {
-        eprintln!("hourglass: warning: --raw is TEXTBOOK RSA (no padding): deterministic and malleable");
+        eprintln!(
+            "hourglass: warning: --raw is TEXTBOOK RSA (no padding): deterministic and malleable"
+        );
         raw_encrypt(&key, &msg)?
     } else {
         oaep(&a).encrypt(&key, &msg, &mut *rng)?
@@ -491,12 +537,16 @@ fn verify(a: SignArgs) -> Result<(), CliError> {
 
 fn inspect(a: InspectArgs) -> Result<(), CliError> {
     let bytes = zeroize::Zeroizing::new(read_input(&a.input, "key")?);
-    let report = match decode_key(&bytes).map_err(|e| CliError::from(e).context(a.input.display()))? {
-        Ok(private) => inspect_private(&private),
-        Err(public) => inspect_public(&public),
-    };
+    let report =
+        match decode_key(&bytes).map_err(|e| CliError::from(e).context(a.input.display()))? {
+            Ok(private) => inspect_private(&private),
+            Err(public) => inspect_public(&public),
+        };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?
+        );
     } else {
         print_inspection(&report);
     }
@@ -507,14 +557,19 @@ fn inspect(a: InspectArgs) -> Result<(), CliError> {
     };
     if let Some(limit) = limit {
         if report.verdict >= limit {
-            return Err(CliError::new(format!("key verdict is {:?}", report.verdict).to_lowercase()));
+            return Err(CliError::new(
+                format!("key verdict is {:?}", report.verdict).to_lowercase(),
+            ));
         }
     }
     Ok(())
 }
 
 fn print_inspection(r: &Inspection) {
-    println!("key:          {}, {} bits (about {}-bit security)", r.kind, r.bits, r.security_level);
+    println!(
+        "key:          {}, {} bits (about {}-bit security)",
+        r.kind, r.bits, r.security_level
+    );
     match r.recorded_variant {
         Some(v) => println!("variant:      {v} (recorded in the file)"),
         None => println!("variant:      not recorded in the file"),

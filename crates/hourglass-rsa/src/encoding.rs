@@ -106,7 +106,11 @@ fn pkcs1_private_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
         coefficient: u(7)?,
         other_prime_infos: None,
     };
-    Ok(Zeroizing::new(structure.to_der().map_err(der_err("encoding RSAPrivateKey"))?))
+    Ok(Zeroizing::new(
+        structure
+            .to_der()
+            .map_err(der_err("encoding RSAPrivateKey"))?,
+    ))
 }
 
 fn pkcs1_public_der(key: &PublicKey) -> Result<Vec<u8>> {
@@ -123,7 +127,9 @@ fn pkcs1_public_der(key: &PublicKey) -> Result<Vec<u8>> {
 fn pkcs8_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
     let inner = pkcs1_private_der(key)?;
     let info = pkcs8::PrivateKeyInfo::new(rsa_algorithm(), &inner);
-    Ok(Zeroizing::new(info.to_der().map_err(der_err("encoding PKCS#8"))?))
+    Ok(Zeroizing::new(
+        info.to_der().map_err(der_err("encoding PKCS#8"))?,
+    ))
 }
 
 fn spki_der(key: &PublicKey) -> Result<Vec<u8>> {
@@ -172,7 +178,11 @@ pub fn encode_public_key(key: &PublicKey, format: KeyFormat) -> Result<Vec<u8>> 
                 n: format!("{:x}", key.n()),
                 e: format!("{:x}", key.e()),
             };
-            Ok(format!("{}\n", serde_json::to_string_pretty(&j).map_err(|e| Error::Parse(e.to_string()))?).into_bytes())
+            Ok(format!(
+                "{}\n",
+                serde_json::to_string_pretty(&j).map_err(|e| Error::Parse(e.to_string()))?
+            )
+            .into_bytes())
         }
     }
 }
@@ -263,7 +273,9 @@ fn private_json(key: &PrivateKey) -> Result<String> {
 fn parse_hex_int(name: &str, s: &str) -> Result<Integer> {
     let s = s.trim();
     if s.is_empty() || s.len() > 8192 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Parse(format!("field {name}: expected hexadecimal digits")));
+        return Err(Error::Parse(format!(
+            "field {name}: expected hexadecimal digits"
+        )));
     }
     Integer::from_str_radix(s, 16).map_err(|e| Error::Parse(format!("field {name}: {e}")))
 }
@@ -276,14 +288,17 @@ enum Decoded {
 
 fn decode_any(bytes: &[u8]) -> Result<Decoded> {
     if bytes.len() > MAX_KEY_FILE {
-        return Err(Error::Parse(format!("file is larger than {MAX_KEY_FILE} bytes; not a key")));
+        return Err(Error::Parse(format!(
+            "file is larger than {MAX_KEY_FILE} bytes; not a key"
+        )));
     }
     let trimmed = trim_ascii_start(bytes);
     if trimmed.is_empty() {
         return Err(Error::Parse("the file is empty".into()));
     }
     if trimmed.starts_with(b"-----BEGIN ") {
-        let (label, der) = pem_rfc7468::decode_vec(trimmed).map_err(|e| Error::Parse(format!("malformed PEM: {e}")))?;
+        let (label, der) = pem_rfc7468::decode_vec(trimmed)
+            .map_err(|e| Error::Parse(format!("malformed PEM: {e}")))?;
         let der = Zeroizing::new(der);
         return match label {
             "PRIVATE KEY" => decode_pkcs8(&der),
@@ -312,13 +327,18 @@ fn decode_any(bytes: &[u8]) -> Result<Decoded> {
         }
         return decode_pkcs1_public(trimmed)
             .map(Decoded::Public)
-            .map_err(|_| Error::Parse("binary data is not a DER RSA key (PKCS#8, SPKI or PKCS#1)".into()));
+            .map_err(|_| {
+                Error::Parse("binary data is not a DER RSA key (PKCS#8, SPKI or PKCS#1)".into())
+            });
     }
     decode_hex(trimmed)
 }
 
 fn trim_ascii_start(b: &[u8]) -> &[u8] {
-    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
     &b[start..]
 }
 
@@ -336,7 +356,9 @@ fn decode_pkcs8(der: &[u8]) -> Result<Decoded> {
 fn decode_pkcs1_private(der: &[u8], variant: Option<Variant>) -> Result<Decoded> {
     let k = pkcs1::RsaPrivateKey::from_der(der).map_err(der_err("malformed RSAPrivateKey"))?;
     if k.other_prime_infos.is_some() {
-        return Err(Error::Parse("multi-prime RSA keys are not supported".into()));
+        return Err(Error::Parse(
+            "multi-prime RSA keys are not supported".into(),
+        ));
     }
     let key = PrivateKey::from_components(
         uint_to_int(k.modulus),
@@ -365,9 +387,13 @@ fn decode_pkcs1_public(der: &[u8]) -> Result<PublicKey> {
 }
 
 fn decode_spki(der: &[u8]) -> Result<PublicKey> {
-    let spki = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(der_err("malformed SubjectPublicKeyInfo"))?;
+    let spki = spki::SubjectPublicKeyInfoRef::from_der(der)
+        .map_err(der_err("malformed SubjectPublicKeyInfo"))?;
     if spki.algorithm.oid != RSA_OID {
-        return Err(Error::Parse(format!("public key algorithm {} is not rsaEncryption", spki.algorithm.oid)));
+        return Err(Error::Parse(format!(
+            "public key algorithm {} is not rsaEncryption",
+            spki.algorithm.oid
+        )));
     }
     let bits = spki
         .subject_public_key
@@ -377,13 +403,18 @@ fn decode_spki(der: &[u8]) -> Result<PublicKey> {
 }
 
 fn decode_json(bytes: &[u8]) -> Result<Decoded> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| Error::Parse(format!("malformed JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::Parse(format!("malformed JSON: {e}")))?;
     let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
     match kind {
         PRIVATE_TYPE => {
-            let j: PrivateJson = serde_json::from_value(value).map_err(|e| Error::Parse(format!("JSON private key: {e}")))?;
+            let j: PrivateJson = serde_json::from_value(value)
+                .map_err(|e| Error::Parse(format!("JSON private key: {e}")))?;
             if j.version != 1 {
-                return Err(Error::Parse(format!("unsupported JSON key version {}", j.version)));
+                return Err(Error::Parse(format!(
+                    "unsupported JSON key version {}",
+                    j.version
+                )));
             }
             let f = |name: &str, s: &str| parse_hex_int(name, s);
             let key = PrivateKey::from_components(
@@ -398,18 +429,30 @@ fn decode_json(bytes: &[u8]) -> Result<Decoded> {
             )?;
             check_qinv(&key, &f("qinv", &j.qinv)?)?;
             if key.public().bits() != j.bits {
-                return Err(Error::InvalidKey(format!("bits says {} but n has {}", j.bits, key.public().bits())));
+                return Err(Error::InvalidKey(format!(
+                    "bits says {} but n has {}",
+                    j.bits,
+                    key.public().bits()
+                )));
             }
             Ok(Decoded::Private(Box::new(key)))
         }
         PUBLIC_TYPE => {
-            let j: PublicJson = serde_json::from_value(value).map_err(|e| Error::Parse(format!("JSON public key: {e}")))?;
+            let j: PublicJson = serde_json::from_value(value)
+                .map_err(|e| Error::Parse(format!("JSON public key: {e}")))?;
             if j.version != 1 {
-                return Err(Error::Parse(format!("unsupported JSON key version {}", j.version)));
+                return Err(Error::Parse(format!(
+                    "unsupported JSON key version {}",
+                    j.version
+                )));
             }
             let key = PublicKey::new(parse_hex_int("n", &j.n)?, parse_hex_int("e", &j.e)?)?;
             if key.bits() != j.bits {
-                return Err(Error::InvalidKey(format!("bits says {} but n has {}", j.bits, key.bits())));
+                return Err(Error::InvalidKey(format!(
+                    "bits says {} but n has {}",
+                    j.bits,
+                    key.bits()
+                )));
             }
             Ok(Decoded::Public(key))
         }
@@ -420,7 +463,8 @@ fn decode_json(bytes: &[u8]) -> Result<Decoded> {
 }
 
 fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
-    let text = std::str::from_utf8(bytes).map_err(|_| Error::Parse("not a key file: binary data that is not DER".into()))?;
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| Error::Parse("not a key file: binary data that is not DER".into()))?;
     let mut fields: Vec<(String, String)> = Vec::new();
     let mut variant = None;
     for (lineno, line) in text.lines().enumerate() {
@@ -433,14 +477,22 @@ fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
             .ok_or_else(|| Error::Parse(format!("line {}: expected 'name = hex'", lineno + 1)))?;
         let (name, value) = (name.trim(), value.trim());
         if name == "variant" {
-            variant = Some(Variant::from_name(value).ok_or_else(|| Error::Parse(format!("line {}: unknown variant '{value}'", lineno + 1)))?);
+            variant = Some(Variant::from_name(value).ok_or_else(|| {
+                Error::Parse(format!("line {}: unknown variant '{value}'", lineno + 1))
+            })?);
             continue;
         }
         if !HEX_FIELDS.contains(&name) {
-            return Err(Error::Parse(format!("line {}: unknown field '{name}'", lineno + 1)));
+            return Err(Error::Parse(format!(
+                "line {}: unknown field '{name}'",
+                lineno + 1
+            )));
         }
         if fields.iter().any(|(n, _)| n == name) {
-            return Err(Error::Parse(format!("line {}: field '{name}' appears twice", lineno + 1)));
+            return Err(Error::Parse(format!(
+                "line {}: field '{name}' appears twice",
+                lineno + 1
+            )));
         }
         fields.push((name.to_string(), value.to_string()));
     }
@@ -451,17 +503,30 @@ fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
             .map(|(_, v)| parse_hex_int(name, v))
             .transpose()
     };
-    let (n, e) = match (get("n")?, get("e")?) {
-        (Some(n), Some(e)) => (n, e),
-        _ => return Err(Error::Parse("not a key file: no 'n = ...' and 'e = ...' lines (expected PEM, DER, JSON or hex)".into())),
-    };
+    let (n, e) =
+        match (get("n")?, get("e")?) {
+            (Some(n), Some(e)) => (n, e),
+            _ => return Err(Error::Parse(
+                "not a key file: no 'n = ...' and 'e = ...' lines (expected PEM, DER, JSON or hex)"
+                    .into(),
+            )),
+        };
     if fields.len() == 2 {
         return Ok(Decoded::Public(PublicKey::new(n, e)?));
     }
     let need = |name: &str| -> Result<Integer> {
         get(name)?.ok_or_else(|| Error::Parse(format!("hex private key lacks field '{name}'")))
     };
-    let key = PrivateKey::from_components(n, e, need("d")?, need("p")?, need("q")?, get("dp")?, get("dq")?, variant)?;
+    let key = PrivateKey::from_components(
+        n,
+        e,
+        need("d")?,
+        need("p")?,
+        need("q")?,
+        get("dp")?,
+        get("dq")?,
+        variant,
+    )?;
     if let Some(qinv) = get("qinv")? {
         check_qinv(&key, &qinv)?;
     }
@@ -472,7 +537,9 @@ fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
 pub fn decode_private_key(bytes: &[u8]) -> Result<PrivateKey> {
     match decode_any(bytes)? {
         Decoded::Private(k) => Ok(*k),
-        Decoded::Public(_) => Err(Error::Parse("this is a public key; a private key is needed".into())),
+        Decoded::Public(_) => Err(Error::Parse(
+            "this is a public key; a private key is needed".into(),
+        )),
     }
 }
 
@@ -502,8 +569,17 @@ mod tests {
     fn every_format_round_trips() {
         let mut rng = SeededEntropy::new(b"encoding");
         for variant in [Variant::Crt, Variant::Rebalanced] {
-            let key = KeyGenOptions::new(1024, variant).allow_insecure(true).generate(&mut rng).unwrap();
-            for format in [KeyFormat::Pem, KeyFormat::Pkcs1, KeyFormat::Der, KeyFormat::Hex, KeyFormat::Json] {
+            let key = KeyGenOptions::new(1024, variant)
+                .allow_insecure(true)
+                .generate(&mut rng)
+                .unwrap();
+            for format in [
+                KeyFormat::Pem,
+                KeyFormat::Pkcs1,
+                KeyFormat::Der,
+                KeyFormat::Hex,
+                KeyFormat::Json,
+            ] {
                 let bytes = encode_private_key(&key, format).unwrap();
                 let back = decode_private_key(&bytes).unwrap();
                 assert_eq!(back.public(), key.public());

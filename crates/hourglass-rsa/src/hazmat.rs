@@ -15,7 +15,10 @@ use crate::{Error, Result};
 /// Textbook RSA encryption of a big-endian message `m < n`, as `k` bytes.
 pub fn raw_encrypt(key: &PublicKey, msg: &[u8]) -> Result<Vec<u8>> {
     if msg.len() > key.size() {
-        return Err(Error::MessageTooLong { len: msg.len(), max: key.size() });
+        return Err(Error::MessageTooLong {
+            len: msg.len(),
+            max: key.size(),
+        });
     }
     let m = os2ip(msg);
     if m >= *key.n() {
@@ -33,14 +36,25 @@ pub fn raw_decrypt(key: &PrivateKey, ct: &[u8], rng: &mut dyn EntropySource) -> 
 }
 
 /// EME-OAEP encoding with an explicit `seed` (RFC 8017 7.1.1 step 2), `k` bytes.
-pub fn oaep_encode(hash: HashAlg, label: &[u8], msg: &[u8], seed: &[u8], k: usize) -> Result<Vec<u8>> {
+pub fn oaep_encode(
+    hash: HashAlg,
+    label: &[u8],
+    msg: &[u8],
+    seed: &[u8],
+    k: usize,
+) -> Result<Vec<u8>> {
     let h_len = hash.output_len();
     if seed.len() != h_len {
-        return Err(Error::InvalidParameters(format!("OAEP seed must be {h_len} bytes")));
+        return Err(Error::InvalidParameters(format!(
+            "OAEP seed must be {h_len} bytes"
+        )));
     }
     let max = k.saturating_sub(2 * h_len + 2);
     if msg.len() > max {
-        return Err(Error::MessageTooLong { len: msg.len(), max });
+        return Err(Error::MessageTooLong {
+            len: msg.len(),
+            max,
+        });
     }
     let mut em = vec![0u8; k];
     let (seed_part, db) = em[1..].split_at_mut(h_len);
@@ -59,7 +73,9 @@ pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Re
     let h_len = hash.output_len();
     let em_len = em_bits.div_ceil(8) as usize;
     if em_len < h_len + salt.len() + 2 {
-        return Err(Error::InvalidParameters("key too small for this hash and salt".into()));
+        return Err(Error::InvalidParameters(
+            "key too small for this hash and salt".into(),
+        ));
     }
     let mut hasher = hash.hasher();
     hasher.update(&[0u8; 8]);

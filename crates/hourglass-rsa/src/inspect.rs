@@ -61,26 +61,62 @@ pub struct Inspection {
 }
 
 fn push(findings: &mut Vec<Finding>, severity: Severity, message: impl Into<String>) {
-    findings.push(Finding { severity, message: message.into() });
+    findings.push(Finding {
+        severity,
+        message: message.into(),
+    });
 }
 
 fn public_findings(key: &PublicKey, findings: &mut Vec<Finding>) {
     let (n, e) = (key.n(), key.e());
     let bits = key.bits();
     if bits < 1024 {
-        push(findings, Severity::Broken, format!("{bits}-bit modulus: moduli up to 829 bits have been factored publicly"));
+        push(
+            findings,
+            Severity::Broken,
+            format!("{bits}-bit modulus: moduli up to 829 bits have been factored publicly"),
+        );
     } else if bits < 2048 {
-        push(findings, Severity::Weak, format!("{bits}-bit modulus gives about {} bits of security; use 2048 or more", security_level(bits)));
+        push(
+            findings,
+            Severity::Weak,
+            format!(
+                "{bits}-bit modulus gives about {} bits of security; use 2048 or more",
+                security_level(bits)
+            ),
+        );
     } else {
-        push(findings, Severity::Info, format!("{bits}-bit modulus: about {} bits of security", security_level(bits)));
+        push(
+            findings,
+            Severity::Info,
+            format!(
+                "{bits}-bit modulus: about {} bits of security",
+                security_level(bits)
+            ),
+        );
     }
     if let Some(&p) = small_primes().iter().find(|&&p| n.mod_u(p) == 0) {
-        push(findings, Severity::Broken, format!("the modulus is divisible by {p}"));
+        push(
+            findings,
+            Severity::Broken,
+            format!("the modulus is divisible by {p}"),
+        );
     }
     if n.is_perfect_square() {
-        push(findings, Severity::Broken, "the modulus is a perfect square (p = q)");
+        push(
+            findings,
+            Severity::Broken,
+            "the modulus is a perfect square (p = q)",
+        );
     } else if let Some(p) = fermat_factor(n, 10_000) {
-        push(findings, Severity::Broken, format!("Fermat's method factors the modulus at once (|p - q| is tiny): p has {} bits", p.significant_bits()));
+        push(
+            findings,
+            Severity::Broken,
+            format!(
+                "Fermat's method factors the modulus at once (|p - q| is tiny): p has {} bits",
+                p.significant_bits()
+            ),
+        );
     }
     if is_prime_bpsw(n) {
         push(findings, Severity::Broken, "the modulus is prime");
@@ -139,20 +175,44 @@ pub fn inspect_private(key: &PrivateKey) -> Inspection {
     let n_f = f64::from(bits);
     let [d, p, q, dp, dq, _] = key.secret_components();
     let (pb, qb) = (p.expose().significant_bits(), q.expose().significant_bits());
-    let (dpb, dqb) = (dp.expose().significant_bits(), dq.expose().significant_bits());
+    let (dpb, dqb) = (
+        dp.expose().significant_bits(),
+        dq.expose().significant_bits(),
+    );
     let db = d.expose().significant_bits();
     let e_bits = public.e().significant_bits();
     let diff = Integer::from(p.expose() - q.expose()).abs();
     if diff.significant_bits() <= (bits / 2).saturating_sub(100) {
-        push(&mut findings, Severity::Broken, format!("|p - q| has only {} bits: Fermat factoring", diff.significant_bits()));
+        push(
+            &mut findings,
+            Severity::Broken,
+            format!(
+                "|p - q| has only {} bits: Fermat factoring",
+                diff.significant_bits()
+            ),
+        );
     }
     if pb.abs_diff(qb) > bits / 8 {
-        push(&mut findings, Severity::Weak, format!("unbalanced primes ({pb} and {qb} bits): the smaller one is easier to find by ECM"));
+        push(
+            &mut findings,
+            Severity::Weak,
+            format!(
+                "unbalanced primes ({pb} and {qb} bits): the smaller one is easier to find by ECM"
+            ),
+        );
     }
     if f64::from(db) < 0.25 * n_f {
-        push(&mut findings, Severity::Broken, format!("d has {db} bits < n/4: Wiener's continued-fraction attack"));
+        push(
+            &mut findings,
+            Severity::Broken,
+            format!("d has {db} bits < n/4: Wiener's continued-fraction attack"),
+        );
     } else if f64::from(db) < 0.292 * n_f {
-        push(&mut findings, Severity::Broken, format!("d has {db} bits < 0.292 n: Boneh-Durfee lattice attack"));
+        push(
+            &mut findings,
+            Severity::Broken,
+            format!("d has {db} bits < 0.292 n: Boneh-Durfee lattice attack"),
+        );
     }
     let small_crt = dpb.max(dqb) + 32 < pb.min(qb);
     let shape;
@@ -163,16 +223,25 @@ pub fn inspect_private(key: &PrivateKey) -> Inspection {
             if let Some(why) = rebalanced_weakness(bits, worst) {
                 // Broken below the Takayasu-Lu-Peng bound, or when a square-root search over
                 // d_p (about 2^(bits/2) work) costs 2^80 or less.
-                let sev = if f64::from(worst) < 0.122 * n_f || worst <= 160 { Severity::Broken } else { Severity::Weak };
+                let sev = if f64::from(worst) < 0.122 * n_f || worst <= 160 {
+                    Severity::Broken
+                } else {
+                    Severity::Weak
+                };
                 push(&mut findings, sev, why);
             } else {
                 push(&mut findings, Severity::Info, format!("CRT exponents of {dpb}/{dqb} bits meet the safety margin for rebalanced RSA"));
             }
         } else {
-            shape = "short-e rebalanced RSA-CRT (scheme A or B): small CRT exponents, short e".to_string();
+            shape = "short-e rebalanced RSA-CRT (scheme A or B): small CRT exponents, short e"
+                .to_string();
             if let Some(why) = short_e_weakness(bits, e_bits, worst) {
                 let bm = (0.4 * (n_f - f64::from(e_bits))).min(n_f / 4.0);
-                let sev = if f64::from(worst) <= bm { Severity::Broken } else { Severity::Weak };
+                let sev = if f64::from(worst) <= bm {
+                    Severity::Broken
+                } else {
+                    Severity::Weak
+                };
                 push(&mut findings, sev, why);
             } else {
                 push(&mut findings, Severity::Info, format!("e of {e_bits} bits and CRT exponents of {dpb}/{dqb} bits meet the safety margins for short-e rebalanced RSA"));
@@ -183,7 +252,16 @@ pub fn inspect_private(key: &PrivateKey) -> Inspection {
     } else {
         shape = format!("full-size CRT exponents with a {e_bits}-bit e (unusual)");
     }
-    finish("private", key.variant(), shape, public, Some(db), Some((pb, qb)), Some((dpb, dqb)), findings)
+    finish(
+        "private",
+        key.variant(),
+        shape,
+        public,
+        Some(db),
+        Some((pb, qb)),
+        Some((dpb, dqb)),
+        findings,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -197,7 +275,11 @@ fn finish(
     crt_exponent_bits: Option<(u32, u32)>,
     findings: Vec<Finding>,
 ) -> Inspection {
-    let verdict = findings.iter().map(|f| f.severity).max().unwrap_or(Severity::Info);
+    let verdict = findings
+        .iter()
+        .map(|f| f.severity)
+        .max()
+        .unwrap_or(Severity::Info);
     let e = key.e();
     let fp = crate::HashAlg::Sha256.digest(&e_bytes(key.n()));
     Inspection {
@@ -230,13 +312,24 @@ mod tests {
     #[test]
     fn safe_defaults_pass_and_paper_sizes_fail() {
         let mut rng = SeededEntropy::new(b"inspect");
-        let good = KeyGenOptions::new(2048, Variant::Rebalanced).generate(&mut rng).unwrap();
+        let good = KeyGenOptions::new(2048, Variant::Rebalanced)
+            .generate(&mut rng)
+            .unwrap();
         let i = inspect_private(&good);
         assert_eq!(i.verdict, Severity::Info, "{:?}", i.findings);
         assert!(i.shape.contains("rebalanced"));
-        let bad = KeyGenOptions::new(1024, Variant::Rebalanced).dp_bits(160).allow_insecure(true).generate(&mut rng).unwrap();
+        let bad = KeyGenOptions::new(1024, Variant::Rebalanced)
+            .dp_bits(160)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap();
         assert_eq!(inspect_private(&bad).verdict, Severity::Broken);
-        let b = KeyGenOptions::new(1024, Variant::SchemeB).e_bits(512).dp_bits(198).allow_insecure(true).generate(&mut rng).unwrap();
+        let b = KeyGenOptions::new(1024, Variant::SchemeB)
+            .e_bits(512)
+            .dp_bits(198)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap();
         let ib = inspect_private(&b);
         assert_eq!(ib.verdict, Severity::Broken);
         assert!(ib.shape.contains("short-e"));

@@ -76,7 +76,9 @@ impl PublicKey {
     /// for tests; [`crate::inspect`] judges real-world strength), odd `e` with `1 < e < n`.
     pub fn new(n: Integer, e: Integer) -> Result<Self> {
         if n.significant_bits() < 64 || n.is_even() {
-            return Err(Error::InvalidKey("modulus must be odd and at least 64 bits".into()));
+            return Err(Error::InvalidKey(
+                "modulus must be odd and at least 64 bits".into(),
+            ));
         }
         if e <= 1 || e.is_even() || e >= n {
             return Err(Error::InvalidKey(
@@ -209,7 +211,9 @@ impl PrivateKey {
             return Err(Error::InvalidKey("n != p * q".into()));
         }
         if *pe < 3 || *qe < 3 || pe == qe {
-            return Err(Error::InvalidKey("p and q must be distinct odd primes".into()));
+            return Err(Error::InvalidKey(
+                "p and q must be distinct odd primes".into(),
+            ));
         }
         if !is_prime_bpsw(pe) || !is_prime_bpsw(qe) {
             return Err(Error::InvalidKey("p or q is not prime".into()));
@@ -221,7 +225,9 @@ impl PrivateKey {
             let mut t = Integer::from(public.e() * exp);
             t.modulo_mut(m);
             if t != 1 {
-                return Err(Error::InvalidKey(format!("e * {name} != 1 modulo the prime minus one")));
+                return Err(Error::InvalidKey(format!(
+                    "e * {name} != 1 modulo the prime minus one"
+                )));
             }
             Ok(())
         };
@@ -239,7 +245,9 @@ impl PrivateKey {
                 return Err(Error::InvalidKey("d_q != d mod (q-1)".into()));
             }
         }
-        let qinv = SecretInt::new(inverse(qe, pe).map_err(|_| Error::InvalidKey("q not invertible mod p".into()))?);
+        let qinv = SecretInt::new(
+            inverse(qe, pe).map_err(|_| Error::InvalidKey("q not invertible mod p".into()))?,
+        );
         Ok(Self {
             public,
             variant,
@@ -394,7 +402,13 @@ fn random_check_prime(rng: &mut dyn EntropySource) -> Result<Integer> {
 /// `x^exp mod m`, constant time in `exp`. With `check`, computes modulo `m*t` and verifies the
 /// result modulo the small prime `t` against an independent computation, so a fault anywhere in
 /// the long exponentiation is caught (except with probability about 2^-64).
-fn checked_pow(x: &Integer, exp: &Integer, m: &Integer, t: &Integer, check: bool) -> Result<Integer> {
+fn checked_pow(
+    x: &Integer,
+    exp: &Integer,
+    m: &Integer,
+    t: &Integer,
+    check: bool,
+) -> Result<Integer> {
     if !check {
         #[allow(unused_mut)]
         let mut r = pow_mod_ct(x, exp, m)?;
@@ -458,12 +472,18 @@ mod tests {
             assert_eq!(k.public.public_op(&good).unwrap(), c);
             for bit in [0u32, 17, 300, 511] {
                 INJECT_FAULT.with(|f| f.set(Some(bit)));
-                assert!(matches!(k.private_op(&c, &mut rng), Err(Error::FaultDetected)), "{variant} bit {bit}");
+                assert!(
+                    matches!(k.private_op(&c, &mut rng), Err(Error::FaultDetected)),
+                    "{variant} bit {bit}"
+                );
             }
             // Without the countermeasure the same fault yields a wrong result (the Bellcore
             // attack's raw material), which shows the hook really corrupts the computation.
             let mut unprotected = k.clone();
-            unprotected.set_countermeasures(Countermeasures { blinding: false, fault_check: false });
+            unprotected.set_countermeasures(Countermeasures {
+                blinding: false,
+                fault_check: false,
+            });
             INJECT_FAULT.with(|f| f.set(Some(5)));
             let bad = unprotected.private_op(&c, &mut rng).unwrap();
             assert_ne!(bad, good);
@@ -480,7 +500,10 @@ mod tests {
         for blinding in [false, true] {
             for fault_check in [false, true] {
                 let mut kk = k.clone();
-                kk.set_countermeasures(Countermeasures { blinding, fault_check });
+                kk.set_countermeasures(Countermeasures {
+                    blinding,
+                    fault_check,
+                });
                 for _ in 0..3 {
                     outputs.push(kk.private_op(&c, &mut rng).unwrap());
                 }
@@ -497,9 +520,39 @@ mod tests {
         let n = k.public.n().clone();
         let e = k.public.e().clone();
         let bad_d = Integer::from(d.expose() + 2u32);
-        assert!(PrivateKey::from_components(n.clone(), e.clone(), bad_d, p.expose_owned(), q.expose_owned(), None, None, None).is_err());
+        assert!(PrivateKey::from_components(
+            n.clone(),
+            e.clone(),
+            bad_d,
+            p.expose_owned(),
+            q.expose_owned(),
+            None,
+            None,
+            None
+        )
+        .is_err());
         let bad_q = Integer::from(q.expose() + 2u32);
-        assert!(PrivateKey::from_components(n.clone(), e.clone(), d.expose_owned(), p.expose_owned(), bad_q, None, None, None).is_err());
-        assert!(PrivateKey::from_components(n, e, d.expose_owned(), p.expose_owned(), q.expose_owned(), Some(Integer::from(3)), None, None).is_err());
+        assert!(PrivateKey::from_components(
+            n.clone(),
+            e.clone(),
+            d.expose_owned(),
+            p.expose_owned(),
+            bad_q,
+            None,
+            None,
+            None
+        )
+        .is_err());
+        assert!(PrivateKey::from_components(
+            n,
+            e,
+            d.expose_owned(),
+            p.expose_owned(),
+            q.expose_owned(),
+            Some(Integer::from(3)),
+            None,
+            None
+        )
+        .is_err());
     }
 }

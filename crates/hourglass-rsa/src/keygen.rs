@@ -4,11 +4,10 @@ use hourglass_arith::entropy::{random_exact_bits, random_range, EntropySource};
 use hourglass_arith::modular::{crt_pair, inverse, lcm};
 use hourglass_arith::prime::{
     first_prime_in_progression, inverse_mod_small, is_probable_prime, random_prime, small_primes,
-    small_primorial,
-    PrimalityTest,
-    PrimeRequest, SIEVE_WINDOW,
+    small_primorial, PrimalityTest, PrimeRequest, SIEVE_WINDOW,
 };
 use hourglass_arith::Integer;
+use rug::Assign;
 
 use crate::key::{PrivateKey, Variant};
 use crate::params::{
@@ -156,7 +155,9 @@ impl KeyGenOptions {
             Variant::Standard | Variant::Crt => {
                 let e = self.public_exponent_or_default();
                 if e < 3 || e.is_even() {
-                    return Err(Error::InvalidParameters("e must be odd and at least 3".into()));
+                    return Err(Error::InvalidParameters(
+                        "e must be odd and at least 3".into(),
+                    ));
                 }
                 if e.significant_bits() >= half {
                     return Err(Error::InvalidParameters(format!(
@@ -189,13 +190,21 @@ impl KeyGenOptions {
                         "e of {ne} bits and d_p of {nd} bits do not fit a {n}-bit key"
                     )));
                 }
-                let extra = if self.variant == Variant::SchemeA { self.kp2_bits } else { 0 };
+                let extra = if self.variant == Variant::SchemeA {
+                    self.kp2_bits
+                } else {
+                    0
+                };
                 if ne + nd < half + extra + 16 {
                     return Err(Error::InvalidParameters(format!(
                         "n_e + n_d = {} bits must exceed n/2{} by at least 16 bits, so that \
                          e d_p = k_p (p-1) + 1 has room for k_p",
                         ne + nd,
-                        if extra > 0 { format!(" + k_p2 bits ({extra})") } else { String::new() }
+                        if extra > 0 {
+                            format!(" + k_p2 bits ({extra})")
+                        } else {
+                            String::new()
+                        }
                     )));
                 }
                 if let Some(why) = short_e_weakness(n, ne, nd) {
@@ -244,7 +253,9 @@ impl KeyGenOptions {
             let (p, q) = in_parallel(self.threads, rng, &|rng, which| {
                 let bits = if which == 0 { pb } else { qb };
                 Ok(random_prime(
-                    &PrimeRequest::new(bits).test(self.test_for(bits)).accept(&coprime),
+                    &PrimeRequest::new(bits)
+                        .test(self.test_for(bits))
+                        .accept(&coprime),
                     rng,
                 )?)
             })?;
@@ -267,14 +278,19 @@ impl KeyGenOptions {
         loop {
             let (p, mut q) = in_parallel(self.threads, rng, &|rng, which| {
                 let bits = if which == 0 { pb } else { qb };
-                Ok(random_prime(&PrimeRequest::new(bits).test(self.test_for(bits)), rng)?)
+                Ok(random_prime(
+                    &PrimeRequest::new(bits).test(self.test_for(bits)),
+                    rng,
+                )?)
             })?;
             let pm1 = Integer::from(&p - 1u32);
             if Integer::from(pm1.gcd_ref(&Integer::from(&q - 1u32))) != 2 {
                 // Keep p; search q with gcd(p-1, q-1) = 2 built into the sieve filter.
                 let coprime = |c: &Integer| Integer::from(c - 1u32).gcd(&pm1) == 2;
                 q = random_prime(
-                    &PrimeRequest::new(qb).test(self.test_for(qb)).accept(&coprime),
+                    &PrimeRequest::new(qb)
+                        .test(self.test_for(qb))
+                        .accept(&coprime),
                     rng,
                 )?;
             }
@@ -293,7 +309,16 @@ impl KeyGenOptions {
             let lambda = lcm(&pm1, &qm1);
             let e = inverse(&d, &lambda)?;
             let n = Integer::from(&p * &q);
-            return PrivateKey::from_components(n, e, d, p, q, Some(dp), Some(dq), Some(self.variant));
+            return PrivateKey::from_components(
+                n,
+                e,
+                d,
+                p,
+                q,
+                Some(dp),
+                Some(dq),
+                Some(self.variant),
+            );
         }
     }
 
@@ -324,7 +349,16 @@ impl KeyGenOptions {
             // Both d_p and d_q are e^-1 modulo gcd(p-1, q-1), so the CRT system is consistent.
             let d = crt_pair(&dp, &pm1, &dq, &qm1)?;
             let n = Integer::from(&p * &q);
-            return PrivateKey::from_components(n, e, d, p, q, Some(dp), Some(dq), Some(self.variant));
+            return PrivateKey::from_components(
+                n,
+                e,
+                d,
+                p,
+                q,
+                Some(dp),
+                Some(dq),
+                Some(self.variant),
+            );
         }
     }
 }
@@ -376,7 +410,11 @@ fn prime_range(h: u32) -> (Integer, Integer) {
 }
 
 /// Random `j` such that a window of `j, j+1, ...` starts inside `[jmin, jmax]`.
-fn random_window_start(jmin: &Integer, jmax: &Integer, rng: &mut dyn EntropySource) -> Result<Option<Integer>> {
+fn random_window_start(
+    jmin: &Integer,
+    jmax: &Integer,
+    rng: &mut dyn EntropySource,
+) -> Result<Option<Integer>> {
     if jmax < jmin {
         return Ok(None);
     }
@@ -431,7 +469,10 @@ fn scheme_b_prime(
         if let Some((i, p)) = first_prime_in_progression(&start, e, &low, &high, test, None, rng)? {
             let j = j0 + i as u64;
             let dp = Integer::from(&kp * &j) + &d0;
-            debug_assert_eq!(Integer::from(e * &dp), Integer::from(&kp * Integer::from(&p - 1u32)) + 1u32);
+            debug_assert_eq!(
+                Integer::from(e * &dp),
+                (&kp * Integer::from(&p - 1u32)) + 1u32
+            );
             return Ok((p, dp));
         }
     }
@@ -461,8 +502,8 @@ fn scheme_a_prime(
     let g_low = Integer::from(1) << (kp2_bits - 1);
     let g_high = Integer::from(1) << kp2_bits;
     // P = g (p - 1) with g in [g_low, g_high) and p in [low, high).
-    let big_low = Integer::from(&g_low * Integer::from(&low - 1u32));
-    let big_high = Integer::from(&g_high * Integer::from(&high - 1u32));
+    let big_low = &g_low * Integer::from(&low - 1u32);
+    let big_high = &g_high * Integer::from(&high - 1u32);
     let primes = small_primes();
     let logs_scale = 16.0f32;
     let threshold = ((kp2_bits as f32) - 6.0).max(1.0) * logs_scale;
@@ -472,7 +513,13 @@ fn scheme_a_prime(
         .iter()
         .filter_map(|&l| {
             let s = e.mod_u(l);
-            (s != 0).then(|| (l, inverse_mod_small(s, l), ((l as f32).log2() * logs_scale) as u16))
+            (s != 0).then(|| {
+                (
+                    l,
+                    inverse_mod_small(s, l),
+                    ((l as f32).log2() * logs_scale) as u16,
+                )
+            })
         })
         .collect();
     loop {
@@ -492,7 +539,10 @@ fn scheme_a_prime(
         // Long windows are sieved: logs[i] accumulates log2 of the small primes dividing
         // P(j0 + i). Short windows (the paper's sizes leave one or two j per k_p1) test each
         // value by one GCD with the primorial instead.
-        let window = (Integer::from(&jmax - &j0) + 1u32).to_usize().unwrap_or(SIEVE_WINDOW).min(SIEVE_WINDOW);
+        let window = (Integer::from(&jmax - &j0) + 1u32)
+            .to_usize()
+            .unwrap_or(SIEVE_WINDOW)
+            .min(SIEVE_WINDOW);
         let use_sieve = window >= 64;
         let logs = &mut logs[..window];
         if use_sieve {
@@ -507,14 +557,15 @@ fn scheme_a_prime(
             }
         }
         let mut value = Integer::new();
-        for i in 0..window {
-            value.assign_from(&start, e, i as u64);
+        for (i, &score) in logs.iter().enumerate() {
+            value.assign(e * i as u64);
+            value += &start;
             if value.is_odd() {
                 continue; // p - 1 = P / g must be even
             }
             let twos = value.find_one(0).unwrap_or(0);
             let promising = if use_sieve {
-                f32::from(logs[i]) + (twos as f32) * logs_scale >= threshold
+                f32::from(score) + (twos as f32) * logs_scale >= threshold
             } else {
                 let smooth = Integer::from(value.gcd_ref(small_primorial()));
                 (smooth.significant_bits() + twos) as f32 * logs_scale >= threshold
@@ -529,40 +580,36 @@ fn scheme_a_prime(
             let mut found = None;
             let mut budget = 20_000u32;
             let (g_min, g_max) = divisor_bounds(&value, &low, &high, &g_low, &g_high);
-            enumerate_divisors(&factors, 0, Integer::from(1), &g_min, &g_max, &mut budget, &mut |g| {
-                if found.is_some() {
-                    return;
-                }
-                let pm1 = Integer::from(&value / g);
-                if pm1.is_odd() {
-                    return;
-                }
-                let p = pm1 + 1u32;
-                if p < low || p >= high {
-                    return;
-                }
-                if let Ok(true) = is_probable_prime(&p, test, rng) {
-                    found = Some(p);
-                }
-            });
+            enumerate_divisors(
+                &factors,
+                0,
+                Integer::from(1),
+                &g_min,
+                &g_max,
+                &mut budget,
+                &mut |g| {
+                    if found.is_some() {
+                        return;
+                    }
+                    let pm1 = Integer::from(&value / g);
+                    if pm1.is_odd() {
+                        return;
+                    }
+                    let p = pm1 + 1u32;
+                    if p < low || p >= high {
+                        return;
+                    }
+                    if let Ok(true) = is_probable_prime(&p, test, rng) {
+                        found = Some(p);
+                    }
+                },
+            );
             if let Some(p) = found {
                 let j = Integer::from(&j0 + i as u64);
                 let dp = Integer::from(&k1 * &j) + &d0;
                 return Ok((p, dp));
             }
         }
-    }
-}
-
-/// Helper trait: `self = start + step * i`.
-trait AssignFrom {
-    fn assign_from(&mut self, start: &Integer, step: &Integer, i: u64);
-}
-
-impl AssignFrom for Integer {
-    fn assign_from(&mut self, start: &Integer, step: &Integer, i: u64) {
-        use hourglass_arith::Integer as I;
-        *self = I::from(step * i) + start;
     }
 }
 
@@ -591,10 +638,16 @@ fn smooth_factors(value: &Integer, primes: &[u32]) -> Vec<(u32, u32)> {
 
 /// The range `[g_min, g_max)` of divisors `g` for which `value / g + 1` lies in `[low, high)`
 /// and `g` in `[g_low, g_high)`.
-fn divisor_bounds(value: &Integer, low: &Integer, high: &Integer, g_low: &Integer, g_high: &Integer) -> (Integer, Integer) {
+fn divisor_bounds(
+    value: &Integer,
+    low: &Integer,
+    high: &Integer,
+    g_low: &Integer,
+    g_high: &Integer,
+) -> (Integer, Integer) {
     // value / g >= low - 1  <=>  g <= value / (low - 1);  value / g < high - 1  <=>  g > value / (high - 1).
-    let g_max = (Integer::from(value / Integer::from(low - 1u32)) + 1u32).min(g_high.clone());
-    let g_min = (Integer::from(value / Integer::from(high - 1u32)) + 1u32).max(g_low.clone());
+    let g_max = ((value / Integer::from(low - 1u32)) + 1u32).min(g_high.clone());
+    let g_min = ((value / Integer::from(high - 1u32)) + 1u32).max(g_low.clone());
     (g_min, g_max)
 }
 
@@ -662,7 +715,10 @@ mod tests {
                     let (ne, nd) = short_e_sizes(1024);
                     assert_eq!(e.significant_bits(), ne);
                     let got = dp.expose().significant_bits();
-                    assert!((nd..=nd + 2).contains(&got), "{variant}: d_p {got} bits, wanted {nd}");
+                    assert!(
+                        (nd..=nd + 2).contains(&got),
+                        "{variant}: d_p {got} bits, wanted {nd}"
+                    );
                 }
             }
         }
@@ -673,7 +729,9 @@ mod tests {
         let mut rng = SeededEntropy::new(b"refuse");
         let opts = KeyGenOptions::new(1024, Variant::Rebalanced).dp_bits(160);
         assert!(matches!(opts.generate(&mut rng), Err(Error::Insecure(_))));
-        let opts = KeyGenOptions::new(1024, Variant::SchemeB).e_bits(512).dp_bits(198);
+        let opts = KeyGenOptions::new(1024, Variant::SchemeB)
+            .e_bits(512)
+            .dp_bits(198);
         assert!(matches!(opts.generate(&mut rng), Err(Error::Insecure(_))));
         let opts = KeyGenOptions::new(512, Variant::Crt);
         assert!(matches!(opts.generate(&mut rng), Err(Error::Insecure(_))));
@@ -682,14 +740,29 @@ mod tests {
     #[test]
     fn paper_sizes_work_with_allow_insecure() {
         let mut rng = SeededEntropy::new(b"paper sizes");
-        let b = KeyGenOptions::new(1024, Variant::SchemeB).e_bits(512).dp_bits(198).allow_insecure(true).generate(&mut rng).unwrap();
+        let b = KeyGenOptions::new(1024, Variant::SchemeB)
+            .e_bits(512)
+            .dp_bits(198)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap();
         assert_eq!(b.public().e().significant_bits(), 512);
-        let r = KeyGenOptions::new(1024, Variant::Rebalanced).dp_bits(160).allow_insecure(true).generate(&mut rng).unwrap();
+        let r = KeyGenOptions::new(1024, Variant::Rebalanced)
+            .dp_bits(160)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap();
         assert_eq!(r.secret_components()[3].expose().significant_bits(), 160);
         // Scheme A with the paper's shape (e about n/2 + k_p2 bits, d_p in (k_p1, 2 k_p1), so
         // one or two candidates per k_p1) scaled down to keep the test fast: the full paper
         // sizes (1024 / 568 / 160 / 56) take tens of seconds.
-        let a = KeyGenOptions::new(512, Variant::SchemeA).e_bits(280).dp_bits(80).kp2_bits(24).allow_insecure(true).generate(&mut rng).unwrap();
+        let a = KeyGenOptions::new(512, Variant::SchemeA)
+            .e_bits(280)
+            .dp_bits(80)
+            .kp2_bits(24)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap();
         assert_eq!(a.public().e().significant_bits(), 280);
         let dp = a.secret_components()[3].expose().significant_bits();
         assert!((80..=82).contains(&dp), "d_p has {dp} bits");
@@ -698,7 +771,10 @@ mod tests {
     #[test]
     fn two_threads_give_valid_keys() {
         let mut rng = SeededEntropy::new(b"threads");
-        let k = KeyGenOptions::new(1024, Variant::Crt).threads(2).generate(&mut rng).unwrap();
+        let k = KeyGenOptions::new(1024, Variant::Crt)
+            .threads(2)
+            .generate(&mut rng)
+            .unwrap();
         assert_eq!(k.public().bits(), 1024);
     }
 }

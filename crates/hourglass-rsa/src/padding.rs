@@ -80,10 +80,22 @@ impl HashAlg {
     /// DER `DigestInfo` prefix for PKCS#1 v1.5 signatures.
     fn digest_info_prefix(self) -> &'static [u8] {
         match self {
-            HashAlg::Sha1 => &[0x30, 0x21, 0x30, 0x09, 0x06, 0x05, 0x2b, 0x0e, 0x03, 0x02, 0x1a, 0x05, 0x00, 0x04, 0x14],
-            HashAlg::Sha256 => &[0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20],
-            HashAlg::Sha384 => &[0x30, 0x41, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x02, 0x05, 0x00, 0x04, 0x30],
-            HashAlg::Sha512 => &[0x30, 0x51, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x03, 0x05, 0x00, 0x04, 0x40],
+            HashAlg::Sha1 => &[
+                0x30, 0x21, 0x30, 0x09, 0x06, 0x05, 0x2b, 0x0e, 0x03, 0x02, 0x1a, 0x05, 0x00, 0x04,
+                0x14,
+            ],
+            HashAlg::Sha256 => &[
+                0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
+                0x01, 0x05, 0x00, 0x04, 0x20,
+            ],
+            HashAlg::Sha384 => &[
+                0x30, 0x41, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
+                0x02, 0x05, 0x00, 0x04, 0x30,
+            ],
+            HashAlg::Sha512 => &[
+                0x30, 0x51, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
+                0x03, 0x05, 0x00, 0x04, 0x40,
+            ],
         }
     }
 }
@@ -112,8 +124,7 @@ pub fn os2ip(bytes: &[u8]) -> Integer {
 
 /// MGF1 mask generation (RFC 8017 B.2.1), XORed into `out`.
 pub(crate) fn mgf1_xor(hash: HashAlg, seed: &[u8], out: &mut [u8]) {
-    let mut counter: u32 = 0;
-    for chunk in out.chunks_mut(hash.output_len()) {
+    for (counter, chunk) in (0u32..).zip(out.chunks_mut(hash.output_len())) {
         let mut h = hash.hasher();
         h.update(seed);
         h.update(&counter.to_be_bytes());
@@ -121,7 +132,6 @@ pub(crate) fn mgf1_xor(hash: HashAlg, seed: &[u8], out: &mut [u8]) {
         for (o, m) in chunk.iter_mut().zip(block.iter()) {
             *o ^= m;
         }
-        counter += 1;
     }
 }
 
@@ -153,7 +163,12 @@ impl Oaep {
     }
 
     /// Encrypts `msg` to `key`.
-    pub fn encrypt(&self, key: &PublicKey, msg: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    pub fn encrypt(
+        &self,
+        key: &PublicKey,
+        msg: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
         let mut seed = vec![0u8; self.hash.output_len()];
         rng.fill(&mut seed)?;
         let em = crate::hazmat::oaep_encode(self.hash, &self.label, msg, &seed, key.size());
@@ -164,7 +179,12 @@ impl Oaep {
     }
 
     /// Decrypts `ct` with `key`.
-    pub fn decrypt(&self, key: &PrivateKey, ct: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    pub fn decrypt(
+        &self,
+        key: &PrivateKey,
+        ct: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
         let k = key.size();
         if ct.len() != k {
             return Err(Error::InputOutOfRange { len: k });
@@ -224,7 +244,10 @@ impl Pss {
     /// PSS with `hash`; signing uses a salt as long as the hash, verification accepts any salt
     /// length (like OpenSSL's `auto`).
     pub fn new(hash: HashAlg) -> Self {
-        Self { hash, salt_len: None }
+        Self {
+            hash,
+            salt_len: None,
+        }
     }
 
     /// Fixes the salt length for signing and requires it when verifying.
@@ -234,12 +257,22 @@ impl Pss {
     }
 
     /// Signs `msg`.
-    pub fn sign(&self, key: &PrivateKey, msg: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    pub fn sign(
+        &self,
+        key: &PrivateKey,
+        msg: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
         self.sign_digest(key, &self.hash.digest(msg), rng)
     }
 
     /// Signs a precomputed digest of the message.
-    pub fn sign_digest(&self, key: &PrivateKey, digest: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    pub fn sign_digest(
+        &self,
+        key: &PrivateKey,
+        digest: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
         check_digest_len(self.hash, digest)?;
         let mut salt = vec![0u8; self.salt_len.unwrap_or(self.hash.output_len())];
         rng.fill(&mut salt)?;
@@ -290,7 +323,13 @@ fn open_signature(key: &PublicKey, sig: &[u8]) -> Result<Integer> {
     key.public_op(&s).map_err(|_| Error::Verification)
 }
 
-fn pss_verify(hash: HashAlg, digest: &[u8], em: &[u8], em_bits: u32, salt_len: Option<usize>) -> Result<()> {
+fn pss_verify(
+    hash: HashAlg,
+    digest: &[u8],
+    em: &[u8],
+    em_bits: u32,
+    salt_len: Option<usize>,
+) -> Result<()> {
     let h_len = hash.output_len();
     let em_len = em.len();
     if em_len < h_len + 2 || em[em_len - 1] != 0xbc {
@@ -346,7 +385,10 @@ impl Pkcs1v15Sign {
         let prefix = self.hash.digest_info_prefix();
         let t_len = prefix.len() + digest.len();
         if k < t_len + 11 {
-            return Err(Error::MessageTooLong { len: t_len, max: k.saturating_sub(11) });
+            return Err(Error::MessageTooLong {
+                len: t_len,
+                max: k.saturating_sub(11),
+            });
         }
         let mut em = vec![0xffu8; k];
         em[0] = 0;
@@ -358,12 +400,22 @@ impl Pkcs1v15Sign {
     }
 
     /// Signs `msg`.
-    pub fn sign(&self, key: &PrivateKey, msg: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    pub fn sign(
+        &self,
+        key: &PrivateKey,
+        msg: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
         self.sign_digest(key, &self.hash.digest(msg), rng)
     }
 
     /// Signs a precomputed digest.
-    pub fn sign_digest(&self, key: &PrivateKey, digest: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    pub fn sign_digest(
+        &self,
+        key: &PrivateKey,
+        digest: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
         let em = self.encode(digest, key.size())?;
         sign_encoded(key, &em, rng)
     }
@@ -378,7 +430,9 @@ impl Pkcs1v15Sign {
     pub fn verify_digest(&self, key: &PublicKey, digest: &[u8], sig: &[u8]) -> Result<()> {
         let m = open_signature(key, sig)?;
         let em = i2osp(&m, key.size()).map_err(|_| Error::Verification)?;
-        let expected = self.encode(digest, key.size()).map_err(|_| Error::Verification)?;
+        let expected = self
+            .encode(digest, key.size())
+            .map_err(|_| Error::Verification)?;
         if bool::from(em.ct_eq(&expected)) {
             Ok(())
         } else {
@@ -399,7 +453,9 @@ mod tests {
         static KEY: OnceLock<PrivateKey> = OnceLock::new();
         KEY.get_or_init(|| {
             let mut rng = SeededEntropy::new(b"padding tests");
-            KeyGenOptions::new(1024, Variant::Crt).generate(&mut rng).unwrap()
+            KeyGenOptions::new(1024, Variant::Crt)
+                .generate(&mut rng)
+                .unwrap()
         })
     }
 
@@ -443,7 +499,9 @@ mod tests {
         let mut rng = SeededEntropy::new(b"long");
         let oaep = Oaep::new(HashAlg::Sha256);
         let max = oaep.max_message_len(key.size());
-        assert!(oaep.encrypt(&key.public_key(), &vec![0u8; max], &mut rng).is_ok());
+        assert!(oaep
+            .encrypt(&key.public_key(), &vec![0u8; max], &mut rng)
+            .is_ok());
         assert!(matches!(
             oaep.encrypt(&key.public_key(), &vec![0u8; max + 1], &mut rng),
             Err(Error::MessageTooLong { .. })

@@ -98,28 +98,72 @@ pub fn run(a: KeygenBenchArgs) -> Result<(), CliError> {
         sorted_ours.sort_by(|x, y| y.total_cmp(x));
         let mut sorted_theirs = theirs.clone();
         sorted_theirs.sort_by(|x, y| y.total_cmp(x));
-        let title_order = format!("{}-bit {} key generation, in order (ms)", report.bits, report.variant);
+        let title_order = format!(
+            "{}-bit {} key generation, in order (ms)",
+            report.bits, report.variant
+        );
         let title_sorted = "sorted from longest to shortest (ms)".to_string();
-        let mut s1 = vec![Series { name: "hourglass", values: &ours }];
-        let mut s2 = vec![Series { name: "hourglass", values: &sorted_ours }];
+        let mut s1 = vec![Series {
+            name: "hourglass",
+            values: &ours,
+        }];
+        let mut s2 = vec![Series {
+            name: "hourglass",
+            values: &sorted_ours,
+        }];
         if !theirs.is_empty() {
-            s1.push(Series { name: "OpenSSL", values: &theirs });
-            s2.push(Series { name: "OpenSSL", values: &sorted_theirs });
+            s1.push(Series {
+                name: "OpenSSL",
+                values: &theirs,
+            });
+            s2.push(Series {
+                name: "OpenSSL",
+                values: &sorted_theirs,
+            });
         }
         let svg = render(&[
-            Panel { title: &title_order, x_label: "generation", y_label: "milliseconds", x_ticks: vec![], series: s1, log_y: false },
-            Panel { title: &title_sorted, x_label: "rank", y_label: "milliseconds", x_ticks: vec![], series: s2, log_y: false },
+            Panel {
+                title: &title_order,
+                x_label: "generation",
+                y_label: "milliseconds",
+                x_ticks: vec![],
+                series: s1,
+                log_y: false,
+            },
+            Panel {
+                title: &title_sorted,
+                x_label: "rank",
+                y_label: "milliseconds",
+                x_ticks: vec![],
+                series: s2,
+                log_y: false,
+            },
         ]);
         write_output(path, svg.as_bytes(), Sensitivity::Public)?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?
+        );
         return Ok(());
     }
-    println!("key generation: {} bits, variant {}, {} thread(s), entropy: {}", report.bits, report.variant, report.threads, rng.describe());
-    println!("{:<22} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", "", "n", "mean ms", "median ms", "p90 ms", "min ms", "max ms");
+    println!(
+        "key generation: {} bits, variant {}, {} thread(s), entropy: {}",
+        report.bits,
+        report.variant,
+        report.threads,
+        rng.describe()
+    );
+    println!(
+        "{:<22} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "", "n", "mean ms", "median ms", "p90 ms", "min ms", "max ms"
+    );
     let row = |name: &str, s: &Summary| {
-        println!("{:<22} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", name, s.n, s.mean, s.median, s.p90, s.min, s.max);
+        println!(
+            "{:<22} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            name, s.n, s.mean, s.median, s.p90, s.min, s.max
+        );
     };
     row("hourglass", &ours_s);
     if let Some(t) = &theirs_s {
@@ -127,7 +171,11 @@ pub fn run(a: KeygenBenchArgs) -> Result<(), CliError> {
         println!(
             "median ratio OpenSSL / hourglass: {:.2}x ({}; {})",
             t.median / ours_s.median,
-            if t.median >= ours_s.median { "hourglass is faster" } else { "hourglass is slower" },
+            if t.median >= ours_s.median {
+                "hourglass is faster"
+            } else {
+                "hourglass is slower"
+            },
             report.openssl_version
         );
     }

@@ -22,10 +22,14 @@ pub struct BenchArgs {
 enum BenchCommand {
     /// Encryption/decryption time of all five variants (the RSA-variants paper's table), with
     /// the cost of the countermeasures and OpenSSL's private operation on the same sizes.
-    #[command(after_help = "Examples:\n  hourglass bench rsa\n  hourglass bench rsa --bits 2048,4096 --runs 100 --json\n  hourglass bench rsa --plot rsa.svg")]
+    #[command(
+        after_help = "Examples:\n  hourglass bench rsa\n  hourglass bench rsa --bits 2048,4096 --runs 100 --json\n  hourglass bench rsa --plot rsa.svg"
+    )]
     Rsa(rsa::RsaBenchArgs),
     /// Time many key generations (the RSAtron experiment) against OpenSSL's.
-    #[command(after_help = "Examples:\n  hourglass bench keygen --bits 4096 --count 50 --plot keygen.svg\n  hourglass bench keygen --bits 2048 --count 100 --threads 2\n  hourglass bench keygen --bits 4096 --count 1000 --mr-rounds 12 --no-lucas   (RSAtron's setting)")]
+    #[command(
+        after_help = "Examples:\n  hourglass bench keygen --bits 4096 --count 50 --plot keygen.svg\n  hourglass bench keygen --bits 2048 --count 100 --threads 2\n  hourglass bench keygen --bits 4096 --count 1000 --mr-rounds 12 --no-lucas   (RSAtron's setting)"
+    )]
     Keygen(keygen::KeygenBenchArgs),
 }
 
@@ -40,6 +44,10 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 /// Parses a comma-separated list of bit sizes.
 pub fn parse_bits_list(s: &str) -> Result<Vec<u32>, String> {
     s.split(',')
-        .map(|t| t.trim().parse::<u32>().map_err(|_| format!("'{t}' is not a bit size")))
+        .map(|t| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("'{t}' is not a bit size"))
+        })
         .collect()
 }

@@ -58,21 +58,28 @@ impl OpensslKey {
             bn(qinv.expose())?,
         )
         .map_err(ossl)?;
-        Ok(Self { rsa, size: key.size() })
+        Ok(Self {
+            rsa,
+            size: key.size(),
+        })
     }
 
     /// One raw private operation (`RSA_private_decrypt` with no padding: OpenSSL's CRT,
     /// blinding and its check of the result).
     pub fn private_op(&self, input: &[u8]) -> Result<(), CliError> {
         let mut out = vec![0u8; self.size];
-        self.rsa.private_decrypt(input, &mut out, Padding::NONE).map_err(ossl)?;
+        self.rsa
+            .private_decrypt(input, &mut out, Padding::NONE)
+            .map_err(ossl)?;
         Ok(())
     }
 
     /// One raw public operation.
     pub fn public_op(&self, input: &[u8]) -> Result<(), CliError> {
         let mut out = vec![0u8; self.size];
-        self.rsa.public_encrypt(input, &mut out, Padding::NONE).map_err(ossl)?;
+        self.rsa
+            .public_encrypt(input, &mut out, Padding::NONE)
+            .map_err(ossl)?;
         Ok(())
     }
 }

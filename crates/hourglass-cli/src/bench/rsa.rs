@@ -11,9 +11,9 @@ use hourglass_rsa::{Countermeasures, KeyGenOptions, PrivateKey, Variant};
 use serde::Serialize;
 
 use super::openssl_baseline::{self, OpensslKey};
+use super::parse_bits_list;
 use super::plot::{render, Panel, Series};
 use super::stats::{time_ms, Summary};
-use super::parse_bits_list;
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{write_output, Sensitivity};
@@ -53,7 +53,10 @@ const PAPER: &[(u32, Variant, f64, f64)] = &[
 ];
 
 fn paper(bits: u32, v: Variant) -> Option<(f64, f64)> {
-    PAPER.iter().find(|(b, pv, _, _)| *b == bits && *pv == v).map(|&(_, _, e, d)| (e, d))
+    PAPER
+        .iter()
+        .find(|(b, pv, _, _)| *b == bits && *pv == v)
+        .map(|&(_, _, e, d)| (e, d))
 }
 
 #[derive(Serialize, Clone)]
@@ -79,7 +82,11 @@ struct SizeReport {
     openssl_private_over_rebalanced: Option<f64>,
 }
 
-fn measure(key: &PrivateKey, runs: usize, rng: &mut dyn EntropySource) -> Result<(Summary, Summary, Summary, Summary), CliError> {
+fn measure(
+    key: &PrivateKey,
+    runs: usize,
+    rng: &mut dyn EntropySource,
+) -> Result<(Summary, Summary, Summary, Summary), CliError> {
     let n = key.public().n().clone();
     let m = random_below(rng, &n)?;
     let c = key.public().public_op(&m)?;
@@ -87,8 +94,14 @@ fn measure(key: &PrivateKey, runs: usize, rng: &mut dyn EntropySource) -> Result
     let mut variants = Vec::new();
     for cm in [
         Countermeasures::default(),
-        Countermeasures { blinding: true, fault_check: false },
-        Countermeasures { blinding: false, fault_check: false },
+        Countermeasures {
+            blinding: true,
+            fault_check: false,
+        },
+        Countermeasures {
+            blinding: false,
+            fault_check: false,
+        },
     ] {
         let mut k = key.clone();
         k.set_countermeasures(cm);
@@ -113,7 +126,9 @@ pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
     let mut reports = Vec::new();
     for &bits in &a.bits {
         if !(1024..=8192).contains(&bits) {
-            return Err(CliError::usage(format!("--bits {bits}: sizes must be within 1024..=8192")));
+            return Err(CliError::usage(format!(
+                "--bits {bits}: sizes must be within 1024..=8192"
+            )));
         }
         let mut rows = Vec::new();
         let mut crt_key = None;
@@ -150,11 +165,17 @@ pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
                 ossl_pub = Some(Summary::of(&time_ms(a.runs, || ok.public_op(&input))?));
             }
         }
-        let find = |v: Variant| rows.iter().find(|r| r.variant == v).map(|r| r.decrypt_ms.median);
+        let find = |v: Variant| {
+            rows.iter()
+                .find(|r| r.variant == v)
+                .map(|r| r.decrypt_ms.median)
+        };
         reports.push(SizeReport {
             bits,
-            crt_over_openssl_private: ossl_priv.and_then(|o| find(Variant::Crt).map(|c| c / o.median)),
-            openssl_private_over_rebalanced: ossl_priv.and_then(|o| find(Variant::Rebalanced).map(|r| o.median / r)),
+            crt_over_openssl_private: ossl_priv
+                .and_then(|o| find(Variant::Crt).map(|c| c / o.median)),
+            openssl_private_over_rebalanced: ossl_priv
+                .and_then(|o| find(Variant::Rebalanced).map(|r| o.median / r)),
             rows,
             openssl_private_ms: ossl_priv,
             openssl_public_ms: ossl_pub,
@@ -165,7 +186,10 @@ pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
     }
     if a.json {
         let j = serde_json::json!({ "openssl_version": openssl_baseline::version(), "runs": a.runs, "sizes": reports });
-        println!("{}", serde_json::to_string_pretty(&j).map_err(|e| CliError::new(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&j).map_err(|e| CliError::new(e.to_string()))?
+        );
         return Ok(());
     }
     print_report(&reports, a.runs);
@@ -178,23 +202,47 @@ fn print_report(reports: &[SizeReport], runs: usize) {
     for r in reports {
         println!();
         println!("{} bits", r.bits);
-        println!("{:<11} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}", "variant", "e", "d_p", "enc", "dec", "dec -fc", "dec bare", "paper enc", "paper dec");
+        println!(
+            "{:<11} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}",
+            "variant", "e", "d_p", "enc", "dec", "dec -fc", "dec bare", "paper enc", "paper dec"
+        );
         for row in &r.rows {
             let p = |x: Option<f64>| x.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
             println!(
                 "{:<11} {:>6} {:>6} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>11} {:>11}",
-                row.variant.name(), row.e_bits, row.dp_bits, row.encrypt_ms.median, row.decrypt_ms.median,
-                row.decrypt_no_fault_check_ms.median, row.decrypt_no_countermeasures_ms.median,
-                p(row.paper_encrypt_ms), p(row.paper_decrypt_ms)
+                row.variant.name(),
+                row.e_bits,
+                row.dp_bits,
+                row.encrypt_ms.median,
+                row.decrypt_ms.median,
+                row.decrypt_no_fault_check_ms.median,
+                row.decrypt_no_countermeasures_ms.median,
+                p(row.paper_encrypt_ms),
+                p(row.paper_decrypt_ms)
             );
         }
-        let fc: Vec<String> = r.rows.iter().map(|row| format!("{} {:+.1}%", row.variant.name(), (row.decrypt_ms.median / row.decrypt_no_fault_check_ms.median - 1.0) * 100.0)).collect();
+        let fc: Vec<String> = r
+            .rows
+            .iter()
+            .map(|row| {
+                format!(
+                    "{} {:+.1}%",
+                    row.variant.name(),
+                    (row.decrypt_ms.median / row.decrypt_no_fault_check_ms.median - 1.0) * 100.0
+                )
+            })
+            .collect();
         println!("fault-check cost: {}", fc.join(", "));
         if let (Some(o), Some(pb)) = (r.openssl_private_ms, r.openssl_public_ms) {
-            println!("{:<11} {:>6} {:>6} {:>10.3} {:>10.3}   (OpenSSL CRT key: blinding + result check)", "openssl", 17, "-", pb.median, o.median);
+            println!(
+                "{:<11} {:>6} {:>6} {:>10.3} {:>10.3}   (OpenSSL CRT key: blinding + result check)",
+                "openssl", 17, "-", pb.median, o.median
+            );
         }
         if let Some(x) = r.crt_over_openssl_private {
-            println!("ratio crt dec / OpenSSL private op: {x:.2}x (target <= 1.3x at 3072 and 4096)");
+            println!(
+                "ratio crt dec / OpenSSL private op: {x:.2}x (target <= 1.3x at 3072 and 4096)"
+            );
         }
         if let Some(x) = r.openssl_private_over_rebalanced {
             println!("ratio OpenSSL private op / rebalanced dec: {x:.2}x (target >= 2x at 4096)");
@@ -205,7 +253,13 @@ fn print_report(reports: &[SizeReport], runs: usize) {
 
 fn print_speedups(r: &SizeReport) {
     let get = |v: Variant| r.rows.iter().find(|x| x.variant == v);
-    let (Some(std), Some(crt), Some(reb), Some(a), Some(b)) = (get(Variant::Standard), get(Variant::Crt), get(Variant::Rebalanced), get(Variant::SchemeA), get(Variant::SchemeB)) else {
+    let (Some(std), Some(crt), Some(reb), Some(a), Some(b)) = (
+        get(Variant::Standard),
+        get(Variant::Crt),
+        get(Variant::Rebalanced),
+        get(Variant::SchemeA),
+        get(Variant::SchemeB),
+    ) else {
         return;
     };
     let ratio = |x: f64, y: f64| x / y;
@@ -215,12 +269,36 @@ fn print_speedups(r: &SizeReport) {
     };
     println!("speed-ups (ours / paper):");
     let lines = [
-        ("rebalanced dec vs standard dec", ratio(std.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(std.paper_decrypt_ms, reb.paper_decrypt_ms)),
-        ("rebalanced dec vs crt dec", ratio(crt.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(crt.paper_decrypt_ms, reb.paper_decrypt_ms)),
-        ("scheme-a enc vs rebalanced enc", ratio(reb.encrypt_ms.median, a.encrypt_ms.median), paper_ratio(reb.paper_encrypt_ms, a.paper_encrypt_ms)),
-        ("scheme-b enc vs rebalanced enc", ratio(reb.encrypt_ms.median, b.encrypt_ms.median), paper_ratio(reb.paper_encrypt_ms, b.paper_encrypt_ms)),
-        ("scheme-a dec slowdown vs rebalanced", ratio(a.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(a.paper_decrypt_ms, reb.paper_decrypt_ms)),
-        ("scheme-b dec slowdown vs rebalanced", ratio(b.decrypt_ms.median, reb.decrypt_ms.median), paper_ratio(b.paper_decrypt_ms, reb.paper_decrypt_ms)),
+        (
+            "rebalanced dec vs standard dec",
+            ratio(std.decrypt_ms.median, reb.decrypt_ms.median),
+            paper_ratio(std.paper_decrypt_ms, reb.paper_decrypt_ms),
+        ),
+        (
+            "rebalanced dec vs crt dec",
+            ratio(crt.decrypt_ms.median, reb.decrypt_ms.median),
+            paper_ratio(crt.paper_decrypt_ms, reb.paper_decrypt_ms),
+        ),
+        (
+            "scheme-a enc vs rebalanced enc",
+            ratio(reb.encrypt_ms.median, a.encrypt_ms.median),
+            paper_ratio(reb.paper_encrypt_ms, a.paper_encrypt_ms),
+        ),
+        (
+            "scheme-b enc vs rebalanced enc",
+            ratio(reb.encrypt_ms.median, b.encrypt_ms.median),
+            paper_ratio(reb.paper_encrypt_ms, b.paper_encrypt_ms),
+        ),
+        (
+            "scheme-a dec slowdown vs rebalanced",
+            ratio(a.decrypt_ms.median, reb.decrypt_ms.median),
+            paper_ratio(a.paper_decrypt_ms, reb.paper_decrypt_ms),
+        ),
+        (
+            "scheme-b dec slowdown vs rebalanced",
+            ratio(b.decrypt_ms.median, reb.decrypt_ms.median),
+            paper_ratio(b.paper_decrypt_ms, reb.paper_decrypt_ms),
+        ),
     ];
     for (name, ours, theirs) in lines {
         println!("  {name:<36} {ours:>7.2}x   paper {theirs}");
@@ -229,14 +307,80 @@ fn print_speedups(r: &SizeReport) {
 
 fn write_plot(path: &std::path::Path, reports: &[SizeReport]) -> Result<(), CliError> {
     let ticks: Vec<String> = reports.iter().map(|r| r.bits.to_string()).collect();
-    let dec: Vec<(Variant, Vec<f64>)> = Variant::ALL.iter().map(|&v| (v, reports.iter().map(|r| r.rows.iter().find(|x| x.variant == v).map(|x| x.decrypt_ms.median).unwrap_or(f64::NAN)).collect())).collect();
-    let enc: Vec<(Variant, Vec<f64>)> = Variant::ALL.iter().map(|&v| (v, reports.iter().map(|r| r.rows.iter().find(|x| x.variant == v).map(|x| x.encrypt_ms.median).unwrap_or(f64::NAN)).collect())).collect();
-    let ossl: Vec<f64> = reports.iter().map(|r| r.openssl_private_ms.map(|s| s.median).unwrap_or(f64::NAN)).collect();
-    let mut dec_series: Vec<Series<'_>> = dec.iter().map(|(v, vals)| Series { name: v.name(), values: vals }).collect();
-    dec_series.push(Series { name: "openssl private", values: &ossl });
+    let dec: Vec<(Variant, Vec<f64>)> = Variant::ALL
+        .iter()
+        .map(|&v| {
+            (
+                v,
+                reports
+                    .iter()
+                    .map(|r| {
+                        r.rows
+                            .iter()
+                            .find(|x| x.variant == v)
+                            .map(|x| x.decrypt_ms.median)
+                            .unwrap_or(f64::NAN)
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    let enc: Vec<(Variant, Vec<f64>)> = Variant::ALL
+        .iter()
+        .map(|&v| {
+            (
+                v,
+                reports
+                    .iter()
+                    .map(|r| {
+                        r.rows
+                            .iter()
+                            .find(|x| x.variant == v)
+                            .map(|x| x.encrypt_ms.median)
+                            .unwrap_or(f64::NAN)
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    let ossl: Vec<f64> = reports
+        .iter()
+        .map(|r| r.openssl_private_ms.map(|s| s.median).unwrap_or(f64::NAN))
+        .collect();
+    let mut dec_series: Vec<Series<'_>> = dec
+        .iter()
+        .map(|(v, vals)| Series {
+            name: v.name(),
+            values: vals,
+        })
+        .collect();
+    dec_series.push(Series {
+        name: "openssl private",
+        values: &ossl,
+    });
     let svg = render(&[
-        Panel { title: "decryption (median ms, log scale)", x_label: "modulus bits", y_label: "ms", x_ticks: ticks.clone(), series: dec_series, log_y: true },
-        Panel { title: "encryption (median ms, log scale)", x_label: "modulus bits", y_label: "ms", x_ticks: ticks, series: enc.iter().map(|(v, vals)| Series { name: v.name(), values: vals }).collect(), log_y: true },
+        Panel {
+            title: "decryption (median ms, log scale)",
+            x_label: "modulus bits",
+            y_label: "ms",
+            x_ticks: ticks.clone(),
+            series: dec_series,
+            log_y: true,
+        },
+        Panel {
+            title: "encryption (median ms, log scale)",
+            x_label: "modulus bits",
+            y_label: "ms",
+            x_ticks: ticks,
+            series: enc
+                .iter()
+                .map(|(v, vals)| Series {
+                    name: v.name(),
+                    values: vals,
+                })
+                .collect(),
+            log_y: true,
+        },
     ]);
     write_output(path, svg.as_bytes(), Sensitivity::Public)
 }

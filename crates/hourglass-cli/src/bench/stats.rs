@@ -27,7 +27,11 @@ impl Summary {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len().max(1);
-        let pick = |q: f64| s.get(((n - 1) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN);
+        let pick = |q: f64| {
+            s.get(((n - 1) as f64 * q).round() as usize)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
         let median = if n % 2 == 1 || s.len() < 2 {
             pick(0.5)
         } else {
