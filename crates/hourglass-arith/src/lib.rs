@@ -25,6 +25,7 @@ pub mod entropy;
 pub mod modular;
 pub mod prime;
 pub mod secret;
+pub mod squaring;
 
 pub use rug::Integer;
 
