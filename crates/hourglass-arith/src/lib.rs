@@ -21,6 +21,7 @@
 //! assert!(p.is_probably_prime(30) != rug::integer::IsPrime::No);
 //! ```
 
+pub mod checkpoint;
 pub mod entropy;
 pub mod modular;
 pub mod prime;

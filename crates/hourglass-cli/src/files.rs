@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli_error::CliError;
 
@@ -82,28 +82,11 @@ pub fn write_output(path: &Path, data: &[u8], sensitivity: Sensitivity) -> Resul
             .map_err(fail)?;
         return f.write_all(data).and_then(|()| f.flush()).map_err(fail);
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+    let mode = match sensitivity {
+        Sensitivity::Secret => 0o600,
+        Sensitivity::Public => 0o644,
     };
-    // tempfile creates the file with mode 0600.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hourglass-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(fail)?;
-    tmp.write_all(data).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    #[cfg(unix)]
-    if sensitivity == Sensitivity::Public {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(fail)?;
-    }
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    if let Ok(d) = File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    hourglass_arith::checkpoint::write_atomic(path, data, mode).map_err(|e| {
+        CliError::new(e.to_string()).hint("check that the directory exists and is writable")
+    })
 }
