@@ -1,0 +1,619 @@
+//! Puzzle keys: generation, the public triple `(n, t, z)`, file encodings and verification.
+
+use digest::DynDigest;
+use hourglass_arith::entropy::{random_exact_bits, EntropySource};
+use hourglass_arith::modular::{inverse, pow_mod_vartime};
+use hourglass_arith::prime::{random_prime, PrimeRequest};
+use hourglass_arith::secret::SecretInt;
+use hourglass_arith::Integer;
+use hourglass_rsa::{PrivateKey, Variant};
+use rug::integer::Order;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// Hash functions that turn a document into a puzzle input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PuzzleHash {
+    /// SHA-256 (the default).
+    #[serde(rename = "sha256")]
+    Sha256,
+    /// SHA-512.
+    #[serde(rename = "sha512")]
+    Sha512,
+    /// SHA3-256.
+    #[serde(rename = "sha3-256")]
+    Sha3_256,
+    /// BLAKE2b-512.
+    #[serde(rename = "blake2b")]
+    Blake2b,
+    /// SHA-1 (as in the paper's tool; collisions are practical, so only for compatibility).
+    #[serde(rename = "sha1")]
+    Sha1,
+    /// RIPEMD-160 (as in the paper's tool).
+    #[serde(rename = "ripemd160")]
+    Ripemd160,
+}
+
+impl PuzzleHash {
+    /// Every supported hash.
+    pub const ALL: [PuzzleHash; 6] = [
+        PuzzleHash::Sha256,
+        PuzzleHash::Sha512,
+        PuzzleHash::Sha3_256,
+        PuzzleHash::Blake2b,
+        PuzzleHash::Sha1,
+        PuzzleHash::Ripemd160,
+    ];
+
+    /// The name used in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PuzzleHash::Sha256 => "sha256",
+            PuzzleHash::Sha512 => "sha512",
+            PuzzleHash::Sha3_256 => "sha3-256",
+            PuzzleHash::Blake2b => "blake2b",
+            PuzzleHash::Sha1 => "sha1",
+            PuzzleHash::Ripemd160 => "ripemd160",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.name() == name)
+    }
+
+    /// A fresh incremental hasher.
+    pub fn hasher(self) -> Box<dyn DynDigest + Send> {
+        match self {
+            PuzzleHash::Sha256 => Box::new(sha2::Sha256::default()),
+            PuzzleHash::Sha512 => Box::new(sha2::Sha512::default()),
+            PuzzleHash::Sha3_256 => Box::new(sha3::Sha3_256::default()),
+            PuzzleHash::Blake2b => Box::new(blake2::Blake2b512::default()),
+            PuzzleHash::Sha1 => Box::new(sha1::Sha1::default()),
+            PuzzleHash::Ripemd160 => Box::new(ripemd::Ripemd160::default()),
+        }
+    }
+
+    /// Digest length in bytes.
+    pub fn output_len(self) -> usize {
+        self.hasher().output_size()
+    }
+
+    /// The digest of `data`.
+    pub fn digest(self, data: &[u8]) -> Vec<u8> {
+        let mut h = self.hasher();
+        h.update(data);
+        h.finalize().into_vec()
+    }
+}
+
+impl std::fmt::Display for PuzzleHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The puzzle input for a document digest: `m = OS2IP(0x01 || digest)`.
+///
+/// The leading `0x01` keeps `m > 1` for every digest (so `m` is never a fixed point of
+/// squaring), and `m < n` because digests are at most 64 bytes and moduli at least 512 bits.
+pub fn input_from_digest(n: &Integer, digest: &[u8]) -> Result<Integer> {
+    let mut bytes = Vec::with_capacity(digest.len() + 1);
+    bytes.push(1u8);
+    bytes.extend_from_slice(digest);
+    let m = Integer::from_digits(&bytes, Order::Msf);
+    if m >= *n {
+        return Err(Error::InvalidParameters(
+            "the digest does not fit below the modulus".into(),
+        ));
+    }
+    Ok(m)
+}
+
+/// The puzzle input for a whole document held in memory.
+pub fn document_input(key: &PuzzlePublicKey, hash: PuzzleHash, document: &[u8]) -> Result<Integer> {
+    input_from_digest(key.n(), &hash.digest(document))
+}
+
+/// What a puzzle key was made for (informational; the security lies in `t`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PuzzleMeta {
+    /// Intended solving time in seconds on the reference machine.
+    pub duration_secs: f64,
+    /// Reference rate: sequential squarings per second.
+    pub rate: f64,
+    /// Whether `rate` was measured on the issuing machine (rather than given).
+    pub rate_measured: bool,
+    /// Hash that documents are to be digested with.
+    pub hash: PuzzleHash,
+    /// Who issued the key.
+    pub issuer: String,
+    /// Creation time, RFC 3339 UTC.
+    pub created: String,
+}
+
+/// A public puzzle key `(n, t, z)`: the public exponent is `e~ = 2^t + z`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PuzzlePublicKey {
+    n: Integer,
+    t: u64,
+    z: Integer,
+    meta: PuzzleMeta,
+}
+
+/// Fingerprint of `(n, t, z)`: SHA-256 over a length-prefixed encoding (see docs/FORMATS.md).
+fn fingerprint_of(n: &Integer, t: u64, z: &Integer) -> [u8; 32] {
+    let mut h = Sha256::new();
+    Digest::update(&mut h, b"hourglass-puzzle-v1\0");
+    for (i, x) in [n, z].into_iter().enumerate() {
+        let bytes = x.to_digits::<u8>(Order::Msf);
+        Digest::update(&mut h, (bytes.len() as u32).to_be_bytes());
+        Digest::update(&mut h, &bytes);
+        if i == 0 {
+            Digest::update(&mut h, t.to_be_bytes());
+        }
+    }
+    h.finalize().into()
+}
+
+impl PuzzlePublicKey {
+    /// Assembles a public key, checking its ranges.
+    pub fn new(n: Integer, t: u64, z: Integer, meta: PuzzleMeta) -> Result<Self> {
+        if n.significant_bits() < 512 || n.is_even() {
+            return Err(Error::InvalidParameters(
+                "puzzle modulus must be odd and at least 512 bits".into(),
+            ));
+        }
+        if t == 0 {
+            return Err(Error::InvalidParameters(
+                "t must be at least 1 squaring".into(),
+            ));
+        }
+        if z <= 0 || z.significant_bits() > 2 * n.significant_bits() + 1 {
+            return Err(Error::InvalidParameters(
+                "z is out of range for this modulus".into(),
+            ));
+        }
+        if !(meta.rate.is_finite()
+            && meta.rate > 0.0
+            && meta.duration_secs.is_finite()
+            && meta.duration_secs >= 0.0)
+        {
+            return Err(Error::InvalidParameters(
+                "rate and duration must be positive numbers".into(),
+            ));
+        }
+        Ok(Self { n, t, z, meta })
+    }
+
+    /// The modulus.
+    pub fn n(&self) -> &Integer {
+        &self.n
+    }
+    /// Squarings to solve.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+    /// The low part of the public exponent.
+    pub fn z(&self) -> &Integer {
+        &self.z
+    }
+    /// Descriptive metadata.
+    pub fn meta(&self) -> &PuzzleMeta {
+        &self.meta
+    }
+    /// Modulus bits.
+    pub fn bits(&self) -> u32 {
+        self.n.significant_bits()
+    }
+    /// SHA-256 fingerprint of `(n, t, z)`.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        fingerprint_of(&self.n, self.t, &self.z)
+    }
+    /// The fingerprint in hex.
+    pub fn fingerprint_hex(&self) -> String {
+        hex::encode(self.fingerprint())
+    }
+    /// Time credited for one solution of this puzzle, in seconds (`t / rate`).
+    pub fn credited_secs(&self) -> f64 {
+        self.t as f64 / self.meta.rate
+    }
+
+    /// The JSON public key file.
+    pub fn to_json(&self) -> String {
+        let j = PublicJson {
+            kind: PUBLIC_TYPE.into(),
+            version: 1,
+            bits: self.bits(),
+            n: format!("{:x}", self.n),
+            t: self.t,
+            z: format!("{:x}", self.z),
+            meta: self.meta.clone(),
+            fingerprint: self.fingerprint_hex(),
+        };
+        format!("{}\n", serde_json::to_string_pretty(&j).unwrap_or_default())
+    }
+
+    /// Parses a JSON public key file, checking its fingerprint.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let j: PublicJson =
+            serde_json::from_str(text).map_err(|e| parse("puzzle public key", e))?;
+        Self::from_public_json(j)
+    }
+
+    fn from_public_json(j: PublicJson) -> Result<Self> {
+        let err = |why: String| Error::Parse {
+            what: "puzzle public key",
+            why,
+        };
+        if j.kind != PUBLIC_TYPE {
+            return Err(err(format!(
+                "\"type\" is '{}', expected '{PUBLIC_TYPE}'",
+                j.kind
+            )));
+        }
+        if j.version != 1 {
+            return Err(err(format!("unsupported version {}", j.version)));
+        }
+        let key = Self::new(hex_int("n", &j.n)?, j.t, hex_int("z", &j.z)?, j.meta)?;
+        if key.bits() != j.bits {
+            return Err(err(format!(
+                "bits says {} but n has {}",
+                j.bits,
+                key.bits()
+            )));
+        }
+        if key.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
+            return Err(err(
+                "fingerprint does not match (n, t, z): the file was modified".into(),
+            ));
+        }
+        Ok(key)
+    }
+}
+
+const PUBLIC_TYPE: &str = "hourglass-puzzle-public-key";
+const PRIVATE_TYPE: &str = "hourglass-puzzle-private-key";
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    bits: u32,
+    n: String,
+    t: u64,
+    z: String,
+    #[serde(flatten)]
+    meta: PuzzleMeta,
+    fingerprint: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrivateJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    public: PublicJson,
+    p: String,
+    q: String,
+    d: String,
+    e: String,
+}
+
+fn parse(what: &'static str, e: serde_json::Error) -> Error {
+    Error::Parse {
+        what,
+        why: e.to_string(),
+    }
+}
+
+fn hex_int(name: &str, s: &str) -> Result<Integer> {
+    if s.is_empty() || s.len() > 8192 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Parse {
+            what: "puzzle key",
+            why: format!("field {name}: expected hexadecimal digits"),
+        });
+    }
+    Integer::from_str_radix(s, 16).map_err(|e| Error::Parse {
+        what: "puzzle key",
+        why: format!("field {name}: {e}"),
+    })
+}
+
+/// A private puzzle key: the RSA key `(n, d)` behind a public puzzle key.
+#[derive(Debug, Clone)]
+pub struct PuzzleKey {
+    public: PuzzlePublicKey,
+    rsa: PrivateKey,
+}
+
+impl PuzzleKey {
+    /// The public half.
+    pub fn public_key(&self) -> PuzzlePublicKey {
+        self.public.clone()
+    }
+
+    /// The public half, borrowed.
+    pub fn public(&self) -> &PuzzlePublicKey {
+        &self.public
+    }
+
+    /// The underlying RSA key (constant-time, blinded, fault-checked private operations).
+    pub fn rsa(&self) -> &PrivateKey {
+        &self.rsa
+    }
+
+    /// Checks a solution: `c^d mod n == m` (one CRT private-key operation).
+    pub fn verify(&self, m: &Integer, c: &Integer, rng: &mut dyn EntropySource) -> Result<bool> {
+        if *c <= 0 || c >= self.public.n() {
+            return Ok(false);
+        }
+        Ok(self.rsa.private_op(c, rng)? == *m)
+    }
+
+    /// `m^(2^t mod phi(n)) mod n`: the result of `t` squarings of `m`, by the trapdoor (for the
+    /// open-ended mode, where the author chose `t`).
+    pub fn shortcut_squarings(&self, m: &Integer, t: u64) -> Result<Integer> {
+        let [_, p, q, ..] = self.rsa.secret_components();
+        let phi =
+            SecretInt::new(Integer::from(p.expose() - 1u32) * Integer::from(q.expose() - 1u32));
+        let r = SecretInt::new(pow_mod_vartime(
+            &Integer::from(2),
+            &Integer::from(t),
+            phi.expose(),
+        )?);
+        Ok(
+            hourglass_arith::modular::pow_mod_ct(m, r.expose(), self.public.n())
+                .or_else(|_| pow_mod_vartime(m, r.expose(), self.public.n()))?,
+        )
+    }
+
+    /// The JSON private key file (secret: write it with mode 0600).
+    pub fn to_json(&self) -> zeroize::Zeroizing<String> {
+        let [d, p, q, ..] = self.rsa.secret_components();
+        let public: PublicJson = serde_json::from_str(&self.public.to_json())
+            .unwrap_or_else(|_| unreachable!("own JSON parses"));
+        let j = PrivateJson {
+            kind: PRIVATE_TYPE.into(),
+            version: 1,
+            public,
+            p: format!("{:x}", p.expose()),
+            q: format!("{:x}", q.expose()),
+            d: format!("{:x}", d.expose()),
+            e: format!("{:x}", self.rsa.public().e()),
+        };
+        zeroize::Zeroizing::new(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&j).unwrap_or_default()
+        ))
+    }
+
+    /// Parses a JSON private key file and checks it is consistent with its public key.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let j: PrivateJson =
+            serde_json::from_str(text).map_err(|e| parse("puzzle private key", e))?;
+        let err = |why: String| Error::Parse {
+            what: "puzzle private key",
+            why,
+        };
+        if j.kind != PRIVATE_TYPE {
+            return Err(err(format!(
+                "\"type\" is '{}', expected '{PRIVATE_TYPE}'",
+                j.kind
+            )));
+        }
+        if j.version != 1 {
+            return Err(err(format!("unsupported version {}", j.version)));
+        }
+        let public = PuzzlePublicKey::from_public_json(j.public)?;
+        let (p, q, d, e) = (
+            hex_int("p", &j.p)?,
+            hex_int("q", &j.q)?,
+            hex_int("d", &j.d)?,
+            hex_int("e", &j.e)?,
+        );
+        let rsa = PrivateKey::from_components(
+            public.n().clone(),
+            e,
+            d,
+            p,
+            q,
+            None,
+            None,
+            Some(Variant::Crt),
+        )?;
+        let key = Self { public, rsa };
+        if key.expected_z()? != *key.public.z() {
+            return Err(err("z does not match the private key and t".into()));
+        }
+        Ok(key)
+    }
+
+    fn expected_z(&self) -> Result<Integer> {
+        let [_, p, q, ..] = self.rsa.secret_components();
+        let phi = Integer::from(p.expose() - 1u32) * Integer::from(q.expose() - 1u32);
+        Ok(z_for(&phi, self.public.t(), self.rsa.public().e())?)
+    }
+}
+
+/// `z = phi - (2^t mod phi) + e`.
+fn z_for(phi: &Integer, t: u64, e: &Integer) -> Result<Integer> {
+    let r = pow_mod_vartime(&Integer::from(2), &Integer::from(t), phi)?;
+    Ok(Integer::from(phi - &r) + e)
+}
+
+/// Options for making a puzzle key.
+#[derive(Debug, Clone)]
+pub struct PuzzleKeyGen {
+    bits: u32,
+    t: u64,
+    d_bits: u32,
+    meta: PuzzleMeta,
+}
+
+/// Smallest private exponent size accepted (paper section III-F: symmetric-key size).
+pub const MIN_D_BITS: u32 = 128;
+
+impl PuzzleKeyGen {
+    /// A key of `bits` bits solved by `t` squarings, with a 256-bit `d`, SHA-256 documents, and
+    /// a nominal rate of one squaring per microsecond (set [`Self::rate`] for the real one).
+    pub fn new(bits: u32, t: u64) -> Self {
+        Self {
+            bits,
+            t,
+            d_bits: 256,
+            meta: PuzzleMeta {
+                duration_secs: t as f64 / 1e6,
+                rate: 1e6,
+                rate_measured: false,
+                hash: PuzzleHash::Sha256,
+                issuer: String::new(),
+                created: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+                    .to_string(),
+            },
+        }
+    }
+
+    /// The reference rate (squarings per second) and whether it was measured here.
+    pub fn rate(mut self, rate: f64, measured: bool) -> Self {
+        self.meta.rate = rate;
+        self.meta.rate_measured = measured;
+        self.meta.duration_secs = self.t as f64 / rate;
+        self
+    }
+
+    /// Size of the private exponent `d` (at least [`MIN_D_BITS`]).
+    pub fn d_bits(mut self, bits: u32) -> Self {
+        self.d_bits = bits;
+        self
+    }
+
+    /// Hash for documents.
+    pub fn hash(mut self, hash: PuzzleHash) -> Self {
+        self.meta.hash = hash;
+        self
+    }
+
+    /// Issuer name.
+    pub fn issuer(mut self, issuer: &str) -> Self {
+        self.meta.issuer = issuer.to_string();
+        self
+    }
+
+    /// Generates the key: fresh primes, a random `d`, `e = d^-1 mod phi`, `r = 2^t mod phi` (one
+    /// modular exponentiation: milliseconds, not the paper's minutes) and `z = phi - r + e`.
+    /// Every call makes a new modulus: no second exponent is ever issued for one.
+    pub fn generate(&self, rng: &mut dyn EntropySource) -> Result<PuzzleKey> {
+        if !(512..=16384).contains(&self.bits) {
+            return Err(Error::InvalidParameters(format!(
+                "puzzle modulus of {} bits is outside 512..=16384",
+                self.bits
+            )));
+        }
+        if self.d_bits < MIN_D_BITS || self.d_bits + 16 > self.bits {
+            return Err(Error::InvalidParameters(format!(
+                "d of {} bits must be at least {MIN_D_BITS} bits and well below the modulus size",
+                self.d_bits
+            )));
+        }
+        if self.t == 0 {
+            return Err(Error::InvalidParameters("t must be at least 1".into()));
+        }
+        let half = self.bits / 2;
+        loop {
+            let p = random_prime(&PrimeRequest::new(self.bits - half), rng)?;
+            let q = random_prime(&PrimeRequest::new(half), rng)?;
+            if Integer::from(&p - &q).abs().significant_bits() <= half.saturating_sub(100) {
+                continue;
+            }
+            let phi = SecretInt::new(Integer::from(&p - 1u32) * Integer::from(&q - 1u32));
+            let d = loop {
+                let mut d = random_exact_bits(rng, self.d_bits)?;
+                d.set_bit(0, true);
+                if Integer::from(d.gcd_ref(phi.expose())) == 1 {
+                    break d;
+                }
+            };
+            let e = inverse(&d, phi.expose())?;
+            let z = z_for(phi.expose(), self.t, &e)?;
+            let n = Integer::from(&p * &q);
+            let public = PuzzlePublicKey::new(n.clone(), self.t, z, self.meta.clone())?;
+            let rsa = PrivateKey::from_components(n, e, d, p, q, None, None, Some(Variant::Crt))?;
+            return Ok(PuzzleKey { public, rsa });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_arith::squaring::square_k_times;
+
+    #[test]
+    fn public_operation_equals_slow_exponentiation_and_verifies() {
+        let mut rng = SeededEntropy::new(b"puzzle key");
+        let key = PuzzleKeyGen::new(512, 1000).generate(&mut rng).unwrap();
+        let public = key.public_key();
+        let m = document_input(&public, PuzzleHash::Sha256, b"doc").unwrap();
+        let alpha = square_k_times(&m, public.t(), public.n());
+        let beta = pow_mod_vartime(&m, public.z(), public.n()).unwrap();
+        let c = alpha * beta % public.n();
+        // c = m^(2^t + z) directly:
+        let e_tilde = (Integer::from(1) << 1000u32) + public.z();
+        assert_eq!(c, pow_mod_vartime(&m, &e_tilde, public.n()).unwrap());
+        assert!(key.verify(&m, &c, &mut rng).unwrap());
+        let other = document_input(&public, PuzzleHash::Sha256, b"doc2").unwrap();
+        assert!(!key.verify(&other, &c, &mut rng).unwrap());
+        assert_eq!(
+            key.shortcut_squarings(&m, 1000).unwrap(),
+            square_k_times(&m, 1000, public.n())
+        );
+    }
+
+    #[test]
+    fn json_round_trips_and_detects_edits() {
+        let mut rng = SeededEntropy::new(b"json");
+        let key = PuzzleKeyGen::new(512, 77)
+            .issuer("Test U")
+            .generate(&mut rng)
+            .unwrap();
+        let pubj = key.public().to_json();
+        assert_eq!(PuzzlePublicKey::from_json(&pubj).unwrap(), key.public_key());
+        let privj = key.to_json();
+        let back = PuzzleKey::from_json(&privj).unwrap();
+        assert_eq!(back.public_key(), key.public_key());
+        let edited = pubj.replace("\"t\": 77", "\"t\": 76");
+        assert!(PuzzlePublicKey::from_json(&edited).is_err());
+        assert!(PuzzlePublicKey::from_json("{}").is_err());
+        assert!(PuzzleKey::from_json(&pubj).is_err());
+    }
+
+    #[test]
+    fn every_hash_gives_an_input_below_n() {
+        let mut rng = SeededEntropy::new(b"hashes");
+        let key = PuzzleKeyGen::new(1024, 10).generate(&mut rng).unwrap();
+        for h in PuzzleHash::ALL {
+            let m = document_input(key.public(), h, b"x").unwrap();
+            assert!(m > 1 && m < *key.public().n());
+            assert_eq!(h.digest(b"x").len(), h.output_len());
+            assert_eq!(PuzzleHash::from_name(h.name()), Some(h));
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let mut rng = SeededEntropy::new(b"bad");
+        assert!(PuzzleKeyGen::new(512, 0).generate(&mut rng).is_err());
+        assert!(PuzzleKeyGen::new(512, 10)
+            .d_bits(64)
+            .generate(&mut rng)
+            .is_err());
+        assert!(PuzzleKeyGen::new(256, 10).generate(&mut rng).is_err());
+    }
+}

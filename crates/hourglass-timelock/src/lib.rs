@@ -1,0 +1,58 @@
+//! RSA time-lock puzzles (Jerschow and Mauve, "Offline Submission with RSA Time-Lock Puzzles").
+//!
+//! An institution makes a puzzle key whose public exponent is inflated to `e~ = 2^t + z`, so the
+//! public-key operation `c = m^(e~) mod n` costs `t` sequential squarings, while verification
+//! is one ordinary private-key operation `c^d mod n == m`. An author who is offline at a
+//! deadline solves the puzzle for the digest of the finished document, proving it existed at
+//! least the puzzle's duration before the solution was shown.
+//!
+//! - [`PuzzleKeyGen`] makes keys; [`PuzzleKey`] / [`PuzzlePublicKey`] hold them.
+//! - [`PuzzleHash`] and [`document_input`] define how a document becomes the puzzle input `m`.
+//! - [`solve`] computes the solution with error checking, checkpoints and resume;
+//!   [`PuzzleKey::verify`] checks it.
+//!
+//! ```
+//! use hourglass_arith::entropy::SeededEntropy;
+//! use hourglass_timelock::{document_input, PuzzleHash, PuzzleKeyGen, SolveOptions, solve, SolveOutcome};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let mut rng = SeededEntropy::new(b"doc example, insecure");
+//! let key = PuzzleKeyGen::new(1024, 5000).generate(&mut rng).unwrap();
+//! let public = key.public_key();
+//! let m = document_input(&public, PuzzleHash::Sha256, b"my paper").unwrap();
+//! let outcome = solve(&public, &m, &SolveOptions::default(), &AtomicBool::new(false), &mut |_| {}).unwrap();
+//! let SolveOutcome::Solved(c) = outcome else { unreachable!() };
+//! assert!(key.verify(&m, &c, &mut rng).unwrap());
+//! ```
+
+mod key;
+mod solve;
+
+pub use key::{document_input, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta, PuzzlePublicKey};
+pub use solve::{solve, SolveOptions, SolveOutcome};
+
+/// Errors from time-lock operations.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Arithmetic-core failure (entropy, checkpoints, parameters).
+    #[error(transparent)]
+    Arith(#[from] hourglass_arith::Error),
+    /// RSA-layer failure.
+    #[error(transparent)]
+    Rsa(#[from] hourglass_rsa::Error),
+    /// Parameters that cannot work.
+    #[error("invalid parameters: {0}")]
+    InvalidParameters(String),
+    /// A file could not be parsed or is inconsistent.
+    #[error("cannot parse {what}: {why}")]
+    Parse {
+        /// What was being read ("puzzle public key", ...).
+        what: &'static str,
+        /// Why it failed.
+        why: String,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;
