@@ -8,6 +8,8 @@ mod cli_error;
 mod demo;
 mod entropy_args;
 mod files;
+mod progress;
+mod puzzle_cmd;
 mod rsa_cmd;
 
 use std::process::ExitCode;
@@ -35,6 +37,8 @@ struct Cli {
 enum Command {
     /// RSA keys and operations: standard, CRT, rebalanced, scheme A and B.
     Rsa(rsa_cmd::RsaArgs),
+    /// RSA time-lock puzzles: keys, solving, verification.
+    Puzzle(puzzle_cmd::PuzzleArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(bench::BenchArgs),
     /// A short tour of the whole tool on small built-in defaults.
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
+        Command::Puzzle(args) => puzzle_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
     };

@@ -26,9 +26,14 @@
 //! ```
 
 mod key;
+mod solution;
 mod solve;
 
-pub use key::{document_input, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta, PuzzlePublicKey};
+pub use key::{
+    document_input, input_from_digest, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta,
+    PuzzlePublicKey, MIN_D_BITS,
+};
+pub use solution::{Rejection, Solution};
 pub use solve::{solve, SolveOptions, SolveOutcome};
 
 /// Errors from time-lock operations.

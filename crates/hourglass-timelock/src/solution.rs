@@ -1,0 +1,146 @@
+//! The solution file: which puzzle, which document digest, and `c`.
+
+use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::Integer;
+use serde::{Deserialize, Serialize};
+
+use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
+use crate::{Error, Result};
+
+const SOLUTION_TYPE: &str = "hourglass-puzzle-solution";
+
+/// A solved puzzle for one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Solution {
+    /// Fingerprint of the puzzle public key.
+    pub puzzle: [u8; 32],
+    /// Hash the document was digested with.
+    pub hash: PuzzleHash,
+    /// The document digest.
+    pub digest: Vec<u8>,
+    /// Squarings of the puzzle (copied from the key, for display).
+    pub t: u64,
+    /// `c = m^(2^t + z) mod n`.
+    pub c: Integer,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SolutionJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    puzzle: String,
+    hash: PuzzleHash,
+    digest: String,
+    t: u64,
+    c: String,
+}
+
+/// Why a solution was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rejection {
+    /// The solution is for another puzzle key.
+    WrongPuzzle,
+    /// The document's digest differs from the one solved for.
+    DocumentMismatch,
+    /// `c^d != m`: the solution is wrong or was altered.
+    WrongSolution,
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Rejection::WrongPuzzle => "the solution is for another puzzle key",
+            Rejection::DocumentMismatch => {
+                "the document differs from the one the puzzle was solved for"
+            }
+            Rejection::WrongSolution => "the solution does not verify (wrong or altered)",
+        })
+    }
+}
+
+impl Solution {
+    /// The solution as a JSON file.
+    pub fn to_json(&self) -> String {
+        let j = SolutionJson {
+            kind: SOLUTION_TYPE.into(),
+            version: 1,
+            puzzle: hex::encode(self.puzzle),
+            hash: self.hash,
+            digest: hex::encode(&self.digest),
+            t: self.t,
+            c: format!("{:x}", self.c),
+        };
+        format!("{}\n", serde_json::to_string_pretty(&j).unwrap_or_default())
+    }
+
+    /// Parses a JSON solution file.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let err = |why: String| Error::Parse {
+            what: "puzzle solution",
+            why,
+        };
+        let j: SolutionJson = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
+        if j.kind != SOLUTION_TYPE {
+            return Err(err(format!(
+                "\"type\" is '{}', expected '{SOLUTION_TYPE}'",
+                j.kind
+            )));
+        }
+        if j.version != 1 {
+            return Err(err(format!("unsupported version {}", j.version)));
+        }
+        let puzzle: [u8; 32] = hex::decode(&j.puzzle)
+            .ok()
+            .and_then(|v| v.try_into().ok())
+            .ok_or_else(|| err("puzzle fingerprint must be 64 hex digits".into()))?;
+        let digest = hex::decode(&j.digest).map_err(|e| err(format!("digest: {e}")))?;
+        if digest.len() != j.hash.output_len() {
+            return Err(err(format!(
+                "a {} digest has {} bytes, not {}",
+                j.hash,
+                j.hash.output_len(),
+                digest.len()
+            )));
+        }
+        if j.c.is_empty() || j.c.len() > 8192 || !j.c.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(err("c must be hexadecimal".into()));
+        }
+        let c = Integer::from_str_radix(&j.c, 16).map_err(|e| err(format!("c: {e}")))?;
+        Ok(Self {
+            puzzle,
+            hash: j.hash,
+            digest,
+            t: j.t,
+            c,
+        })
+    }
+
+    /// The puzzle input this solution claims to be for.
+    pub fn input(&self, key: &PuzzlePublicKey) -> Result<Integer> {
+        input_from_digest(key.n(), &self.digest)
+    }
+
+    /// Verifies against the private key and the document's digest (computed by the caller
+    /// with [`Solution::hash`]).
+    pub fn verify(
+        &self,
+        key: &PuzzleKey,
+        document_digest: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<std::result::Result<(), Rejection>> {
+        if self.puzzle != key.public().fingerprint() {
+            return Ok(Err(Rejection::WrongPuzzle));
+        }
+        if document_digest != self.digest.as_slice() {
+            return Ok(Err(Rejection::DocumentMismatch));
+        }
+        let m = self.input(key.public())?;
+        Ok(if key.verify(&m, &self.c, rng)? {
+            Ok(())
+        } else {
+            Err(Rejection::WrongSolution)
+        })
+    }
+}
