@@ -186,11 +186,23 @@ pub fn write_atomic(path: &Path, data: &[u8], mode: u32) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // An unpredictable name (opened exclusively below), so a stale file from a crash or a
+    // planted one never blocks or redirects the write.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut salt = [0u8; 8];
+    getrandom::getrandom(&mut salt).map_err(|e| Error::Entropy(e.to_string()))?;
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}{}.tmp",
+        std::process::id(),
+        hex_lower(&salt),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     let result = (|| {
         let mut f = {
             let mut opts = std::fs::OpenOptions::new();
-            opts.write(true).create(true).truncate(true);
+            // create_new (O_EXCL): never open a file or follow a symlink someone planted
+            // at this predictable name; that would write the data wherever it points.
+            opts.write(true).create_new(true);
             #[cfg(unix)]
             {
                 use std::os::unix::fs::OpenOptionsExt;
@@ -216,6 +228,10 @@ pub fn write_atomic(path: &Path, data: &[u8], mode: u32) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(io)
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

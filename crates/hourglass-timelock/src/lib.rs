@@ -28,6 +28,7 @@
 mod key;
 mod solution;
 mod solve;
+pub mod submission;
 
 pub use key::{
     document_input, input_from_digest, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta,

@@ -1,0 +1,725 @@
+//! Offline submission (paper section IV): puzzle sets, chains of solutions, the open-ended
+//! mode, and the bundle an author submits.
+//!
+//! - The institution publishes a [`PuzzleSet`]: several public puzzle keys of different
+//!   durations (for example 12 h, 4 h, 1 h, 10 min).
+//! - The author seals a document ([`seal`]): link 1 solves a puzzle for the document's input
+//!   `m_1`; each next link solves a (usually shorter) puzzle for `m_(i+1) = H(c_i)` mapped below
+//!   the next modulus, until stopped. Every finished link is kept.
+//! - Open-ended mode (section IV-C): the author squares `m` modulo one key's modulus for as long
+//!   as needed and records `(t, c = m^(2^t))`; the institution checks it with the trapdoor.
+//! - The institution verifies a [`Bundle`] with its private keys ([`verify_bundle`]), in
+//!   parallel, and credits the sum of the links' times.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use hourglass_arith::checkpoint::Checkpoint;
+use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::squaring::{Outcome, Progress, SquaringRun};
+use hourglass_arith::Integer;
+use rug::integer::Order;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
+use crate::solve::{solve, SolveOptions, SolveOutcome};
+use crate::{Error, Result};
+
+const SET_TYPE: &str = "hourglass-puzzle-set";
+const BUNDLE_TYPE: &str = "hourglass-submission-bundle";
+
+/// Squarings an open-ended run is set up for (it is stopped long before).
+pub const OPEN_ENDED_LIMIT: u64 = 1 << 62;
+
+/// A published set of puzzle keys of different durations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PuzzleSet {
+    /// A name for the set (the deadline it serves).
+    pub name: String,
+    /// The keys, longest first.
+    pub puzzles: Vec<PuzzlePublicKey>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    name: String,
+    puzzles: Vec<serde_json::Value>,
+}
+
+impl PuzzleSet {
+    /// A set from keys (sorted longest first). Needs at least one key, all with distinct
+    /// fingerprints.
+    pub fn new(name: &str, mut puzzles: Vec<PuzzlePublicKey>) -> Result<Self> {
+        if puzzles.is_empty() {
+            return Err(Error::InvalidParameters(
+                "a puzzle set needs at least one key".into(),
+            ));
+        }
+        puzzles.sort_by(|a, b| b.credited_secs().total_cmp(&a.credited_secs()));
+        let mut seen = std::collections::HashSet::new();
+        if !puzzles.iter().all(|p| seen.insert(p.fingerprint())) {
+            return Err(Error::InvalidParameters(
+                "a puzzle set lists the same key twice".into(),
+            ));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            puzzles,
+        })
+    }
+
+    /// The set as JSON.
+    pub fn to_json(&self) -> String {
+        let puzzles = self
+            .puzzles
+            .iter()
+            .map(|p| serde_json::from_str(&p.to_json()).unwrap_or(serde_json::Value::Null))
+            .collect();
+        let j = SetJson {
+            kind: SET_TYPE.into(),
+            version: 1,
+            name: self.name.clone(),
+            puzzles,
+        };
+        format!("{}\n", serde_json::to_string_pretty(&j).unwrap_or_default())
+    }
+
+    /// Parses a set file (each key's fingerprint is checked).
+    pub fn from_json(text: &str) -> Result<Self> {
+        let err = |why: String| Error::Parse {
+            what: "puzzle set",
+            why,
+        };
+        let j: SetJson = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
+        if j.kind != SET_TYPE {
+            return Err(err(format!(
+                "\"type\" is '{}', expected '{SET_TYPE}'",
+                j.kind
+            )));
+        }
+        if j.version != 1 {
+            return Err(err(format!("unsupported version {}", j.version)));
+        }
+        let puzzles = j
+            .puzzles
+            .iter()
+            .map(|v| PuzzlePublicKey::from_json(&v.to_string()))
+            .collect::<Result<Vec<_>>>()?;
+        Self::new(&j.name, puzzles)
+    }
+
+    /// The key with this fingerprint.
+    pub fn find(&self, fingerprint: &[u8; 32]) -> Option<&PuzzlePublicKey> {
+        self.puzzles
+            .iter()
+            .find(|p| p.fingerprint() == *fingerprint)
+    }
+
+    /// The next puzzle to solve when about `remaining` seconds of offline time are expected:
+    /// the longest one that fits, or the shortest if none does; with no expectation, the
+    /// shortest (the finest granularity: stopping loses at most one short link).
+    pub fn pick(&self, remaining: Option<f64>) -> &PuzzlePublicKey {
+        let shortest = self
+            .puzzles
+            .last()
+            .unwrap_or_else(|| unreachable!("a set is never empty"));
+        match remaining {
+            Some(r) => self
+                .puzzles
+                .iter()
+                .find(|p| p.credited_secs() <= r)
+                .unwrap_or(shortest),
+            None => shortest,
+        }
+    }
+}
+
+/// One link of a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Link {
+    /// A solved puzzle: `c = m^(2^t + z) mod n`, verified by `c^d == m`.
+    Puzzle {
+        /// Fingerprint of the puzzle key (hex).
+        puzzle: String,
+        /// The key's `t`.
+        t: u64,
+        /// The solution (hex).
+        c: String,
+    },
+    /// Open-ended squaring: `c = m^(2^t) mod n` for an author-chosen `t`, verified with the
+    /// trapdoor (`m^(2^t mod phi(n))`).
+    Squarings {
+        /// Fingerprint of the key whose modulus was used (hex).
+        puzzle: String,
+        /// Squarings done.
+        t: u64,
+        /// The result (hex).
+        c: String,
+    },
+}
+
+impl Link {
+    /// The key fingerprint (hex) this link uses.
+    pub fn puzzle(&self) -> &str {
+        match self {
+            Link::Puzzle { puzzle, .. } | Link::Squarings { puzzle, .. } => puzzle,
+        }
+    }
+    /// Squarings the link represents.
+    pub fn t(&self) -> u64 {
+        match self {
+            Link::Puzzle { t, .. } | Link::Squarings { t, .. } => *t,
+        }
+    }
+    /// The link's result.
+    pub fn c(&self) -> Result<Integer> {
+        let c = match self {
+            Link::Puzzle { c, .. } | Link::Squarings { c, .. } => c,
+        };
+        if c.is_empty() || c.len() > 8192 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error::Parse {
+                what: "submission bundle",
+                why: "a link's c is not hexadecimal".into(),
+            });
+        }
+        Integer::from_str_radix(c, 16).map_err(|e| Error::Parse {
+            what: "submission bundle",
+            why: e.to_string(),
+        })
+    }
+}
+
+/// What an author submits with the document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bundle {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    /// Hash the document was digested with.
+    pub hash: PuzzleHash,
+    /// The document digest (hex).
+    pub digest: String,
+    /// The links, in order.
+    pub links: Vec<Link>,
+}
+
+impl Bundle {
+    /// An empty bundle for a document digest.
+    pub fn new(hash: PuzzleHash, digest: &[u8]) -> Self {
+        Self {
+            kind: BUNDLE_TYPE.into(),
+            version: 1,
+            hash,
+            digest: hex::encode(digest),
+            links: Vec::new(),
+        }
+    }
+
+    /// The bundle as JSON.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(self).unwrap_or_default()
+        )
+    }
+
+    /// Parses a bundle.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let err = |why: String| Error::Parse {
+            what: "submission bundle",
+            why,
+        };
+        let b: Bundle = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
+        if b.kind != BUNDLE_TYPE {
+            return Err(err(format!(
+                "\"type\" is '{}', expected '{BUNDLE_TYPE}'",
+                b.kind
+            )));
+        }
+        if b.version != 1 {
+            return Err(err(format!("unsupported version {}", b.version)));
+        }
+        let digest = hex::decode(&b.digest).map_err(|e| err(format!("digest: {e}")))?;
+        if digest.len() != b.hash.output_len() {
+            return Err(err(format!(
+                "a {} digest has {} bytes",
+                b.hash,
+                b.hash.output_len()
+            )));
+        }
+        if b.links.len() > 100_000 {
+            return Err(err("too many links".into()));
+        }
+        Ok(b)
+    }
+
+    /// The digest bytes.
+    pub fn digest_bytes(&self) -> Vec<u8> {
+        hex::decode(&self.digest).unwrap_or_default()
+    }
+
+    /// Total squarings of all links.
+    pub fn total_squarings(&self) -> u64 {
+        self.links.iter().map(Link::t).sum()
+    }
+}
+
+/// The input of the link after one that produced `c`: `m = OS2IP(0x01 || SHA-256("hourglass
+/// chain v1" || I2OSP(c)))` below the next modulus. (Hashing instead of using `c` itself keeps
+/// the input in range for any next modulus; see docs/FORMATS.md.)
+pub fn chain_input(previous_c: &Integer, next: &PuzzlePublicKey) -> Result<Integer> {
+    let digest = Sha256::new()
+        .chain_update(b"hourglass chain v1\0")
+        .chain_update(previous_c.to_digits::<u8>(Order::Msf))
+        .finalize();
+    input_from_digest(next.n(), &digest)
+}
+
+/// The input of link `index` (0-based) of `bundle`.
+fn link_input(bundle: &Bundle, index: usize, key: &PuzzlePublicKey) -> Result<Integer> {
+    if index == 0 {
+        input_from_digest(key.n(), &bundle.digest_bytes())
+    } else {
+        chain_input(&bundle.links[index - 1].c()?, key)
+    }
+}
+
+/// How to seal.
+#[derive(Debug, Clone)]
+pub struct SealOptions {
+    /// Expected offline time from the start, in seconds (picks the puzzles).
+    pub expect_secs: Option<f64>,
+    /// Stop once this much time is credited (seconds); `None` runs until stopped.
+    pub until_credited_secs: Option<f64>,
+    /// Open-ended mode with this key's modulus instead of chained puzzles.
+    pub open_ended: bool,
+    /// Checkpoint file for the link in progress.
+    pub checkpoint: PathBuf,
+    /// Longest time between checkpoints.
+    pub checkpoint_every: Duration,
+}
+
+/// Why a seal run returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SealEnd {
+    /// The requested credited time is reached.
+    Reached,
+    /// The stop flag was raised (every finished link is in the bundle).
+    Stopped,
+}
+
+/// Credited seconds of a bundle's links according to `set`.
+pub fn credited_secs(set: &PuzzleSet, bundle: &Bundle) -> f64 {
+    bundle
+        .links
+        .iter()
+        .filter_map(|l| {
+            let fp: [u8; 32] = hex::decode(l.puzzle()).ok()?.try_into().ok()?;
+            set.find(&fp).map(|k| l.t() as f64 / k.meta().rate)
+        })
+        .sum()
+}
+
+/// Seals: extends `bundle` link by link (calling `on_link` after each, to save it) until the
+/// target is reached or `stop` is raised. Resumes an unfinished link from the checkpoint.
+pub fn seal(
+    set: &PuzzleSet,
+    bundle: &mut Bundle,
+    options: &SealOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(usize, &PuzzlePublicKey, Progress),
+    on_link: &mut dyn FnMut(&Bundle) -> Result<()>,
+) -> Result<SealEnd> {
+    loop {
+        let credited = credited_secs(set, bundle);
+        if options.until_credited_secs.is_some_and(|u| credited >= u) {
+            return Ok(SealEnd::Reached);
+        }
+        let index = bundle.links.len();
+        let key = if options.open_ended {
+            if index > 0 {
+                return Ok(SealEnd::Reached);
+            }
+            set.pick(None)
+        } else {
+            set.pick(options.expect_secs.map(|e| e - credited))
+        };
+        let m = link_input(bundle, index, key)?;
+        if options.open_ended {
+            let total = match options.until_credited_secs {
+                Some(u) => ((u * key.meta().rate).ceil() as u64).clamp(1, OPEN_ENDED_LIMIT),
+                None => OPEN_ENDED_LIMIT,
+            };
+            let run = SquaringRun::new(key.n(), &m, total)?;
+            let mut ctx = b"hourglass-open-ended-v1\0".to_vec();
+            ctx.extend_from_slice(&key.fingerprint());
+            ctx.extend_from_slice(&m.to_digits::<u8>(Order::Msf));
+            let mut start = run.initial_state();
+            if let Some(ck) = Checkpoint::load(&options.checkpoint)? {
+                ck.check_belongs(&ctx, run.block(), total)?;
+                run.validate_state(&ck.state)?;
+                start = ck.state;
+            }
+            let path = options.checkpoint.clone();
+            let save = |s: &hourglass_arith::squaring::SquaringState| {
+                Checkpoint {
+                    context: ctx.clone(),
+                    block: run.block(),
+                    total,
+                    state: s.clone(),
+                }
+                .save(&path)
+            };
+            let outcome = run.run(
+                start,
+                stop,
+                Duration::from_millis(250),
+                options.checkpoint_every,
+                &mut |p| progress(index, key, p),
+                &mut |s| save(s),
+            )?;
+            let (state, end) = match outcome {
+                Outcome::Finished(s) => (s, SealEnd::Reached),
+                Outcome::Stopped(s) => (s, SealEnd::Stopped),
+            };
+            save(&state)?;
+            if state.done > 0 {
+                bundle.links = vec![Link::Squarings {
+                    puzzle: key.fingerprint_hex(),
+                    t: state.done,
+                    c: format!("{:x}", state.x),
+                }];
+                on_link(bundle)?;
+            }
+            return Ok(end);
+        }
+        let opts = SolveOptions {
+            checkpoint: Some(options.checkpoint.clone()),
+            checkpoint_every: options.checkpoint_every,
+            ..SolveOptions::default()
+        };
+        match solve(key, &m, &opts, stop, &mut |p| progress(index, key, p))? {
+            SolveOutcome::Solved(c) => {
+                bundle.links.push(Link::Puzzle {
+                    puzzle: key.fingerprint_hex(),
+                    t: key.t(),
+                    c: format!("{c:x}"),
+                });
+                on_link(bundle)?;
+                let _ = std::fs::remove_file(&options.checkpoint);
+            }
+            SolveOutcome::Stopped { .. } => return Ok(SealEnd::Stopped),
+        }
+    }
+}
+
+/// The verdict on one link.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkVerdict {
+    /// Position in the bundle (0-based).
+    pub index: usize,
+    /// Key fingerprint.
+    pub puzzle: String,
+    /// Squarings.
+    pub t: u64,
+    /// Seconds credited (0 if invalid).
+    pub credited_secs: f64,
+    /// Whether it verified.
+    pub valid: bool,
+    /// Why not.
+    pub reason: Option<String>,
+}
+
+/// The verdict on a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BundleVerdict {
+    /// Whether the document matches the bundle's digest.
+    pub document_matches: bool,
+    /// Every link's verdict.
+    pub links: Vec<LinkVerdict>,
+    /// Whether everything verified.
+    pub valid: bool,
+    /// Seconds credited in total (0 unless valid).
+    pub credited_secs: f64,
+}
+
+/// Verifies every link of `bundle` for a document with digest `document_digest`, using the
+/// institution's private `keys`, on up to `threads` threads.
+pub fn verify_bundle(
+    bundle: &Bundle,
+    document_digest: &[u8],
+    keys: &[PuzzleKey],
+    threads: usize,
+    rng: &mut dyn EntropySource,
+) -> Result<BundleVerdict> {
+    let document_matches = bundle.digest_bytes() == document_digest;
+    let by_fp: HashMap<String, &PuzzleKey> = keys
+        .iter()
+        .map(|k| (k.public().fingerprint_hex(), k))
+        .collect();
+    let indices: Vec<usize> = (0..bundle.links.len()).collect();
+    let threads = threads.clamp(1, 64);
+    let chunk = indices.len().div_ceil(threads).max(1);
+    let mut rngs = Vec::new();
+    for _ in 0..indices.chunks(chunk).len() {
+        rngs.push(rng.split()?);
+    }
+    let verdicts: Vec<Result<Vec<LinkVerdict>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = indices
+            .chunks(chunk)
+            .zip(rngs.iter_mut())
+            .map(|(part, r)| {
+                let by_fp = &by_fp;
+                s.spawn(move || {
+                    part.iter()
+                        .map(|&i| verify_link(bundle, i, by_fp, &mut **r))
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::InvalidParameters(
+                        "verification thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut links = Vec::new();
+    for v in verdicts {
+        links.extend(v?);
+    }
+    let valid = document_matches && !links.is_empty() && links.iter().all(|l| l.valid);
+    let credited_secs = if valid {
+        links.iter().map(|l| l.credited_secs).sum()
+    } else {
+        0.0
+    };
+    Ok(BundleVerdict {
+        document_matches,
+        links,
+        valid,
+        credited_secs,
+    })
+}
+
+fn verify_link(
+    bundle: &Bundle,
+    index: usize,
+    keys: &HashMap<String, &PuzzleKey>,
+    rng: &mut dyn EntropySource,
+) -> Result<LinkVerdict> {
+    let link = &bundle.links[index];
+    let mut verdict = LinkVerdict {
+        index,
+        puzzle: link.puzzle().to_string(),
+        t: link.t(),
+        credited_secs: 0.0,
+        valid: false,
+        reason: None,
+    };
+    let Some(key) = keys.get(&link.puzzle().to_ascii_lowercase()) else {
+        verdict.reason = Some("no private key with this fingerprint in the key directory".into());
+        return Ok(verdict);
+    };
+    let public = key.public();
+    let m = link_input(bundle, index, public)?;
+    let c = link.c()?;
+    let ok = match link {
+        Link::Puzzle { t, .. } => *t == public.t() && key.verify(&m, &c, rng)?,
+        Link::Squarings { t, .. } => {
+            *t > 0 && c < *public.n() && key.shortcut_squarings(&m, *t)? == c
+        }
+    };
+    if ok {
+        verdict.valid = true;
+        verdict.credited_secs = link.t() as f64 / public.meta().rate;
+    } else {
+        verdict.reason =
+            Some("the link does not verify (wrong, altered, or for another input)".into());
+    }
+    Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::PuzzleKeyGen;
+    use hourglass_arith::entropy::SeededEntropy;
+
+    fn keys(rng: &mut SeededEntropy) -> Vec<PuzzleKey> {
+        [40_000u64, 20_000, 10_000]
+            .iter()
+            .map(|&t| {
+                PuzzleKeyGen::new(512, t)
+                    .rate(10_000.0, false)
+                    .generate(rng)
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("hg-sub-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("link.ckpt")
+    }
+
+    #[test]
+    fn chain_seals_and_verifies_and_detects_tampering() {
+        let mut rng = SeededEntropy::new(b"chain");
+        let keys = keys(&mut rng);
+        let set = PuzzleSet::new("test", keys.iter().map(|k| k.public_key()).collect()).unwrap();
+        assert_eq!(PuzzleSet::from_json(&set.to_json()).unwrap(), set);
+        let digest = PuzzleHash::Sha256.digest(b"the document");
+        let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+        let opts = SealOptions {
+            expect_secs: Some(5.0),
+            until_credited_secs: Some(5.0),
+            open_ended: false,
+            checkpoint: temp("chain"),
+            checkpoint_every: Duration::ZERO,
+        };
+        let end = seal(
+            &set,
+            &mut bundle,
+            &opts,
+            &AtomicBool::new(false),
+            &mut |_, _, _| {},
+            &mut |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(end, SealEnd::Reached);
+        // Expecting 5 s with 4 s / 2 s / 1 s puzzles: 4 s then 1 s.
+        let ts: Vec<u64> = bundle.links.iter().map(Link::t).collect();
+        assert_eq!(ts, vec![40_000, 10_000]);
+        let back = Bundle::from_json(&bundle.to_json()).unwrap();
+        let v = verify_bundle(&back, &digest, &keys, 2, &mut rng).unwrap();
+        assert!(v.valid, "{v:?}");
+        assert!((v.credited_secs - 5.0).abs() < 1e-9);
+        // Another document, an altered link, a missing key.
+        assert!(
+            !verify_bundle(
+                &back,
+                &PuzzleHash::Sha256.digest(b"other"),
+                &keys,
+                1,
+                &mut rng
+            )
+            .unwrap()
+            .valid
+        );
+        let mut bad = back.clone();
+        if let Link::Puzzle { c, .. } = &mut bad.links[1] {
+            c.replace_range(0..1, if c.starts_with('1') { "2" } else { "1" });
+        }
+        let v = verify_bundle(&bad, &digest, &keys, 2, &mut rng).unwrap();
+        assert!(!v.valid && v.links[0].valid && !v.links[1].valid);
+        assert!(
+            !verify_bundle(&back, &digest, &keys[..1], 1, &mut rng)
+                .unwrap()
+                .valid
+        );
+    }
+
+    #[test]
+    fn open_ended_mode_verifies_with_the_trapdoor() {
+        let mut rng = SeededEntropy::new(b"open");
+        let keys = keys(&mut rng);
+        let set = PuzzleSet::new("test", keys.iter().map(|k| k.public_key()).collect()).unwrap();
+        let digest = PuzzleHash::Sha256.digest(b"doc");
+        let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+        let opts = SealOptions {
+            expect_secs: None,
+            until_credited_secs: Some(3.5),
+            open_ended: true,
+            checkpoint: temp("open"),
+            checkpoint_every: Duration::ZERO,
+        };
+        assert_eq!(
+            seal(
+                &set,
+                &mut bundle,
+                &opts,
+                &AtomicBool::new(false),
+                &mut |_, _, _| {},
+                &mut |_| Ok(())
+            )
+            .unwrap(),
+            SealEnd::Reached
+        );
+        assert_eq!(bundle.links.len(), 1);
+        assert_eq!(bundle.links[0].t(), 35_000);
+        let v = verify_bundle(&bundle, &digest, &keys, 1, &mut rng).unwrap();
+        assert!(v.valid, "{v:?}");
+        let mut bad = bundle.clone();
+        if let Link::Squarings { t, .. } = &mut bad.links[0] {
+            *t += 1;
+        }
+        assert!(
+            !verify_bundle(&bad, &digest, &keys, 1, &mut rng)
+                .unwrap()
+                .valid
+        );
+    }
+
+    #[test]
+    fn stopping_keeps_finished_links_and_resumes() {
+        let mut rng = SeededEntropy::new(b"stop");
+        let keys = keys(&mut rng);
+        let set = PuzzleSet::new("test", keys.iter().map(|k| k.public_key()).collect()).unwrap();
+        let digest = PuzzleHash::Sha256.digest(b"doc");
+        let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+        let ck = temp("stop");
+        let opts = SealOptions {
+            expect_secs: None,
+            until_credited_secs: Some(2.0),
+            open_ended: false,
+            checkpoint: ck,
+            checkpoint_every: Duration::ZERO,
+        };
+        assert_eq!(
+            seal(
+                &set,
+                &mut bundle,
+                &opts,
+                &AtomicBool::new(true),
+                &mut |_, _, _| {},
+                &mut |_| Ok(())
+            )
+            .unwrap(),
+            SealEnd::Stopped
+        );
+        assert!(bundle.links.is_empty());
+        assert_eq!(
+            seal(
+                &set,
+                &mut bundle,
+                &opts,
+                &AtomicBool::new(false),
+                &mut |_, _, _| {},
+                &mut |_| Ok(())
+            )
+            .unwrap(),
+            SealEnd::Reached
+        );
+        assert_eq!(bundle.links.len(), 2); // two 1-second links
+        assert!(
+            verify_bundle(&bundle, &digest, &keys, 2, &mut rng)
+                .unwrap()
+                .valid
+        );
+    }
+}
