@@ -477,6 +477,14 @@ pub fn random_prime(request: &PrimeRequest<'_>, rng: &mut dyn EntropySource) -> 
     }
 }
 
+/// A random `bits`-bit RSA modulus `p q` (factors discarded), for rate measurements and
+/// throwaway groups.
+pub fn random_modulus(bits: u32, rng: &mut dyn EntropySource) -> Result<Integer> {
+    let p = random_prime(&PrimeRequest::new(bits - bits / 2), rng)?;
+    let q = random_prime(&PrimeRequest::new(bits / 2), rng)?;
+    Ok(p * q)
+}
+
 /// GMP's own verdict, exposed for differential tests.
 pub fn gmp_is_prime(n: &Integer) -> bool {
     n.is_probably_prime(30) != IsPrime::No

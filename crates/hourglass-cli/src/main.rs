@@ -11,6 +11,7 @@ mod files;
 mod progress;
 mod puzzle_cmd;
 mod rsa_cmd;
+mod submit_cmd;
 
 use std::process::ExitCode;
 
@@ -39,6 +40,8 @@ enum Command {
     Rsa(rsa_cmd::RsaArgs),
     /// RSA time-lock puzzles: keys, solving, verification.
     Puzzle(puzzle_cmd::PuzzleArgs),
+    /// Offline submission: puzzle sets, sealing a document, verifying a bundle.
+    Submit(submit_cmd::SubmitArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(bench::BenchArgs),
     /// A short tour of the whole tool on small built-in defaults.
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),
+        Command::Submit(args) => submit_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
     };

@@ -31,6 +31,9 @@ use crate::{Error, Result};
 const SET_TYPE: &str = "hourglass-puzzle-set";
 const BUNDLE_TYPE: &str = "hourglass-submission-bundle";
 
+/// Relative slack when comparing credited times (they come from rounded squaring counts).
+const CREDIT_TOLERANCE: f64 = 1e-4;
+
 /// Squarings an open-ended run is set up for (it is stopped long before).
 pub const OPEN_ENDED_LIMIT: u64 = 1 << 62;
 
@@ -341,7 +344,11 @@ pub fn seal(
 ) -> Result<SealEnd> {
     loop {
         let credited = credited_secs(set, bundle);
-        if options.until_credited_secs.is_some_and(|u| credited >= u) {
+        // t = round(duration * rate) per key, so sums of credited times can fall a hair short.
+        if options
+            .until_credited_secs
+            .is_some_and(|u| credited >= u * (1.0 - CREDIT_TOLERANCE))
+        {
             return Ok(SealEnd::Reached);
         }
         let index = bundle.links.len();

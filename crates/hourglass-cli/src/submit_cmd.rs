@@ -1,0 +1,430 @@
+//! `hourglass submit ...`: offline submission (paper section IV).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, Subcommand};
+use hourglass_arith::squaring::measure_rate;
+use hourglass_timelock::submission::{
+    credited_secs, seal, verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions,
+};
+use hourglass_timelock::{PuzzleKey, PuzzleKeyGen};
+
+use crate::cli_error::CliError;
+use crate::entropy_args::EntropyArgs;
+use crate::files::{read_input, write_output, Sensitivity};
+use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
+use crate::puzzle_cmd::{digest_file, load_puzzle_key, HashArg};
+
+/// Arguments of `hourglass submit`.
+#[derive(Args, Debug)]
+pub struct SubmitArgs {
+    #[command(subcommand)]
+    command: SubmitCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum SubmitCommand {
+    /// Institution: make a puzzle set (several keys of different durations) in a directory.
+    #[command(after_help = "Examples:
+  hourglass submit new-set --durations 12h,4h,1h,10min --name 'Conf 2027' -o keys/   (rate measured here)
+  hourglass submit new-set --durations 12h,4h,1h,10min --rate 1500000 -o keys/
+Publish keys/set.json; keep keys/*.key secret.")]
+    NewSet(NewSetArgs),
+    /// Author: seal a document offline by solving a chain of puzzles (or open-ended squaring).
+    #[command(after_help = "Examples:
+  hourglass submit seal --set set.json -i paper.pdf --expect 5h -o paper.bundle
+  hourglass submit seal --set set.json -i paper.pdf -o paper.bundle              (Ctrl-C when online again)
+  hourglass submit seal --set set.json -i paper.pdf --open-ended -o paper.bundle
+Run the same command again to resume after a crash or Ctrl-C; finished links are kept.")]
+    Seal(SealArgs),
+    /// Institution: verify a bundle, credit its time, and check it against the deadline.
+    #[command(after_help = "Examples:
+  hourglass submit verify --keys keys/ -i paper.pdf paper.bundle
+  hourglass submit verify --keys keys/ -i paper.pdf paper.bundle --deadline 2027-03-01T23:59:59Z --json")]
+    Verify(VerifyArgs),
+}
+
+#[derive(Args, Debug)]
+struct NewSetArgs {
+    /// Durations of the puzzles, comma-separated (e.g. 12h,4h,1h,10min).
+    #[arg(long, value_delimiter = ',', value_parser = humantime::parse_duration, required = true)]
+    durations: Vec<Duration>,
+    /// Reference rate in squarings per second (default: measured on this machine).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Modulus size.
+    #[arg(long, default_value_t = 2048)]
+    bits: u32,
+    /// Name of the set (the deadline it serves); also the issuer of its keys.
+    #[arg(long, default_value = "hourglass puzzle set")]
+    name: String,
+    /// Hash for documents.
+    #[arg(long, value_enum, default_value = "sha256")]
+    hash: HashArg,
+    /// Output directory (created): set.json plus NAME-DURATION.key/.pub per puzzle.
+    #[arg(short, long, value_name = "DIR")]
+    out: PathBuf,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct SealArgs {
+    /// The institution's puzzle set.
+    #[arg(long, value_name = "FILE")]
+    set: PathBuf,
+    /// The finished document.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// Expected offline time (chooses the puzzles: longest that fits, then shorter ones).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    expect: Option<Duration>,
+    /// Stop once this much time is credited (default: run until Ctrl-C).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    until: Option<Duration>,
+    /// Open-ended mode: square with the shortest key's modulus until stopped (section IV-C).
+    #[arg(long, conflicts_with = "expect")]
+    open_ended: bool,
+    /// The bundle to write (rewritten after every finished link).
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// Seconds between checkpoints of the link in progress.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    checkpoint_every: u64,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+    /// Progress as JSON lines on stderr, result as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct VerifyArgs {
+    /// Directory with the set's private keys (*.key).
+    #[arg(long, value_name = "DIR")]
+    keys: PathBuf,
+    /// The submitted document.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// The submitted bundle.
+    #[arg(value_name = "BUNDLE")]
+    bundle: PathBuf,
+    /// The deadline (RFC 3339, e.g. 2027-03-01T23:59:59Z).
+    #[arg(long, value_parser = humantime::parse_rfc3339_weak)]
+    deadline: Option<SystemTime>,
+    /// When the submission was received (default: now).
+    #[arg(long, value_parser = humantime::parse_rfc3339_weak)]
+    received: Option<SystemTime>,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+/// Runs `hourglass submit ...`.
+pub fn run(args: SubmitArgs) -> Result<(), CliError> {
+    match args.command {
+        SubmitCommand::NewSet(a) => new_set(a),
+        SubmitCommand::Seal(a) => seal_cmd(a),
+        SubmitCommand::Verify(a) => verify(a),
+    }
+}
+
+/// A file-name-safe label for a duration (`12h`, `10min`).
+fn duration_label(d: Duration) -> String {
+    humantime::format_duration(d).to_string().replace(' ', "")
+}
+
+fn new_set(a: NewSetArgs) -> Result<(), CliError> {
+    if !(1024..=8192).contains(&a.bits) {
+        return Err(CliError::usage("--bits must be within 1024..=8192"));
+    }
+    let (rate, measured) = match a.rate {
+        Some(r) if r.is_finite() && r > 0.0 => (r, false),
+        Some(_) => return Err(CliError::usage("--rate must be positive")),
+        None => {
+            eprintln!(
+                "hourglass: measuring this machine's squaring rate at {} bits (2 s)...",
+                a.bits
+            );
+            let mut rng = a.entropy.source()?;
+            let n = hourglass_arith::prime::random_modulus(a.bits, &mut *rng)?;
+            (measure_rate(&n, Duration::from_secs(2)), true)
+        }
+    };
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| CliError::new(format!("cannot create {}: {e}", a.out.display())))?;
+    let mut rng = a.entropy.source()?;
+    let mut publics = Vec::new();
+    for d in &a.durations {
+        let t = (d.as_secs_f64() * rate).round();
+        if t < 1.0 {
+            return Err(CliError::usage(format!(
+                "duration {} is too short for any squaring",
+                duration_label(*d)
+            )));
+        }
+        let key = PuzzleKeyGen::new(a.bits, t as u64)
+            .rate(rate, measured)
+            .hash(a.hash.into())
+            .issuer(&a.name)
+            .generate(&mut *rng)
+            .map_err(|e| CliError::new(e.to_string()))?;
+        let base = a.out.join(format!("puzzle-{}", duration_label(*d)));
+        write_output(
+            &base.with_extension("key"),
+            key.to_json().as_bytes(),
+            Sensitivity::Secret,
+        )?;
+        write_output(
+            &base.with_extension("pub"),
+            key.public().to_json().as_bytes(),
+            Sensitivity::Public,
+        )?;
+        publics.push(key.public_key());
+    }
+    let set = PuzzleSet::new(&a.name, publics).map_err(|e| CliError::new(e.to_string()))?;
+    let set_path = a.out.join("set.json");
+    write_output(&set_path, set.to_json().as_bytes(), Sensitivity::Public)?;
+    eprintln!(
+        "hourglass: wrote {} with {} puzzles ({}) at {}sq/s ({}); keep the .key files secret",
+        set_path.display(),
+        set.puzzles.len(),
+        set.puzzles
+            .iter()
+            .map(|p| format_secs(p.credited_secs()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        format_rate(rate),
+        if measured {
+            "measured on this machine"
+        } else {
+            "given"
+        }
+    );
+    Ok(())
+}
+
+fn load_set(path: &Path) -> Result<PuzzleSet, CliError> {
+    let text = String::from_utf8(read_input(path, "puzzle set")?)
+        .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
+    PuzzleSet::from_json(&text).map_err(|e| {
+        CliError::new(e.to_string())
+            .context(path.display())
+            .hint("the set is the set.json an institution publishes (hourglass submit new-set)")
+    })
+}
+
+fn with_ext(base: &Path, ext: &str) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(ext);
+    PathBuf::from(s)
+}
+
+fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
+    let set = load_set(&a.set)?;
+    let hash = set.puzzles[0].meta().hash;
+    let digest = digest_file(&a.input, hash)?;
+    let mut bundle = match std::fs::read_to_string(&a.out) {
+        Ok(text) => {
+            let b = Bundle::from_json(&text)
+                .map_err(|e| CliError::new(e.to_string()).context(a.out.display()))?;
+            if b.digest_bytes() != digest {
+                return Err(CliError::new(format!(
+                    "{} is a bundle for another document",
+                    a.out.display()
+                ))
+                .hint("choose another -o, or delete the old bundle"));
+            }
+            if !a.quiet {
+                eprintln!(
+                    "hourglass: resuming {} ({} finished links)",
+                    a.out.display(),
+                    b.links.len()
+                );
+            }
+            b
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Bundle::new(hash, &digest),
+        Err(e) => return Err(CliError::new(format!("reading {}: {e}", a.out.display()))),
+    };
+    let options = SealOptions {
+        expect_secs: a.expect.map(|d| d.as_secs_f64()),
+        until_credited_secs: a.until.map(|d| d.as_secs_f64()),
+        open_ended: a.open_ended,
+        checkpoint: with_ext(&a.out, ".ckpt"),
+        checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
+    };
+    let mode = ProgressMode::from_flags(a.quiet, a.json);
+    let mut display: Option<(usize, ProgressDisplay)> = None;
+    let out = a.out.clone();
+    let quiet = a.quiet || a.json;
+    let end = seal(
+        &set,
+        &mut bundle,
+        &options,
+        stop_flag(),
+        &mut |index, key, p| {
+            if display.as_ref().is_none_or(|(i, _)| *i != index) {
+                if let Some((_, d)) = display.as_mut() {
+                    d.finish();
+                }
+                let label = if a.open_ended {
+                    "open-ended squaring".to_string()
+                } else {
+                    format!("link {} ({})", index + 1, format_secs(key.credited_secs()))
+                };
+                display = Some((index, ProgressDisplay::new(mode, &label)));
+            }
+            if let Some((_, d)) = display.as_mut() {
+                d.update(p);
+            }
+        },
+        &mut |b| {
+            write_output(&out, b.to_json().as_bytes(), Sensitivity::Public)
+                .map_err(|e| hourglass_timelock::Error::InvalidParameters(e.message))?;
+            if !quiet {
+                let newline = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    "\n"
+                } else {
+                    ""
+                };
+                eprintln!(
+                    "{newline}hourglass: link {} done; credited so far {}",
+                    b.links.len(),
+                    format_secs(credited_secs(&set, b))
+                );
+            }
+            Ok(())
+        },
+    );
+    if let Some((_, d)) = display.as_mut() {
+        d.finish();
+    }
+    let end = end.map_err(|e| CliError::new(e.to_string()))?;
+    let credited = credited_secs(&set, &bundle);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({"bundle": a.out, "links": bundle.links.len(), "credited_secs": credited, "stopped": end == SealEnd::Stopped})
+        );
+    } else if !a.quiet {
+        eprintln!(
+            "hourglass: {} {} with {} link(s), crediting {}{}",
+            if end == SealEnd::Stopped {
+                "stopped;"
+            } else {
+                "sealed:"
+            },
+            a.out.display(),
+            bundle.links.len(),
+            format_secs(credited),
+            if end == SealEnd::Stopped {
+                " (run the same command to continue)"
+            } else {
+                ""
+            }
+        );
+    }
+    if bundle.links.is_empty() {
+        return Err(CliError::new("no link finished yet; nothing to submit")
+            .hint("run the same command again to continue"));
+    }
+    Ok(())
+}
+
+fn load_keys(dir: &Path) -> Result<Vec<PuzzleKey>, CliError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| CliError::new(format!("cannot read key directory {}: {e}", dir.display())))?;
+    let mut keys = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "key") {
+            keys.push(load_puzzle_key(&path)?);
+        }
+    }
+    if keys.is_empty() {
+        return Err(CliError::new(format!("no .key files in {}", dir.display()))
+            .hint("--keys is the directory written by `hourglass submit new-set`"));
+    }
+    Ok(keys)
+}
+
+fn verify(a: VerifyArgs) -> Result<(), CliError> {
+    let keys = load_keys(&a.keys)?;
+    let text = String::from_utf8(read_input(&a.bundle, "bundle")?)
+        .map_err(|_| CliError::new("the bundle is not a text file"))?;
+    let bundle = Bundle::from_json(&text)
+        .map_err(|e| CliError::new(e.to_string()).context(a.bundle.display()))?;
+    let digest = digest_file(&a.input, bundle.hash)?;
+    let mut rng = a.entropy.source()?;
+    let start = std::time::Instant::now();
+    let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut *rng)
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let elapsed = start.elapsed();
+    let received = a.received.unwrap_or_else(SystemTime::now);
+    let existed_at = received
+        .checked_sub(Duration::from_secs_f64(verdict.credited_secs))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let before_deadline = a.deadline.map(|d| verdict.valid && existed_at <= d);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "valid": verdict.valid,
+                "document_matches": verdict.document_matches,
+                "credited_secs": verdict.credited_secs,
+                "received": humantime::format_rfc3339_seconds(received).to_string(),
+                "existed_at": humantime::format_rfc3339_seconds(existed_at).to_string(),
+                "deadline": a.deadline.map(|d| humantime::format_rfc3339_seconds(d).to_string()),
+                "before_deadline": before_deadline,
+                "links": verdict.links,
+                "verify_ms": elapsed.as_secs_f64() * 1e3,
+            }))
+            .unwrap_or_default()
+        );
+    } else {
+        if !verdict.document_matches {
+            println!("document: does NOT match the bundle's digest");
+        }
+        for l in &verdict.links {
+            println!(
+                "link {}: {} ({} squarings, {}){}",
+                l.index + 1,
+                if l.valid { "valid" } else { "INVALID" },
+                l.t,
+                format_secs(l.credited_secs),
+                l.reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+        }
+        if verdict.valid {
+            println!(
+                "credited: {} -> the document existed by {} (received {})",
+                format_secs(verdict.credited_secs),
+                humantime::format_rfc3339_seconds(existed_at),
+                humantime::format_rfc3339_seconds(received)
+            );
+        }
+        if let Some(ok) = before_deadline {
+            println!(
+                "before the deadline: {}",
+                if ok { "yes, provably" } else { "NO" }
+            );
+        }
+    }
+    if !verdict.valid {
+        return Err(CliError::new("the bundle does not verify"));
+    }
+    if before_deadline == Some(false) {
+        return Err(CliError::new(
+            "the document is not proven to predate the deadline",
+        ));
+    }
+    Ok(())
+}
