@@ -1,8 +1,12 @@
-//! `hourglass demo`: a short tour on small built-in defaults.
+//! `hourglass demo`: the whole offline-submission flow in about half a minute, and
+//! `hourglass demo --rsa`: a tour of the RSA variants.
 //!
-//! Until the time-lock flow lands, the tour covers the RSA foundation: it generates a key of
-//! each variant, encrypts, decrypts, signs and verifies, writes and re-reads key files, and
-//! inspects a deliberately weak key, printing the equivalent commands as it goes.
+//! The offline-submission demo plays both parties on this machine: the institution measures
+//! the squaring rate and publishes a puzzle set calibrated to it; the author, "offline" at the
+//! deadline, seals a document by solving a chain of puzzles; the institution verifies the
+//! bundle, credits the solving time and predates the document. It then shows that a changed
+//! document or an altered solution is rejected, and runs the open-ended mode. Every step prints
+//! the equivalent command.
 
 use std::time::Instant;
 
@@ -17,14 +21,33 @@ use crate::cli_error::CliError;
 
 /// Arguments of `hourglass demo`.
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  hourglass demo\n  hourglass demo --scale 3      (three times longer puzzles)\n  hourglass demo --rsa"
+)]
 pub struct DemoArgs {
-    /// Modulus size for the tour.
+    /// Modulus size.
     #[arg(long, default_value_t = 2048)]
     bits: u32,
+    /// Multiply the puzzle durations (1 = about 30 s in all).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Tour the RSA variants instead.
+    #[arg(long)]
+    rsa: bool,
+    /// Keep the demo's files in this directory (default: a temporary directory, removed).
+    #[arg(long, value_name = "DIR")]
+    keep: Option<std::path::PathBuf>,
 }
 
-/// Runs the tour.
+/// Runs the demo.
 pub fn run(a: DemoArgs) -> Result<(), CliError> {
+    if a.rsa {
+        return rsa_tour(&a);
+    }
+    crate::demo_submission::run(a.bits, a.scale, a.keep.as_deref())
+}
+
+fn rsa_tour(a: &DemoArgs) -> Result<(), CliError> {
     if !(1024..=4096).contains(&a.bits) {
         return Err(CliError::usage(
             "--bits for the demo must be within 1024..=4096",

@@ -6,6 +6,7 @@
 mod bench;
 mod cli_error;
 mod demo;
+mod demo_submission;
 mod entropy_args;
 mod files;
 mod progress;
@@ -44,7 +45,7 @@ enum Command {
     Submit(submit_cmd::SubmitArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(bench::BenchArgs),
-    /// A short tour of the whole tool on small built-in defaults.
+    /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
     Demo(demo::DemoArgs),
 }
 

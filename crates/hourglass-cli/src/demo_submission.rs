@@ -1,0 +1,269 @@
+//! The offline-submission demo (see `demo.rs`).
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, SystemTime};
+
+use hourglass_arith::entropy::OsEntropy;
+use hourglass_arith::prime::random_modulus;
+use hourglass_arith::squaring::measure_rate;
+use hourglass_timelock::submission::{
+    credited_secs, seal, verify_bundle, Bundle, Link, PuzzleSet, SealOptions,
+};
+use hourglass_timelock::{PuzzleHash, PuzzleKeyGen};
+
+use crate::cli_error::CliError;
+use crate::files::{write_output, Sensitivity};
+use crate::progress::{format_rate, format_secs, ProgressDisplay, ProgressMode};
+
+fn step(title: &str) {
+    println!("\n== {title}");
+}
+
+fn err(e: impl std::fmt::Display) -> CliError {
+    CliError::new(e.to_string())
+}
+
+/// Runs the demo with puzzles of `scale` times the default durations.
+pub fn run(bits: u32, scale: f64, keep: Option<&Path>) -> Result<(), CliError> {
+    if !(1024..=4096).contains(&bits) || !(0.05..=100.0).contains(&scale) {
+        return Err(CliError::usage(
+            "--bits must be within 1024..=4096 and --scale within 0.05..=100",
+        ));
+    }
+    let tmp;
+    let dir = match keep {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(err)?;
+            d.to_path_buf()
+        }
+        None => {
+            tmp = std::env::temp_dir().join(format!("hourglass-demo-{}", std::process::id()));
+            std::fs::create_dir_all(&tmp).map_err(err)?;
+            tmp.clone()
+        }
+    };
+    let result = flow(bits, scale, &dir);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("\nfiles kept in {}", dir.display());
+    }
+    result
+}
+
+fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
+    let mut rng = OsEntropy;
+    let total = Instant::now();
+    println!("hourglass demo: offline submission with RSA time-lock puzzles ({bits}-bit keys)");
+    println!("An author finishes a paper just before a 23:59 deadline but is offline; a chain of");
+    println!("puzzles solved for the paper proves, once online again, that it was final in time.");
+
+    step("Institution: measure this machine's sequential squaring rate (the reference S)");
+    let n = random_modulus(bits, &mut rng)?;
+    let rate = measure_rate(&n, Duration::from_secs(1));
+    println!("$ hourglass puzzle bench --bits {bits}");
+    println!("   S = {}squarings/s at {bits} bits", format_rate(rate));
+
+    step("Institution: publish a puzzle set calibrated to S");
+    let durations: Vec<f64> = [16.0, 8.0, 4.0, 2.0].iter().map(|d| d * scale).collect();
+    println!(
+        "$ hourglass submit new-set --durations {} --rate {rate:.0} -o keys/",
+        durations
+            .iter()
+            .map(|d| format!("{d}s"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let keygen = Instant::now();
+    let mut keys = Vec::new();
+    for d in &durations {
+        let t = (d * rate).round() as u64;
+        keys.push(
+            PuzzleKeyGen::new(bits, t)
+                .rate(rate, true)
+                .issuer("Demo Conference 2027")
+                .generate(&mut rng)
+                .map_err(err)?,
+        );
+    }
+    let set = PuzzleSet::new(
+        "Demo Conference 2027 deadline",
+        keys.iter().map(|k| k.public_key()).collect(),
+    )
+    .map_err(err)?;
+    write_output(
+        &dir.join("set.json"),
+        set.to_json().as_bytes(),
+        Sensitivity::Public,
+    )?;
+    for k in &keys {
+        println!(
+            "   puzzle {:>6}: t = {:>10} squarings, fingerprint {}",
+            format_secs(k.public().credited_secs()),
+            k.public().t(),
+            &k.public().fingerprint_hex()[..16]
+        );
+    }
+    println!(
+        "   {} keys made in {:.0} ms (r = 2^t mod phi(n) by one exponentiation each)",
+        keys.len(),
+        keygen.elapsed().as_secs_f64() * 1e3
+    );
+
+    step("Author: the paper is final; the network is down. Seal it, expecting to be offline ~22 s");
+    let paper = b"Title: On the Punctuality of Authors.\nAbstract: ...\n".to_vec();
+    write_output(&dir.join("paper.txt"), &paper, Sensitivity::Public)?;
+    let finished_at = SystemTime::now();
+    let digest = PuzzleHash::Sha256.digest(&paper);
+    let expect = 22.0 * scale;
+    println!("$ hourglass submit seal --set set.json -i paper.txt --expect {expect}s --until {expect}s -o paper.bundle");
+    let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+    let options = SealOptions {
+        expect_secs: Some(expect),
+        until_credited_secs: Some(expect),
+        open_ended: false,
+        checkpoint: dir.join("paper.bundle.ckpt"),
+        checkpoint_every: Duration::from_secs(5),
+    };
+    let mut display: Option<(usize, ProgressDisplay)> = None;
+    seal(
+        &set,
+        &mut bundle,
+        &options,
+        &AtomicBool::new(false),
+        &mut |i, key, p| {
+            if display.as_ref().is_none_or(|(j, _)| *j != i) {
+                if let Some((_, d)) = display.as_mut() {
+                    d.finish();
+                }
+                display = Some((
+                    i,
+                    ProgressDisplay::new(
+                        ProgressMode::Human,
+                        &format!("   link {} ({})", i + 1, format_secs(key.credited_secs())),
+                    ),
+                ));
+            }
+            if let Some((_, d)) = display.as_mut() {
+                d.update(p);
+            }
+        },
+        &mut |b| {
+            write_output(
+                &dir.join("paper.bundle"),
+                b.to_json().as_bytes(),
+                Sensitivity::Public,
+            )
+            .map_err(|e| hourglass_timelock::Error::InvalidParameters(e.message))
+        },
+    )
+    .map_err(err)?;
+    if let Some((_, d)) = display.as_mut() {
+        d.finish();
+    }
+    println!(
+        "   bundle: {} links, {} of puzzles",
+        bundle.links.len(),
+        format_secs(credited_secs(&set, &bundle))
+    );
+
+    step("Institution: the paper arrives after the deadline; verify the bundle with the private keys");
+    let deadline = finished_at + Duration::from_secs(1);
+    let received = SystemTime::now();
+    println!("$ hourglass submit verify --keys keys/ -i paper.txt paper.bundle --deadline <finish time + 1 s>");
+    let t = Instant::now();
+    let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut rng).map_err(err)?;
+    let verify_ms = t.elapsed().as_secs_f64() * 1e3;
+    for l in &verdict.links {
+        println!(
+            "   link {}: {} ({})",
+            l.index + 1,
+            if l.valid { "valid" } else { "INVALID" },
+            format_secs(l.credited_secs)
+        );
+    }
+    let existed = received - Duration::from_secs_f64(verdict.credited_secs);
+    println!(
+        "   verified in {verify_ms:.1} ms: credited {}; received {:.1} s after the deadline; the paper provably existed {:.1} s before it -> {}",
+        format_secs(verdict.credited_secs),
+        received.duration_since(deadline).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        deadline.duration_since(existed).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        if verdict.valid && existed <= deadline { "ACCEPTED (predated)" } else { "rejected" }
+    );
+    if !verdict.valid {
+        return Err(CliError::new("demo: the bundle did not verify"));
+    }
+
+    step("Institution: tampering is caught");
+    let mut other = paper.clone();
+    other.extend_from_slice(b"(a late edit)\n");
+    let v = verify_bundle(
+        &bundle,
+        &PuzzleHash::Sha256.digest(&other),
+        &keys,
+        2,
+        &mut rng,
+    )
+    .map_err(err)?;
+    println!(
+        "   an edited paper: {}",
+        if v.valid {
+            "accepted (BUG)"
+        } else {
+            "rejected: the digest differs"
+        }
+    );
+    let mut forged = bundle.clone();
+    if let Some(Link::Puzzle { c, .. }) = forged.links.last_mut() {
+        let flipped = if c.ends_with('0') { '1' } else { '0' };
+        c.pop();
+        c.push(flipped);
+    }
+    let v = verify_bundle(&forged, &digest, &keys, 2, &mut rng).map_err(err)?;
+    println!(
+        "   an altered solution: {}",
+        if v.valid {
+            "accepted (BUG)"
+        } else {
+            "rejected: c^d != m"
+        }
+    );
+    if v.valid {
+        return Err(CliError::new("demo: a forged bundle verified"));
+    }
+
+    step("Author, alternative (section IV-C): open-ended squaring for 4 s, no puzzle chosen in advance");
+    println!("$ hourglass submit seal --set set.json -i paper.txt --open-ended -o open.bundle   (Ctrl-C when online)");
+    let mut open = Bundle::new(PuzzleHash::Sha256, &digest);
+    let options = SealOptions {
+        expect_secs: None,
+        until_credited_secs: Some(4.0 * scale),
+        open_ended: true,
+        checkpoint: dir.join("open.bundle.ckpt"),
+        checkpoint_every: Duration::from_secs(5),
+    };
+    let mut d = ProgressDisplay::new(ProgressMode::Human, "   squaring");
+    seal(
+        &set,
+        &mut open,
+        &options,
+        &AtomicBool::new(false),
+        &mut |_, _, p| d.update(p),
+        &mut |_| Ok(()),
+    )
+    .map_err(err)?;
+    d.finish();
+    let v = verify_bundle(&open, &digest, &keys, 1, &mut rng).map_err(err)?;
+    println!(
+        "   {} squarings verified with the trapdoor (m^(2^t mod phi(n)) == c): {}, credited {}",
+        open.total_squarings(),
+        if v.valid { "valid" } else { "INVALID" },
+        format_secs(v.credited_secs)
+    );
+    println!(
+        "\ndemo finished in {}.",
+        format_secs(total.elapsed().as_secs_f64())
+    );
+    Ok(())
+}
