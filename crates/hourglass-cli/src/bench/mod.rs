@@ -4,6 +4,7 @@
 mod keygen;
 mod openssl_baseline;
 mod plot;
+pub(crate) mod puzzle;
 mod rsa;
 mod stats;
 
@@ -31,6 +32,12 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench keygen --bits 4096 --count 50 --plot keygen.svg\n  hourglass bench keygen --bits 2048 --count 100 --threads 2\n  hourglass bench keygen --bits 4096 --count 1000 --mr-rounds 12 --no-lucas   (RSAtron's setting)"
     )]
     Keygen(keygen::KeygenBenchArgs),
+    /// Sequential squaring rates (paper Table I) against GMP and OpenSSL, the solver's checking
+    /// overhead, and the key-generation cost of 2^t mod phi(n) (Table II).
+    #[command(
+        after_help = "Examples:\n  hourglass bench puzzle\n  hourglass bench puzzle --bits 2048 --seconds 5 --json"
+    )]
+    Puzzle(puzzle::PuzzleBenchArgs),
 }
 
 /// Runs `hourglass bench ...`.
@@ -38,6 +45,10 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     match args.command {
         BenchCommand::Rsa(a) => rsa::run(a),
         BenchCommand::Keygen(a) => keygen::run(a),
+        BenchCommand::Puzzle(mut a) => {
+            a.include_everything();
+            puzzle::run(a)
+        }
     }
 }
 
