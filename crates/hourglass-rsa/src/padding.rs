@@ -288,11 +288,18 @@ impl Pss {
 
     /// Verifies `sig` over a precomputed digest.
     pub fn verify_digest(&self, key: &PublicKey, digest: &[u8], sig: &[u8]) -> Result<()> {
-        check_digest_len(self.hash, digest)?;
-        let em_bits = key.bits() - 1;
-        let em_len = em_bits.div_ceil(8) as usize;
         let m = open_signature(key, sig)?;
-        let em = i2osp(&m, em_len).map_err(|_| Error::Verification)?;
+        self.verify_opened(key.bits(), digest, &m)
+    }
+
+    /// Verifies an already opened signature `m = s^e mod n` of a `modulus_bits`-bit key: for
+    /// keys whose public operation is computed elsewhere (time-lock puzzle keys, whose `e` is
+    /// `2^t + z`).
+    pub fn verify_opened(&self, modulus_bits: u32, digest: &[u8], m: &Integer) -> Result<()> {
+        check_digest_len(self.hash, digest)?;
+        let em_bits = modulus_bits - 1;
+        let em_len = em_bits.div_ceil(8) as usize;
+        let em = i2osp(m, em_len).map_err(|_| Error::Verification)?;
         pss_verify(self.hash, digest, &em, em_bits, self.salt_len)
     }
 }

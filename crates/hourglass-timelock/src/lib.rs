@@ -28,6 +28,7 @@
 mod key;
 mod solution;
 mod solve;
+pub mod signature;
 pub mod submission;
 
 pub use key::{

@@ -1,0 +1,121 @@
+//! Delayed signatures (paper section III-D): signing with a puzzle key is an ordinary RSA
+//! private-key operation, but verifying needs the public exponent `2^t + z`, so it takes `t`
+//! sequential squarings. The signature is RSASSA-PSS (SHA-256, salt of 32 bytes) over the
+//! document, so nothing but the exponent differs from a standard signature.
+
+use std::sync::atomic::AtomicBool;
+
+use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::squaring::Progress;
+use hourglass_arith::Integer;
+use hourglass_rsa::padding::{os2ip, Pss};
+use hourglass_rsa::HashAlg;
+
+use crate::key::{PuzzleKey, PuzzlePublicKey};
+use crate::solve::{solve, SolveOptions, SolveOutcome};
+use crate::Result;
+
+/// Signs a SHA-256 document digest with the puzzle key (fast). Returns `k` bytes.
+pub fn sign_digest(key: &PuzzleKey, digest: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
+    Ok(Pss::new(HashAlg::Sha256).sign_digest(key.rsa(), digest, rng)?)
+}
+
+/// How a delayed verification ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayedVerdict {
+    /// The signature is valid.
+    Valid,
+    /// The signature is invalid.
+    Invalid,
+    /// Stopped before the end (resumable from the checkpoint).
+    Stopped {
+        /// Verified squarings so far.
+        done: u64,
+    },
+}
+
+/// Verifies a delayed signature: `s^(2^t + z) mod n` by `t` squarings (with error checking,
+/// checkpoints and resume through `options`), then the PSS check against `digest`.
+pub fn verify_digest(
+    key: &PuzzlePublicKey,
+    digest: &[u8],
+    signature: &[u8],
+    options: &SolveOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<DelayedVerdict> {
+    let k = key.bits().div_ceil(8) as usize;
+    if signature.len() != k {
+        return Ok(DelayedVerdict::Invalid);
+    }
+    let s = os2ip(signature);
+    if s <= 1 || s >= Integer::from(key.n() - 1u32) {
+        return Ok(DelayedVerdict::Invalid);
+    }
+    match solve(key, &s, options, stop, progress)? {
+        SolveOutcome::Stopped { done } => Ok(DelayedVerdict::Stopped { done }),
+        SolveOutcome::Solved(m) => {
+            let ok = Pss::new(HashAlg::Sha256)
+                .verify_opened(key.bits(), digest, &m)
+                .is_ok();
+            Ok(if ok {
+                DelayedVerdict::Valid
+            } else {
+                DelayedVerdict::Invalid
+            })
+        }
+    }
+}
+
+/// Checks a delayed signature instantly with the private key (the issuer's shortcut): `s` must
+/// be the PSS signature of `digest` under `d`.
+pub fn verify_with_private_key(key: &PuzzleKey, digest: &[u8], signature: &[u8]) -> Result<bool> {
+    let k = key.public().bits().div_ceil(8) as usize;
+    if signature.len() != k {
+        return Ok(false);
+    }
+    let Ok(m) = key.rsa().public().public_op(&os2ip(signature)) else {
+        return Ok(false);
+    };
+    Ok(Pss::new(HashAlg::Sha256)
+        .verify_opened(key.public().bits(), digest, &m)
+        .is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::PuzzleKeyGen;
+    use hourglass_arith::entropy::SeededEntropy;
+    use sha2::Digest;
+
+    #[test]
+    fn delayed_signature_verifies_after_t_squarings_and_rejects_tampering() {
+        let mut rng = SeededEntropy::new(b"delayed");
+        let key = PuzzleKeyGen::new(1024, 3000).generate(&mut rng).unwrap();
+        let digest = sha2::Sha256::digest(b"contract").to_vec();
+        let sig = sign_digest(&key, &digest, &mut rng).unwrap();
+        let opts = SolveOptions::default();
+        let stop = AtomicBool::new(false);
+        assert_eq!(
+            verify_digest(key.public(), &digest, &sig, &opts, &stop, &mut |_| {}).unwrap(),
+            DelayedVerdict::Valid
+        );
+        assert!(verify_with_private_key(&key, &digest, &sig).unwrap());
+        let other = sha2::Sha256::digest(b"other contract").to_vec();
+        assert_eq!(
+            verify_digest(key.public(), &other, &sig, &opts, &stop, &mut |_| {}).unwrap(),
+            DelayedVerdict::Invalid
+        );
+        let mut bad = sig.clone();
+        bad[10] ^= 4;
+        assert_eq!(
+            verify_digest(key.public(), &digest, &bad, &opts, &stop, &mut |_| {}).unwrap(),
+            DelayedVerdict::Invalid
+        );
+        assert_eq!(
+            verify_digest(key.public(), &digest, &sig[1..], &opts, &stop, &mut |_| {}).unwrap(),
+            DelayedVerdict::Invalid
+        );
+    }
+}
