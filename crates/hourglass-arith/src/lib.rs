@@ -55,5 +55,14 @@ pub enum Error {
     NotInvertible,
 }
 
+/// Parses a non-negative integer written as 1 to 8192 hexadecimal digits (no prefix, no sign,
+/// no spaces): the form every hourglass file uses. `None` for anything else.
+pub fn integer_from_hex(s: &str) -> Option<Integer> {
+    if s.is_empty() || s.len() > 8192 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Integer::from_str_radix(s, 16).ok()
+}
+
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, Error>;

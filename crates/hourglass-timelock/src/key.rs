@@ -11,6 +11,7 @@ use rug::integer::Order;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::json;
 use crate::{Error, Result};
 
 /// Hash functions that turn a document into a puzzle input.
@@ -233,14 +234,12 @@ impl PuzzlePublicKey {
             meta: self.meta.clone(),
             fingerprint: self.fingerprint_hex(),
         };
-        format!("{}\n", serde_json::to_string_pretty(&j).unwrap_or_default())
+        json::to_text(&j)
     }
 
     /// Parses a JSON public key file, checking its fingerprint.
     pub fn from_json(text: &str) -> Result<Self> {
-        let j: PublicJson =
-            serde_json::from_str(text).map_err(|e| parse("puzzle public key", e))?;
-        Self::from_public_json(j)
+        Self::from_public_json(json::parse("puzzle public key", text)?)
     }
 
     fn from_public_json(j: PublicJson) -> Result<Self> {
@@ -248,16 +247,10 @@ impl PuzzlePublicKey {
             what: "puzzle public key",
             why,
         };
-        if j.kind != PUBLIC_TYPE {
-            return Err(err(format!(
-                "\"type\" is '{}', expected '{PUBLIC_TYPE}'",
-                j.kind
-            )));
-        }
-        if j.version != 1 {
-            return Err(err(format!("unsupported version {}", j.version)));
-        }
-        let key = Self::new(hex_int("n", &j.n)?, j.t, hex_int("z", &j.z)?, j.meta)?;
+        json::check_header("puzzle public key", &j.kind, j.version, PUBLIC_TYPE)?;
+        let n = json::hex_integer("puzzle public key", "n", &j.n)?;
+        let z = json::hex_integer("puzzle public key", "z", &j.z)?;
+        let key = Self::new(n, j.t, z, j.meta)?;
         if key.bits() != j.bits {
             return Err(err(format!(
                 "bits says {} but n has {}",
@@ -303,26 +296,6 @@ struct PrivateJson {
     q: String,
     d: String,
     e: String,
-}
-
-fn parse(what: &'static str, e: serde_json::Error) -> Error {
-    Error::Parse {
-        what,
-        why: e.to_string(),
-    }
-}
-
-fn hex_int(name: &str, s: &str) -> Result<Integer> {
-    if s.is_empty() || s.len() > 8192 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Parse {
-            what: "puzzle key",
-            why: format!("field {name}: expected hexadecimal digits"),
-        });
-    }
-    Integer::from_str_radix(s, 16).map_err(|e| Error::Parse {
-        what: "puzzle key",
-        why: format!("field {name}: {e}"),
-    })
 }
 
 /// A private puzzle key: the RSA key `(n, d)` behind a public puzzle key.
@@ -387,35 +360,24 @@ impl PuzzleKey {
             d: format!("{:x}", d.expose()),
             e: format!("{:x}", self.rsa.public().e()),
         };
-        zeroize::Zeroizing::new(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&j).unwrap_or_default()
-        ))
+        zeroize::Zeroizing::new(json::to_text(&j))
     }
 
     /// Parses a JSON private key file and checks it is consistent with its public key.
     pub fn from_json(text: &str) -> Result<Self> {
-        let j: PrivateJson =
-            serde_json::from_str(text).map_err(|e| parse("puzzle private key", e))?;
+        let j: PrivateJson = json::parse("puzzle private key", text)?;
         let err = |why: String| Error::Parse {
             what: "puzzle private key",
             why,
         };
-        if j.kind != PRIVATE_TYPE {
-            return Err(err(format!(
-                "\"type\" is '{}', expected '{PRIVATE_TYPE}'",
-                j.kind
-            )));
-        }
-        if j.version != 1 {
-            return Err(err(format!("unsupported version {}", j.version)));
-        }
+        json::check_header("puzzle private key", &j.kind, j.version, PRIVATE_TYPE)?;
         let public = PuzzlePublicKey::from_public_json(j.public)?;
+        let field = |name: &str, v: &str| json::hex_integer("puzzle private key", name, v);
         let (p, q, d, e) = (
-            hex_int("p", &j.p)?,
-            hex_int("q", &j.q)?,
-            hex_int("d", &j.d)?,
-            hex_int("e", &j.e)?,
+            field("p", &j.p)?,
+            field("q", &j.q)?,
+            field("d", &j.d)?,
+            field("e", &j.e)?,
         );
         let rsa = PrivateKey::from_components(
             public.n().clone(),

@@ -25,10 +25,11 @@
 //! assert!(key.verify(&m, &c, &mut rng).unwrap());
 //! ```
 
+mod json;
 mod key;
+pub mod signature;
 mod solution;
 mod solve;
-pub mod signature;
 pub mod submission;
 
 pub use key::{

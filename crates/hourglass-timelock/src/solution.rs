@@ -4,6 +4,7 @@ use hourglass_arith::entropy::EntropySource;
 use hourglass_arith::Integer;
 use serde::{Deserialize, Serialize};
 
+use crate::json;
 use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
 use crate::{Error, Result};
 
@@ -72,7 +73,7 @@ impl Solution {
             t: self.t,
             c: format!("{:x}", self.c),
         };
-        format!("{}\n", serde_json::to_string_pretty(&j).unwrap_or_default())
+        json::to_text(&j)
     }
 
     /// Parses a JSON solution file.
@@ -81,16 +82,8 @@ impl Solution {
             what: "puzzle solution",
             why,
         };
-        let j: SolutionJson = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
-        if j.kind != SOLUTION_TYPE {
-            return Err(err(format!(
-                "\"type\" is '{}', expected '{SOLUTION_TYPE}'",
-                j.kind
-            )));
-        }
-        if j.version != 1 {
-            return Err(err(format!("unsupported version {}", j.version)));
-        }
+        let j: SolutionJson = json::parse("puzzle solution", text)?;
+        json::check_header("puzzle solution", &j.kind, j.version, SOLUTION_TYPE)?;
         let puzzle: [u8; 32] = hex::decode(&j.puzzle)
             .ok()
             .and_then(|v| v.try_into().ok())
@@ -104,10 +97,7 @@ impl Solution {
                 digest.len()
             )));
         }
-        if j.c.is_empty() || j.c.len() > 8192 || !j.c.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(err("c must be hexadecimal".into()));
-        }
-        let c = Integer::from_str_radix(&j.c, 16).map_err(|e| err(format!("c: {e}")))?;
+        let c = json::hex_integer("puzzle solution", "c", &j.c)?;
         Ok(Self {
             puzzle,
             hash: j.hash,

@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn solves_verifies_and_resumes() {
         let mut rng = SeededEntropy::new(b"solve");
-        let key = PuzzleKeyGen::new(512, 5000).generate(&mut rng).unwrap();
+        let key = PuzzleKeyGen::new(512, 50_000).generate(&mut rng).unwrap();
         let public = key.public_key();
         let m = document_input(&public, PuzzleHash::Sha256, b"document").unwrap();
         let dir = std::env::temp_dir().join(format!("hg-solve-{}", std::process::id()));

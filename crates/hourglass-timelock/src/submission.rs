@@ -24,6 +24,7 @@ use rug::integer::Order;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::json;
 use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
 use crate::solve::{solve, SolveOptions, SolveOutcome};
 use crate::{Error, Result};
@@ -91,25 +92,13 @@ impl PuzzleSet {
             name: self.name.clone(),
             puzzles,
         };
-        format!("{}\n", serde_json::to_string_pretty(&j).unwrap_or_default())
+        json::to_text(&j)
     }
 
     /// Parses a set file (each key's fingerprint is checked).
     pub fn from_json(text: &str) -> Result<Self> {
-        let err = |why: String| Error::Parse {
-            what: "puzzle set",
-            why,
-        };
-        let j: SetJson = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
-        if j.kind != SET_TYPE {
-            return Err(err(format!(
-                "\"type\" is '{}', expected '{SET_TYPE}'",
-                j.kind
-            )));
-        }
-        if j.version != 1 {
-            return Err(err(format!("unsupported version {}", j.version)));
-        }
+        let j: SetJson = json::parse("puzzle set", text)?;
+        json::check_header("puzzle set", &j.kind, j.version, SET_TYPE)?;
         let puzzles = j
             .puzzles
             .iter()
@@ -187,16 +176,7 @@ impl Link {
         let c = match self {
             Link::Puzzle { c, .. } | Link::Squarings { c, .. } => c,
         };
-        if c.is_empty() || c.len() > 8192 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(Error::Parse {
-                what: "submission bundle",
-                why: "a link's c is not hexadecimal".into(),
-            });
-        }
-        Integer::from_str_radix(c, 16).map_err(|e| Error::Parse {
-            what: "submission bundle",
-            why: e.to_string(),
-        })
+        json::hex_integer("submission bundle", "c", c)
     }
 }
 
@@ -229,10 +209,7 @@ impl Bundle {
 
     /// The bundle as JSON.
     pub fn to_json(&self) -> String {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(self).unwrap_or_default()
-        )
+        json::to_text(self)
     }
 
     /// Parses a bundle.
@@ -241,16 +218,8 @@ impl Bundle {
             what: "submission bundle",
             why,
         };
-        let b: Bundle = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
-        if b.kind != BUNDLE_TYPE {
-            return Err(err(format!(
-                "\"type\" is '{}', expected '{BUNDLE_TYPE}'",
-                b.kind
-            )));
-        }
-        if b.version != 1 {
-            return Err(err(format!("unsupported version {}", b.version)));
-        }
+        let b: Bundle = json::parse("submission bundle", text)?;
+        json::check_header("submission bundle", &b.kind, b.version, BUNDLE_TYPE)?;
         let digest = hex::decode(&b.digest).map_err(|e| err(format!("digest: {e}")))?;
         if digest.len() != b.hash.output_len() {
             return Err(err(format!(
@@ -567,11 +536,11 @@ mod tests {
     use hourglass_arith::entropy::SeededEntropy;
 
     fn keys(rng: &mut SeededEntropy) -> Vec<PuzzleKey> {
-        [40_000u64, 20_000, 10_000]
+        [400_000u64, 200_000, 100_000]
             .iter()
             .map(|&t| {
                 PuzzleKeyGen::new(512, t)
-                    .rate(10_000.0, false)
+                    .rate(100_000.0, false)
                     .generate(rng)
                     .unwrap()
             })
@@ -611,7 +580,7 @@ mod tests {
         assert_eq!(end, SealEnd::Reached);
         // Expecting 5 s with 4 s / 2 s / 1 s puzzles: 4 s then 1 s.
         let ts: Vec<u64> = bundle.links.iter().map(Link::t).collect();
-        assert_eq!(ts, vec![40_000, 10_000]);
+        assert_eq!(ts, vec![400_000, 100_000]);
         let back = Bundle::from_json(&bundle.to_json()).unwrap();
         let v = verify_bundle(&back, &digest, &keys, 2, &mut rng).unwrap();
         assert!(v.valid, "{v:?}");
@@ -668,7 +637,7 @@ mod tests {
             SealEnd::Reached
         );
         assert_eq!(bundle.links.len(), 1);
-        assert_eq!(bundle.links[0].t(), 35_000);
+        assert_eq!(bundle.links[0].t(), 350_000);
         let v = verify_bundle(&bundle, &digest, &keys, 1, &mut rng).unwrap();
         assert!(v.valid, "{v:?}");
         let mut bad = bundle.clone();
