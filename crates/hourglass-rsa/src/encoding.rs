@@ -52,6 +52,11 @@ impl KeyFormat {
 /// The Maximum size of a key file we parse (a 16384-bit key in hex is under 20 KiB).
 pub const MAX_KEY_FILE: usize = 1 << 20;
 
+/// The largest integer field we accept, in bytes (8192 hexadecimal digits; a 32768-bit
+/// modulus), in every form alike: whatever decodes can be re-encoded in any form, and a large
+/// file cannot make us run primality tests on megabit numbers.
+pub const MAX_INTEGER_BYTES: usize = 4096;
+
 const RSA_OID: der::asn1::ObjectIdentifier = pkcs1::ALGORITHM_OID;
 
 fn be_bytes(x: &Integer) -> Vec<u8> {
@@ -62,8 +67,15 @@ fn be_bytes(x: &Integer) -> Vec<u8> {
     }
 }
 
-fn uint_to_int(u: UintRef<'_>) -> Integer {
-    Integer::from_digits(u.as_bytes(), Order::Msf)
+fn uint_to_int(name: &str, u: UintRef<'_>) -> Result<Integer> {
+    let bytes = u.as_bytes();
+    if bytes.len() > MAX_INTEGER_BYTES {
+        return Err(Error::Parse(format!(
+            "field {name}: {}-byte integer; integers are limited to {MAX_INTEGER_BYTES} bytes",
+            bytes.len()
+        )));
+    }
+    Ok(Integer::from_digits(bytes, Order::Msf))
 }
 
 fn der_err(what: &str) -> impl Fn(der::Error) -> Error + '_ {
@@ -272,7 +284,13 @@ fn private_json(key: &PrivateKey) -> Result<String> {
 
 fn parse_hex_int(name: &str, s: &str) -> Result<Integer> {
     let s = s.trim();
-    if s.is_empty() || s.len() > 8192 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if s.len() > 2 * MAX_INTEGER_BYTES {
+        return Err(Error::Parse(format!(
+            "field {name}: more than {} hexadecimal digits; integers are limited to {MAX_INTEGER_BYTES} bytes",
+            2 * MAX_INTEGER_BYTES
+        )));
+    }
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::Parse(format!(
             "field {name}: expected hexadecimal digits"
         )));
@@ -297,7 +315,8 @@ fn decode_any(bytes: &[u8]) -> Result<Decoded> {
         return Err(Error::Parse("the file is empty".into()));
     }
     if trimmed.starts_with(b"-----BEGIN ") {
-        let (label, der) = pem_rfc7468::decode_vec(trimmed)
+        // Trailing whitespace (say, a blank line after the END line) is tolerated like leading.
+        let (label, der) = pem_rfc7468::decode_vec(trimmed.trim_ascii_end())
             .map_err(|e| Error::Parse(format!("malformed PEM: {e}")))?;
         let der = Zeroizing::new(der);
         return match label {
@@ -315,21 +334,23 @@ fn decode_any(bytes: &[u8]) -> Result<Decoded> {
         return decode_json(trimmed);
     }
     if trimmed[0] == 0x30 {
-        // DER: PKCS#8, SPKI, or bare PKCS#1.
-        if let Ok(d) = decode_pkcs8(trimmed) {
-            return Ok(d);
+        // DER: PKCS#8, SPKI, or bare PKCS#1. The four structures differ in their first fields,
+        // so at most one parses; its verdict stands, with the reason when the key is invalid.
+        if pkcs8::PrivateKeyInfo::from_der(trimmed).is_ok() {
+            return decode_pkcs8(trimmed);
         }
-        if let Ok(p) = decode_spki(trimmed) {
-            return Ok(Decoded::Public(p));
+        if spki::SubjectPublicKeyInfoRef::from_der(trimmed).is_ok() {
+            return decode_spki(trimmed).map(Decoded::Public);
         }
-        if let Ok(d) = decode_pkcs1_private(trimmed, None) {
-            return Ok(d);
+        if pkcs1::RsaPrivateKey::from_der(trimmed).is_ok() {
+            return decode_pkcs1_private(trimmed, None);
         }
-        return decode_pkcs1_public(trimmed)
-            .map(Decoded::Public)
-            .map_err(|_| {
-                Error::Parse("binary data is not a DER RSA key (PKCS#8, SPKI or PKCS#1)".into())
-            });
+        if pkcs1::RsaPublicKey::from_der(trimmed).is_ok() {
+            return decode_pkcs1_public(trimmed).map(Decoded::Public);
+        }
+        return Err(Error::Parse(
+            "binary data is not a DER RSA key (PKCS#8, SPKI or PKCS#1)".into(),
+        ));
     }
     decode_hex(trimmed)
 }
@@ -360,17 +381,17 @@ fn decode_pkcs1_private(der: &[u8], variant: Option<Variant>) -> Result<Decoded>
             "multi-prime RSA keys are not supported".into(),
         ));
     }
-    let key = PrivateKey::from_components(
-        uint_to_int(k.modulus),
-        uint_to_int(k.public_exponent),
-        uint_to_int(k.private_exponent),
-        uint_to_int(k.prime1),
-        uint_to_int(k.prime2),
-        Some(uint_to_int(k.exponent1)),
-        Some(uint_to_int(k.exponent2)),
-        variant,
-    )?;
-    check_qinv(&key, &uint_to_int(k.coefficient))?;
+    // Size-check every field before the (costly) consistency checks.
+    let n = uint_to_int("n", k.modulus)?;
+    let e = uint_to_int("e", k.public_exponent)?;
+    let d = uint_to_int("d", k.private_exponent)?;
+    let p = uint_to_int("p", k.prime1)?;
+    let q = uint_to_int("q", k.prime2)?;
+    let dp = uint_to_int("dp", k.exponent1)?;
+    let dq = uint_to_int("dq", k.exponent2)?;
+    let qinv = uint_to_int("qinv", k.coefficient)?;
+    let key = PrivateKey::from_components(n, e, d, p, q, Some(dp), Some(dq), variant)?;
+    check_qinv(&key, &qinv)?;
     Ok(Decoded::Private(Box::new(key)))
 }
 
@@ -383,7 +404,10 @@ fn check_qinv(key: &PrivateKey, given: &Integer) -> Result<()> {
 
 fn decode_pkcs1_public(der: &[u8]) -> Result<PublicKey> {
     let k = pkcs1::RsaPublicKey::from_der(der).map_err(der_err("malformed RSAPublicKey"))?;
-    PublicKey::new(uint_to_int(k.modulus), uint_to_int(k.public_exponent))
+    PublicKey::new(
+        uint_to_int("n", k.modulus)?,
+        uint_to_int("e", k.public_exponent)?,
+    )
 }
 
 fn decode_spki(der: &[u8]) -> Result<PublicKey> {

@@ -1,0 +1,11 @@
+//! Any bytes → `decode_public_key`: never panics; a decoded key round-trips in every format.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    match hourglass_rsa::encoding::decode_public_key(data) {
+        Ok(key) => hourglass_fuzz::check_public(&key),
+        Err(e) => hourglass_fuzz::touch_error(&e),
+    }
+});
