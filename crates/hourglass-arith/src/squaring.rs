@@ -296,9 +296,10 @@ mod tests {
     use super::*;
 
     fn modulus() -> Integer {
-        let p = Integer::from(Integer::from(1) << 255) + 95u32;
+        let p: Integer = (Integer::from(1) << 255u32) + 95u32;
         let p = p.next_prime();
-        let q = Integer::from(Integer::from(1) << 256).next_prime();
+        let q: Integer = Integer::from(1) << 256u32;
+        let q = q.next_prime();
         p * q
     }
 

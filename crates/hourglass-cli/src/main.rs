@@ -4,15 +4,18 @@
 //! `hourglass bench ...` for the measurements, `hourglass demo` for a guided tour.
 
 mod bench;
+mod ca_cmd;
 mod cli_error;
 mod demo;
 mod demo_submission;
 mod entropy_args;
 mod files;
+mod output_file;
 mod progress;
 mod puzzle_cmd;
 mod rsa_cmd;
 mod submit_cmd;
+mod timelock_cmd;
 
 use std::process::ExitCode;
 
@@ -41,8 +44,12 @@ enum Command {
     Rsa(rsa_cmd::RsaArgs),
     /// RSA time-lock puzzles: keys, solving, verification.
     Puzzle(puzzle_cmd::PuzzleArgs),
+    /// Institution certificate authorities for time-lock certificates.
+    Ca(ca_cmd::CaArgs),
     /// Offline submission: puzzle sets, sealing a document, verifying a bundle.
     Submit(submit_cmd::SubmitArgs),
+    /// Time-lock encryption of files (Rivest-Shamir-Wagner) and classic RSW puzzles.
+    Timelock(timelock_cmd::TimelockArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
@@ -54,7 +61,9 @@ fn main() -> ExitCode {
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),
+        Command::Ca(args) => ca_cmd::run(args),
         Command::Submit(args) => submit_cmd::run(args),
+        Command::Timelock(args) => timelock_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
     };

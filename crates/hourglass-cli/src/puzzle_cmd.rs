@@ -2,10 +2,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use clap::{Args, Subcommand, ValueEnum};
 use hourglass_arith::squaring::measure_rate;
+use hourglass_timelock::certificate::{looks_like_certificate, verify_puzzle_certificate};
 use hourglass_timelock::{
     solve, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzlePublicKey, Solution, SolveOptions,
     SolveOutcome,
@@ -31,9 +32,19 @@ enum PuzzleCommand {
   hourglass puzzle keygen --bits 2048 --duration 12h --rate 1400000 --issuer 'Conf 2027' -o p12h
   hourglass puzzle keygen --bits 2048 --squarings 1000000 -o small")]
     Keygen(KeygenArgs),
+    /// Certify a puzzle key: an X.509 v3 time-lock certificate signed by the institution's CA.
+    #[command(after_help = "Examples:
+  hourglass ca new -o example-ca --name 'Example University'
+  hourglass puzzle certify -k deadline-1h.key --ca-key example-ca.key --ca-cert example-ca.crt -o deadline-1h.crt
+  hourglass puzzle certify -k deadline-1h.key --ca-key example-ca.key --ca-cert example-ca.crt -o deadline-1h.crt --days 30 --name 'Conf 2027 deadline'
+Check it with OpenSSL:
+  openssl verify -CAfile example-ca.crt deadline-1h.crt
+  openssl x509 -text -noout -certopt ext_parse -in deadline-1h.crt")]
+    Certify(crate::ca_cmd::CertifyArgs),
     /// Solve a puzzle for a document (t sequential squarings; resumable, error-checked).
     #[command(after_help = "Examples:
   hourglass puzzle solve -p deadline-1h.pub -i paper.pdf -o paper.sol
+  hourglass puzzle solve -p deadline-1h.crt --ca example-ca.crt -i paper.pdf -o paper.sol
   hourglass puzzle solve -p deadline-1h.pub -i paper.pdf -o paper.sol --checkpoint-every 30
   (run the same command again after a crash or Ctrl-C: it resumes from paper.sol.ckpt)")]
     Solve(SolveArgs),
@@ -42,6 +53,22 @@ enum PuzzleCommand {
         after_help = "Example:\n  hourglass puzzle verify -k deadline-1h.key -i paper.pdf -s paper.sol"
     )]
     Verify(VerifyArgs),
+    /// Sequential squarings per second on this machine (paper Table I); --compare adds GMP and
+    /// OpenSSL on the same modulus.
+    #[command(
+        after_help = "Examples:\n  hourglass puzzle bench\n  hourglass puzzle bench --bits 2048 --compare --json"
+    )]
+    Bench(crate::bench::puzzle::PuzzleBenchArgs),
+    /// Sign a file with a puzzle key (fast): a delayed signature that takes t squarings to verify.
+    #[command(
+        after_help = "Example:\n  hourglass puzzle sign -k deputy-48h.key -i contract.pdf -o contract.sig"
+    )]
+    Sign(SignArgs),
+    /// Verify a delayed signature: t sequential squarings (progress, checkpoints, resume).
+    #[command(
+        after_help = "Examples:\n  hourglass puzzle verify-signature -p deputy-48h.pub -i contract.pdf -s contract.sig\n  hourglass puzzle verify-signature -p deputy-48h.crt --ca CA.crt -i contract.pdf -s contract.sig"
+    )]
+    VerifySignature(VerifySignatureArgs),
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -103,9 +130,13 @@ struct KeygenArgs {
 
 #[derive(Args, Debug)]
 struct SolveArgs {
-    /// The puzzle public key (NAME.pub).
+    /// The puzzle public key: NAME.pub, or a time-lock certificate NAME.crt (needs --ca).
     #[arg(short, long, value_name = "FILE")]
     puzzle: PathBuf,
+    /// The institution's CA certificate: a certificate given to -p is trusted only if this CA
+    /// issued it and it is valid now.
+    #[arg(long, value_name = "FILE")]
+    ca: Option<PathBuf>,
     /// The document; `-` for stdin.
     #[arg(short, long, value_name = "FILE")]
     input: PathBuf,
@@ -119,6 +150,49 @@ struct SolveArgs {
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
     /// Seconds between checkpoints (at most 60 is sensible).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    checkpoint_every: u64,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+    /// Progress as JSON lines on stderr, result as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct SignArgs {
+    /// The puzzle private key (NAME.key).
+    #[arg(short, long, value_name = "FILE")]
+    key: PathBuf,
+    /// The file to sign; `-` for stdin.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// Where to write the signature (binary, the modulus length).
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct VerifySignatureArgs {
+    /// The puzzle public key (NAME.pub) or certificate (NAME.crt, with --ca).
+    #[arg(short, long, value_name = "FILE")]
+    puzzle: PathBuf,
+    /// The CA certificate a NAME.crt must be signed by.
+    #[arg(long, value_name = "FILE")]
+    ca: Option<PathBuf>,
+    /// The signed file; `-` for stdin.
+    #[arg(short, long, value_name = "FILE")]
+    input: PathBuf,
+    /// The signature.
+    #[arg(short, long, value_name = "FILE")]
+    signature: PathBuf,
+    /// Checkpoint file (default: SIGNATURE.ckpt).
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
+    /// Seconds between checkpoints.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     checkpoint_every: u64,
     /// No progress output.
@@ -151,8 +225,12 @@ struct VerifyArgs {
 pub fn run(args: PuzzleArgs) -> Result<(), CliError> {
     match args.command {
         PuzzleCommand::Keygen(a) => keygen(a),
+        PuzzleCommand::Certify(a) => crate::ca_cmd::certify(a),
         PuzzleCommand::Solve(a) => solve_cmd(a),
         PuzzleCommand::Verify(a) => verify(a),
+        PuzzleCommand::Bench(a) => crate::bench::puzzle::run(a),
+        PuzzleCommand::Sign(a) => sign(a),
+        PuzzleCommand::VerifySignature(a) => verify_signature(a),
     }
 }
 
@@ -161,12 +239,43 @@ fn text(path: &Path, what: &str) -> Result<String, CliError> {
         .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))
 }
 
-/// Loads a puzzle public key file.
-pub fn load_puzzle_public(path: &Path) -> Result<PuzzlePublicKey, CliError> {
-    PuzzlePublicKey::from_json(&text(path, "puzzle public key")?).map_err(|e| {
-        CliError::new(e.to_string())
-            .context(path.display())
-            .hint("a puzzle public key is the NAME.pub file written by `hourglass puzzle keygen`")
+/// Loads a puzzle public key: a NAME.pub JSON file as written by `hourglass puzzle keygen`, or
+/// a time-lock certificate (PEM or DER, detected by content), which must be checked against the
+/// CA certificate `ca`: issued by it, unaltered, valid now. A certificate without `ca` and a
+/// JSON file with `ca` (it carries no signature to check) are errors.
+pub(crate) fn load_puzzle_public_checked(
+    path: &Path,
+    ca: Option<&Path>,
+) -> Result<PuzzlePublicKey, CliError> {
+    let bytes = read_input(path, "puzzle public key")?;
+    if looks_like_certificate(&bytes) {
+        let Some(ca) = ca else {
+            return Err(CliError::new(format!(
+                "{} is a certificate; it is trusted only once checked against the institution's CA",
+                path.display()
+            ))
+            .hint(
+                "pass --ca CA.crt: the CA certificate of the institution that issued the puzzle",
+            ));
+        };
+        let ca_cert = crate::ca_cmd::load_ca_certificate(ca)?;
+        return verify_puzzle_certificate(&bytes, &ca_cert, SystemTime::now())
+            .map_err(|e| crate::ca_cmd::certificate_error(e).context(path.display()));
+    }
+    if let Some(ca) = ca {
+        return Err(CliError::new(format!(
+            "--ca {} checks certificates, but {} is not one (a JSON public key carries no signature)",
+            ca.display(),
+            path.display()
+        ))
+        .hint("pass the NAME.crt written by `hourglass puzzle certify`, or drop --ca to use NAME.pub unchecked"));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
+    PuzzlePublicKey::from_json(&text).map_err(|e| {
+        CliError::new(e.to_string()).context(path.display()).hint(
+            "a puzzle public key is the NAME.pub file written by `hourglass puzzle keygen`, or a NAME.crt from `hourglass puzzle certify` with --ca",
+        )
     })
 }
 
@@ -215,24 +324,9 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
             (t, a.rate.unwrap_or(f64::NAN), false)
         }
         (None, Some(d)) => {
-            let (rate, measured) = match a.rate {
-                Some(r) if r.is_finite() && r > 0.0 => (r, false),
-                Some(_) => {
-                    return Err(CliError::usage(
-                        "--rate must be a positive number of squarings per second",
-                    ))
-                }
-                None => {
-                    eprintln!(
-                        "hourglass: measuring this machine's squaring rate at {} bits (2 s)...",
-                        a.bits
-                    );
-                    let n = sample_modulus(a.bits, &a.entropy)?;
-                    (measure_rate(&n, Duration::from_secs(2)), true)
-                }
-            };
+            let (rate, measured) = reference_rate(a.bits, a.rate, &a.entropy)?;
             let t = (d.as_secs_f64() * rate).round();
-            if t < 1.0 || t > 1e18 {
+            if !(1.0..=1e18).contains(&t) {
                 return Err(CliError::usage(
                     "the duration and rate give an absurd number of squarings",
                 ));
@@ -285,16 +379,30 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
 }
 
 /// A throwaway modulus of `bits` bits for rate measurements.
-fn sample_modulus(bits: u32, entropy: &EntropyArgs) -> Result<hourglass_arith::Integer, CliError> {
-    use hourglass_arith::prime::{random_prime, PrimeRequest};
-    let mut rng = entropy.source()?;
-    let p = random_prime(&PrimeRequest::new(bits - bits / 2), &mut *rng)?;
-    let q = random_prime(&PrimeRequest::new(bits / 2), &mut *rng)?;
-    Ok(p * q)
+/// The reference squaring rate: `given` if any (it must be positive), else measured on this
+/// machine for 2 s with a throwaway `bits`-bit modulus. Returns the rate and whether it was
+/// measured.
+pub(crate) fn reference_rate(
+    bits: u32,
+    given: Option<f64>,
+    entropy: &EntropyArgs,
+) -> Result<(f64, bool), CliError> {
+    match given {
+        Some(r) if r.is_finite() && r > 0.0 => Ok((r, false)),
+        Some(_) => Err(CliError::usage(
+            "--rate must be a positive number of squarings per second",
+        )),
+        None => {
+            eprintln!("hourglass: measuring this machine's squaring rate at {bits} bits (2 s)...");
+            let mut rng = entropy.source()?;
+            let n = hourglass_arith::prime::random_modulus(bits, &mut *rng)?;
+            Ok((measure_rate(&n, Duration::from_secs(2)), true))
+        }
+    }
 }
 
 fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
-    let key = load_puzzle_public(&a.puzzle)?;
+    let key = load_puzzle_public_checked(&a.puzzle, a.ca.as_deref())?;
     let hash = a.hash.map(PuzzleHash::from).unwrap_or(key.meta().hash);
     let digest = digest_file(&a.input, hash)?;
     let m = hourglass_timelock::input_from_digest(key.n(), &digest)
@@ -312,9 +420,13 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
     let mode = ProgressMode::from_flags(a.quiet, a.json);
     if mode == ProgressMode::Human {
         eprintln!(
-            "hourglass: solving {} squarings ({} at the reference rate){}",
+            "hourglass: solving {} squarings ({} at the reference rate){}{}",
             key.t(),
             format_secs(key.credited_secs()),
+            match &a.ca {
+                Some(ca) => format!(", certificate checked against {}", ca.display()),
+                None => String::new(),
+            },
             if resumed {
                 format!(", resuming from {}", ckpt.display())
             } else {
@@ -388,5 +500,68 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             Ok(())
         }
         Err(reason) => Err(CliError::new(format!("invalid solution: {reason}"))),
+    }
+}
+
+fn sign(a: SignArgs) -> Result<(), CliError> {
+    let key = load_puzzle_key(&a.key)?;
+    let digest = digest_file(&a.input, PuzzleHash::Sha256)?;
+    let mut rng = a.entropy.source()?;
+    let sig = hourglass_timelock::signature::sign_digest(&key, &digest, &mut *rng)
+        .map_err(|e| CliError::new(e.to_string()))?;
+    write_output(&a.out, &sig, Sensitivity::Public)?;
+    eprintln!(
+        "hourglass: signed; verifying takes {} squarings (about {} at the reference rate)",
+        key.public().t(),
+        format_secs(key.public().credited_secs())
+    );
+    Ok(())
+}
+
+fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
+    use hourglass_timelock::signature::{verify_digest, DelayedVerdict};
+    let key = load_puzzle_public_checked(&a.puzzle, a.ca.as_deref())?;
+    let digest = digest_file(&a.input, PuzzleHash::Sha256)?;
+    let sig = read_input(&a.signature, "signature")?;
+    let ckpt = a
+        .checkpoint
+        .clone()
+        .unwrap_or_else(|| with_ext(&a.signature, ".ckpt"));
+    let options = SolveOptions {
+        checkpoint: Some(ckpt.clone()),
+        checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
+        ..SolveOptions::default()
+    };
+    let mode = ProgressMode::from_flags(a.quiet, a.json);
+    let mut display = ProgressDisplay::new(mode, "verifying");
+    let verdict = verify_digest(&key, &digest, &sig, &options, stop_flag(), &mut |p| {
+        display.update(p)
+    });
+    display.finish();
+    let verdict = verdict.map_err(|e| CliError::new(e.to_string()))?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({"valid": verdict == DelayedVerdict::Valid, "t": key.t()})
+        );
+    }
+    match verdict {
+        DelayedVerdict::Valid => {
+            let _ = std::fs::remove_file(&ckpt);
+            if !a.json {
+                println!("valid delayed signature ({} squarings)", key.t());
+            }
+            Ok(())
+        }
+        DelayedVerdict::Invalid => {
+            let _ = std::fs::remove_file(&ckpt);
+            Err(CliError::new("invalid signature: the file, the signature or the key differs from what was signed"))
+        }
+        DelayedVerdict::Stopped { done } => Err(CliError::new(format!(
+            "stopped after {done} of {} squarings; progress is saved in {}",
+            key.t(),
+            ckpt.display()
+        ))
+        .hint("run the same command again to resume")),
     }
 }

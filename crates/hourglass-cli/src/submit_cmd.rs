@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
-use hourglass_arith::squaring::measure_rate;
 use hourglass_timelock::submission::{
     credited_secs, seal, verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions,
 };
@@ -142,19 +141,7 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
     if !(1024..=8192).contains(&a.bits) {
         return Err(CliError::usage("--bits must be within 1024..=8192"));
     }
-    let (rate, measured) = match a.rate {
-        Some(r) if r.is_finite() && r > 0.0 => (r, false),
-        Some(_) => return Err(CliError::usage("--rate must be positive")),
-        None => {
-            eprintln!(
-                "hourglass: measuring this machine's squaring rate at {} bits (2 s)...",
-                a.bits
-            );
-            let mut rng = a.entropy.source()?;
-            let n = hourglass_arith::prime::random_modulus(a.bits, &mut *rng)?;
-            (measure_rate(&n, Duration::from_secs(2)), true)
-        }
-    };
+    let (rate, measured) = crate::puzzle_cmd::reference_rate(a.bits, a.rate, &a.entropy)?;
     std::fs::create_dir_all(&a.out)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", a.out.display())))?;
     let mut rng = a.entropy.source()?;

@@ -27,10 +27,13 @@
 
 mod json;
 mod key;
+pub mod certificate;
+pub mod rsw;
 pub mod signature;
 mod solution;
 mod solve;
 pub mod submission;
+pub mod tlock;
 
 pub use key::{
     document_input, input_from_digest, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta,

@@ -1,0 +1,786 @@
+//! Time-lock encryption of files (Rivest, Shamir and Wagner, "Time-lock puzzles and
+//! timed-release crypto", 1996): content that can only be read after `t` sequential squarings.
+//!
+//! Sealing makes a fresh modulus `n = pq`, picks a random base `a` and a random 32-byte content
+//! key `K`, computes `b = a^(2^t) mod n` *fast* through the trapdoor (`r = 2^t mod phi(n)`, then
+//! `b = a^r mod n`), and publishes `C_K = (K + b) mod n` in the file header. The content is
+//! encrypted under `K` with XChaCha20-Poly1305 in the STREAM construction (64 KiB chunks, the
+//! whole header as associated data), so files of any size stream through in constant memory.
+//! `p`, `q` and `phi(n)` live in zeroizing [`SecretInt`]s and are never written anywhere.
+//!
+//! Opening has no trapdoor: it computes `b` by `t` sequential squarings on the error-checked
+//! engine (checkpoints bound to the file header, clean stops), recovers `K = (C_K - b) mod n`
+//! and decrypts. The byte layout is specified in docs/FORMATS.md ("Time-lock files").
+//!
+//! ```
+//! use hourglass_arith::entropy::SeededEntropy;
+//! use hourglass_timelock::tlock::{open, seal, OpenOutcome, SealParams};
+//! use hourglass_timelock::SolveOptions;
+//! use std::sync::atomic::AtomicBool;
+//!
+//! // Seeded entropy is insecure: for examples and tests only.
+//! let mut rng = SeededEntropy::new(b"tlock doc example");
+//! let mut sealed = Vec::new();
+//! let params = SealParams::new(1024, 2000);
+//! seal(&mut &b"open after 2000 squarings"[..], &mut sealed, &params, &mut rng).unwrap();
+//!
+//! let mut plain = Vec::new();
+//! let stop = AtomicBool::new(false);
+//! let outcome = open(&mut &sealed[..], &mut plain, &SolveOptions::default(), &stop, &mut |_| {});
+//! assert!(matches!(outcome, Ok(OpenOutcome::Opened { .. })));
+//! assert_eq!(plain, b"open after 2000 squarings");
+//! ```
+
+use std::io::{Read, Write};
+use std::sync::atomic::AtomicBool;
+
+use chacha20poly1305::aead::generic_array::GenericArray;
+use chacha20poly1305::aead::stream::{DecryptorBE32, EncryptorBE32};
+use chacha20poly1305::{KeyInit, XChaCha20Poly1305};
+use hourglass_arith::entropy::{random_range, EntropySource};
+use hourglass_arith::modular::{pow_mod_ct, pow_mod_vartime};
+use hourglass_arith::prime::{random_prime, PrimeRequest};
+use hourglass_arith::secret::{wipe, SecretInt};
+use hourglass_arith::squaring::Progress;
+use hourglass_arith::Integer;
+use rug::integer::Order;
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+use crate::rsw::{check_squarings, solve_rsw_in_context, RswPuzzle};
+use crate::solve::{SolveOptions, SolveOutcome};
+
+/// The first 8 bytes of every time-lock file.
+pub const MAGIC: &[u8; 8] = b"HGTLOCK\0";
+/// The format version this code writes and reads.
+pub const VERSION: u16 = 1;
+/// Plaintext bytes per STREAM chunk (every chunk but the last is exactly this long).
+pub const CHUNK_SIZE: usize = 1 << 16;
+/// Poly1305 tag bytes after each chunk.
+pub const TAG_SIZE: usize = 16;
+/// Bytes of the STREAM nonce prefix (24-byte XChaCha20 nonce less a 4-byte counter and a
+/// 1-byte last-chunk flag).
+pub const NONCE_PREFIX_SIZE: usize = 19;
+/// Bytes of the content key `K`.
+pub const KEY_SIZE: usize = 32;
+/// Smallest modulus accepted, in bits.
+pub const MIN_MODULUS_BITS: u32 = 1024;
+/// Largest modulus accepted, in bits.
+pub const MAX_MODULUS_BITS: u32 = 16384;
+/// The content length recorded when it was not known in advance (content read from a pipe).
+pub const UNKNOWN_LENGTH: u64 = u64::MAX;
+/// Most chunks a STREAM with a 32-bit counter can hold.
+const MAX_CHUNKS: u64 = u32::MAX as u64;
+/// magic, version, t, content length, modulus length.
+const FIXED_PART: usize = 8 + 2 + 8 + 8 + 2;
+
+/// Errors from sealing and opening time-lock files.
+///
+/// Authentication failures are deliberately unspecific: which chunk or which check failed is
+/// not reported.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlockError {
+    /// The input does not start with the time-lock magic bytes.
+    #[error("not an hourglass time-lock file (wrong magic bytes)")]
+    NotTlock,
+    /// A format version this code does not read.
+    #[error("unsupported time-lock file version {0} (this build reads version {VERSION})")]
+    UnsupportedVersion(u16),
+    /// The header is malformed or its checksum does not match.
+    #[error("corrupt time-lock header: {0}")]
+    CorruptHeader(String),
+    /// The file ends early.
+    #[error("the time-lock file is truncated: {0}")]
+    Truncated(String),
+    /// The content does not authenticate (or the recovered key is impossible): the file was
+    /// modified, truncated or corrupted. Nothing about the cause is revealed.
+    #[error("the time-lock file does not authenticate: it was modified, truncated or corrupted")]
+    Authentication,
+    /// Sealing computed inconsistent values (a hardware fault); nothing usable was produced.
+    #[error("a computation fault was detected while sealing; the result was withheld")]
+    FaultDetected,
+    /// Reading or writing failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done ("reading the content", ...).
+        context: &'static str,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Parameters, entropy, arithmetic or checkpoint failures.
+    #[error(transparent)]
+    Timelock(#[from] crate::Error),
+}
+
+impl From<hourglass_arith::Error> for TlockError {
+    fn from(e: hourglass_arith::Error) -> Self {
+        Self::Timelock(crate::Error::Arith(e))
+    }
+}
+
+/// Result alias for time-lock files.
+pub type TlockResult<T> = std::result::Result<T, TlockError>;
+
+fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> TlockError {
+    move |source| TlockError::Io { context, source }
+}
+
+/// The 32-byte content key `K`, wiped on drop.
+pub struct ContentKey(Zeroizing<[u8; KEY_SIZE]>);
+
+impl std::fmt::Debug for ContentKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ContentKey(...)")
+    }
+}
+
+impl ContentKey {
+    /// The key bytes. Anyone holding them can read the content at once.
+    pub fn expose(&self) -> &[u8; KEY_SIZE] {
+        &self.0
+    }
+
+    fn cipher(&self) -> XChaCha20Poly1305 {
+        XChaCha20Poly1305::new(GenericArray::from_slice(&self.0[..]))
+    }
+}
+
+/// Ciphertext bytes after the header for `content_len` bytes of content: one tag per chunk,
+/// and at least one (possibly empty) chunk.
+pub fn body_len(content_len: u64) -> u64 {
+    let chunks = content_len.div_ceil(CHUNK_SIZE as u64).max(1);
+    content_len + chunks * TAG_SIZE as u64
+}
+
+/// The header of a time-lock file: the puzzle `(n, a, t)`, the hidden key `C_K`, the STREAM
+/// nonce prefix and the content length. Its exact bytes are the associated data of every chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlockHeader {
+    n: Integer,
+    a: Integer,
+    t: u64,
+    c_k: Integer,
+    nonce_prefix: [u8; NONCE_PREFIX_SIZE],
+    content_len: Option<u64>,
+    encoded: Vec<u8>,
+}
+
+fn fixed_bytes(x: &Integer, len: usize) -> Vec<u8> {
+    let digits = x.to_digits::<u8>(Order::Msf);
+    let mut out = vec![0u8; len.saturating_sub(digits.len())];
+    out.extend_from_slice(&digits);
+    out
+}
+
+/// Checks the ranges of the header fields (everything but the checksum).
+fn check_fields(
+    n: &Integer,
+    a: &Integer,
+    t: u64,
+    c_k: &Integer,
+    content_len: Option<u64>,
+) -> TlockResult<()> {
+    let bad = |why: String| Err(TlockError::CorruptHeader(why));
+    let bits = n.significant_bits();
+    if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) || n.is_even() {
+        return bad(format!(
+            "the modulus must be odd with {MIN_MODULUS_BITS} to {MAX_MODULUS_BITS} bits (it has {bits})"
+        ));
+    }
+    if *a <= 1 || *a >= Integer::from(n - 1u32) {
+        return bad("the base a must satisfy 1 < a < n - 1".into());
+    }
+    if *c_k < 0 || c_k >= n {
+        return bad("the hidden key C_K must be below n".into());
+    }
+    if let Err(e) = check_squarings(t) {
+        return bad(e.to_string());
+    }
+    if content_len.is_some_and(|len| len.div_ceil(CHUNK_SIZE as u64) > MAX_CHUNKS) {
+        return bad("the content length exceeds what one file can hold".into());
+    }
+    Ok(())
+}
+
+impl TlockHeader {
+    fn new(
+        n: Integer,
+        a: Integer,
+        t: u64,
+        c_k: Integer,
+        nonce_prefix: [u8; NONCE_PREFIX_SIZE],
+        content_len: Option<u64>,
+    ) -> TlockResult<Self> {
+        check_fields(&n, &a, t, &c_k, content_len)?;
+        let k = n.significant_bits().div_ceil(8) as usize;
+        let mut encoded = Vec::with_capacity(FIXED_PART + 3 * k + NONCE_PREFIX_SIZE + 32);
+        encoded.extend_from_slice(MAGIC);
+        encoded.extend_from_slice(&VERSION.to_be_bytes());
+        encoded.extend_from_slice(&t.to_be_bytes());
+        encoded.extend_from_slice(&content_len.unwrap_or(UNKNOWN_LENGTH).to_be_bytes());
+        encoded.extend_from_slice(&(k as u16).to_be_bytes());
+        for x in [&n, &a, &c_k] {
+            encoded.extend_from_slice(&fixed_bytes(x, k));
+        }
+        encoded.extend_from_slice(&nonce_prefix);
+        let checksum = Sha256::digest(&encoded);
+        encoded.extend_from_slice(&checksum);
+        Ok(Self {
+            n,
+            a,
+            t,
+            c_k,
+            nonce_prefix,
+            content_len,
+            encoded,
+        })
+    }
+
+    /// Reads and checks a header, leaving `reader` at the first chunk. Checks, in order: the
+    /// magic bytes, the version, the modulus length, the SHA-256 checksum (so accidental damage
+    /// is found before hours of squaring), then the ranges of every field.
+    pub fn read_from(reader: &mut dyn Read) -> TlockResult<Self> {
+        let mut encoded = Vec::with_capacity(1024);
+        let got = read_up_to(reader, &mut encoded, MAGIC.len())?;
+        if encoded[..] != MAGIC[..got] {
+            return Err(TlockError::NotTlock);
+        }
+        let need = |encoded: &mut Vec<u8>, reader: &mut dyn Read, len: usize| {
+            if read_up_to(reader, encoded, len)? < len {
+                return Err(TlockError::Truncated("the header is incomplete".into()));
+            }
+            Ok(())
+        };
+        if got < MAGIC.len() {
+            return Err(TlockError::Truncated("the header is incomplete".into()));
+        }
+        need(&mut encoded, reader, 2)?;
+        let version = u16::from_be_bytes([encoded[8], encoded[9]]);
+        if version != VERSION {
+            return Err(TlockError::UnsupportedVersion(version));
+        }
+        need(&mut encoded, reader, FIXED_PART - 10)?;
+        let be64 = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+        let t = be64(&encoded[10..18]);
+        let len_field = be64(&encoded[18..26]);
+        let k = usize::from(u16::from_be_bytes([encoded[26], encoded[27]]));
+        let (min_k, max_k) = (
+            MIN_MODULUS_BITS.div_ceil(8) as usize,
+            MAX_MODULUS_BITS.div_ceil(8) as usize,
+        );
+        if !(min_k..=max_k).contains(&k) {
+            return Err(TlockError::CorruptHeader(format!(
+                "modulus length of {k} bytes is outside {min_k}..={max_k}"
+            )));
+        }
+        need(&mut encoded, reader, 3 * k + NONCE_PREFIX_SIZE + 32)?;
+        let (body, checksum) = encoded.split_at(encoded.len() - 32);
+        if Sha256::digest(body).as_slice() != checksum {
+            return Err(TlockError::CorruptHeader(
+                "checksum mismatch: the header was damaged or edited".into(),
+            ));
+        }
+        let field = |i: usize| {
+            let start = FIXED_PART + i * k;
+            Integer::from_digits(&encoded[start..start + k], Order::Msf)
+        };
+        let (n, a, c_k) = (field(0), field(1), field(2));
+        if n.significant_bits().div_ceil(8) as usize != k {
+            return Err(TlockError::CorruptHeader(
+                "the modulus has leading zero bytes".into(),
+            ));
+        }
+        let mut nonce_prefix = [0u8; NONCE_PREFIX_SIZE];
+        let start = FIXED_PART + 3 * k;
+        nonce_prefix.copy_from_slice(&encoded[start..start + NONCE_PREFIX_SIZE]);
+        let content_len = (len_field != UNKNOWN_LENGTH).then_some(len_field);
+        check_fields(&n, &a, t, &c_k, content_len)?;
+        Ok(Self {
+            n,
+            a,
+            t,
+            c_k,
+            nonce_prefix,
+            content_len,
+            encoded,
+        })
+    }
+
+    /// The header's exact bytes (the associated data of every chunk).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.encoded
+    }
+
+    /// The modulus `n`.
+    pub fn n(&self) -> &Integer {
+        &self.n
+    }
+
+    /// The base `a`.
+    pub fn base(&self) -> &Integer {
+        &self.a
+    }
+
+    /// Squarings needed to open: `t`.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// The hidden key `C_K = (K + a^(2^t)) mod n`.
+    pub fn hidden_key(&self) -> &Integer {
+        &self.c_k
+    }
+
+    /// The STREAM nonce prefix.
+    pub fn nonce_prefix(&self) -> &[u8; NONCE_PREFIX_SIZE] {
+        &self.nonce_prefix
+    }
+
+    /// The content length, when it was known at sealing.
+    pub fn content_len(&self) -> Option<u64> {
+        self.content_len
+    }
+
+    /// Bits of the modulus.
+    pub fn modulus_bits(&self) -> u32 {
+        self.n.significant_bits()
+    }
+
+    /// The whole file's length in bytes, when the content length is recorded: lets a reader
+    /// spot a truncated or extended file before spending hours on the squarings.
+    pub fn expected_file_len(&self) -> Option<u64> {
+        self.content_len
+            .map(|len| self.encoded.len() as u64 + body_len(len))
+    }
+
+    /// SHA-256 of the header bytes: names this file (and nothing else).
+    pub fn digest(&self) -> [u8; 32] {
+        Sha256::digest(&self.encoded).into()
+    }
+
+    /// The puzzle whose solution `a^(2^t) mod n` unlocks the key.
+    pub fn puzzle(&self) -> RswPuzzle {
+        RswPuzzle::new(self.n.clone(), self.a.clone(), self.t)
+            .unwrap_or_else(|_| unreachable!("header fields are checked on construction"))
+    }
+
+    /// The bytes a checkpoint of the opening run is bound to: a label and [`Self::digest`].
+    pub fn checkpoint_context(&self) -> Vec<u8> {
+        let mut ctx = b"hourglass-tlock-open-v1\0".to_vec();
+        ctx.extend_from_slice(&self.digest());
+        ctx
+    }
+
+    /// The content key from the puzzle solution `w = a^(2^t) mod n`: `K = (C_K - w) mod n`,
+    /// which must fit in 32 bytes (otherwise `w` is wrong or the header was forged).
+    pub fn recover_key(&self, w: &Integer) -> TlockResult<ContentKey> {
+        let mut k = Integer::from(&self.c_k - w);
+        k.modulo_mut(&self.n);
+        let fits = k.significant_bits() <= 8 * KEY_SIZE as u32;
+        let mut key = Zeroizing::new([0u8; KEY_SIZE]);
+        if fits {
+            k.write_digits(&mut key[..], Order::Msf);
+        }
+        wipe(&mut k);
+        if !fits {
+            return Err(TlockError::Authentication);
+        }
+        Ok(ContentKey(key))
+    }
+}
+
+/// Appends up to `len` bytes from `reader` to `buf`; returns how many came (fewer only at the
+/// end of the input).
+fn read_up_to(reader: &mut dyn Read, buf: &mut Vec<u8>, len: usize) -> TlockResult<usize> {
+    Read::take(&mut *reader, len as u64)
+        .read_to_end(buf)
+        .map_err(io("reading the time-lock file"))
+}
+
+/// A fresh modulus `n = pq` with its trapdoor, for sealing one file. The factors are wiped when
+/// it is dropped (which [`Self::seal`] does), and no method reveals them.
+pub struct SealingKey {
+    n: Integer,
+    p: SecretInt,
+    q: SecretInt,
+}
+
+impl std::fmt::Debug for SealingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealingKey")
+            .field("bits", &self.bits())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SealingKey {
+    /// Two fresh random primes of half the size each (top two bits set, so `n` has exactly
+    /// `bits` bits), `MIN_MODULUS_BITS <= bits <= MAX_MODULUS_BITS`.
+    pub fn generate(bits: u32, rng: &mut dyn EntropySource) -> TlockResult<Self> {
+        if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
+            return Err(crate::Error::InvalidParameters(format!(
+                "a time-lock modulus of {bits} bits is outside {MIN_MODULUS_BITS}..={MAX_MODULUS_BITS}"
+            ))
+            .into());
+        }
+        let half = bits / 2;
+        loop {
+            let p = SecretInt::new(random_prime(&PrimeRequest::new(bits - half), rng)?);
+            let q = SecretInt::new(random_prime(&PrimeRequest::new(half), rng)?);
+            if p != q {
+                let n = Integer::from(p.expose() * q.expose());
+                return Ok(Self { n, p, q });
+            }
+        }
+    }
+
+    /// The public modulus (for example to measure the squaring rate on it before choosing `t`).
+    pub fn n(&self) -> &Integer {
+        &self.n
+    }
+
+    /// Bits of the modulus.
+    pub fn bits(&self) -> u32 {
+        self.n.significant_bits()
+    }
+
+    /// `b = a^(2^t) mod n` through the trapdoor, checked against an independent computation
+    /// modulo `p` and `q` (a fault here would lock the content away for good).
+    fn shortcut(&self, a: &Integer, t: u64) -> TlockResult<SecretInt> {
+        let one = |x: &SecretInt| SecretInt::new(Integer::from(x.expose() - 1u32));
+        let (p1, q1) = (one(&self.p), one(&self.q));
+        let phi = SecretInt::new(Integer::from(p1.expose() * q1.expose()));
+        let two = Integer::from(2);
+        let t = Integer::from(t);
+        let r = SecretInt::new(pow_mod_vartime(&two, &t, phi.expose())?);
+        let b = SecretInt::new(pow_mod_ct(a, r.expose(), &self.n)?);
+        for (prime, prime_1) in [(&self.p, &p1), (&self.q, &q1)] {
+            let r_i = SecretInt::new(pow_mod_vartime(&two, &t, prime_1.expose())?);
+            let b_i = SecretInt::new(pow_mod_ct(a, r_i.expose(), prime.expose())?);
+            let b_mod = SecretInt::new(Integer::from(b.expose().modulo_ref(prime.expose())));
+            if b_mod != b_i {
+                return Err(TlockError::FaultDetected);
+            }
+        }
+        Ok(b)
+    }
+
+    /// Seals the content read from `reader` into `writer` for `t` squarings, consuming the key
+    /// (one modulus per file; the trapdoor is wiped on return). `content_len`, when given, is
+    /// recorded in the header and must equal the bytes actually read. Returns the header.
+    ///
+    /// On error, `writer` may hold a partial file: write to a temporary place and keep it only
+    /// on `Ok`.
+    pub fn seal(
+        self,
+        t: u64,
+        content_len: Option<u64>,
+        reader: &mut dyn Read,
+        writer: &mut dyn Write,
+        rng: &mut dyn EntropySource,
+    ) -> TlockResult<TlockHeader> {
+        check_squarings(t)?;
+        let low = Integer::from(2);
+        let high = Integer::from(&self.n - 1u32);
+        let a = random_range(rng, &low, &high)?;
+        let b = self.shortcut(&a, t)?;
+        let mut key = ContentKey(Zeroizing::new([0u8; KEY_SIZE]));
+        rng.fill(&mut key.0[..])?;
+        let k_int = SecretInt::new(Integer::from_digits(&key.0[..], Order::Msf));
+        let mut c_k = Integer::from(k_int.expose() + b.expose());
+        c_k.modulo_mut(&self.n);
+        drop((b, k_int));
+        let mut nonce_prefix = [0u8; NONCE_PREFIX_SIZE];
+        rng.fill(&mut nonce_prefix)?;
+        let header = TlockHeader::new(self.n.clone(), a, t, c_k, nonce_prefix, content_len)?;
+        drop(self);
+        writer
+            .write_all(header.as_bytes())
+            .map_err(io("writing the time-lock file"))?;
+        let read = encrypt_body(&header, &key, reader, writer)?;
+        if content_len.is_some_and(|len| len != read) {
+            return Err(crate::Error::InvalidParameters(format!(
+                "the content changed while it was sealed ({read} bytes read, {} expected)",
+                content_len.unwrap_or_default()
+            ))
+            .into());
+        }
+        writer.flush().map_err(io("writing the time-lock file"))?;
+        Ok(header)
+    }
+}
+
+/// What to seal: modulus size, squarings, and (optionally) the content length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealParams {
+    /// Modulus bits (2048 is the usual choice; at least [`MIN_MODULUS_BITS`]).
+    pub bits: u32,
+    /// Squarings needed to open.
+    pub t: u64,
+    /// The content length, if known: recorded so openers can detect truncated files early.
+    pub content_len: Option<u64>,
+}
+
+impl SealParams {
+    /// `bits`-bit modulus, `t` squarings, content length not recorded.
+    pub fn new(bits: u32, t: u64) -> Self {
+        Self {
+            bits,
+            t,
+            content_len: None,
+        }
+    }
+}
+
+/// Seals `reader` into `writer` in one call: a fresh [`SealingKey`], then [`SealingKey::seal`].
+pub fn seal(
+    reader: &mut dyn Read,
+    writer: &mut dyn Write,
+    params: &SealParams,
+    rng: &mut dyn EntropySource,
+) -> TlockResult<TlockHeader> {
+    check_squarings(params.t)?;
+    SealingKey::generate(params.bits, rng)?.seal(params.t, params.content_len, reader, writer, rng)
+}
+
+fn encrypt_body(
+    header: &TlockHeader,
+    key: &ContentKey,
+    reader: &mut dyn Read,
+    writer: &mut dyn Write,
+) -> TlockResult<u64> {
+    let mut stream =
+        EncryptorBE32::from_aead(key.cipher(), GenericArray::from_slice(&header.nonce_prefix));
+    let ad = header.as_bytes();
+    let reading = "reading the content";
+    let mut chunk = Zeroizing::new(Vec::with_capacity(CHUNK_SIZE + TAG_SIZE));
+    let mut next = Zeroizing::new(Vec::with_capacity(CHUNK_SIZE + TAG_SIZE));
+    let mut total = 0u64;
+    Read::take(&mut *reader, CHUNK_SIZE as u64)
+        .read_to_end(&mut chunk)
+        .map_err(io(reading))?;
+    loop {
+        total += chunk.len() as u64;
+        next.clear();
+        if chunk.len() == CHUNK_SIZE {
+            Read::take(&mut *reader, CHUNK_SIZE as u64)
+                .read_to_end(&mut next)
+                .map_err(io(reading))?;
+        }
+        if next.is_empty() {
+            stream
+                .encrypt_last_in_place(ad, &mut *chunk)
+                .map_err(|_| too_long())?;
+            writer
+                .write_all(&chunk)
+                .map_err(io("writing the time-lock file"))?;
+            return Ok(total);
+        }
+        stream
+            .encrypt_next_in_place(ad, &mut *chunk)
+            .map_err(|_| too_long())?;
+        writer
+            .write_all(&chunk)
+            .map_err(io("writing the time-lock file"))?;
+        std::mem::swap(&mut chunk, &mut next);
+    }
+}
+
+fn too_long() -> TlockError {
+    crate::Error::InvalidParameters("the content is too long for one time-lock file".into()).into()
+}
+
+/// Decrypts the chunks that follow the header from `reader` into `writer` with `key`, and
+/// returns the content length.
+///
+/// Every chunk is authenticated before it is written, but a truncated or edited file is only
+/// known to be complete when this returns `Ok`: write to a temporary place and keep it only
+/// then (the command line does). An empty last chunk is accepted only for empty content.
+pub fn decrypt_body(
+    header: &TlockHeader,
+    key: &ContentKey,
+    reader: &mut dyn Read,
+    writer: &mut dyn Write,
+) -> TlockResult<u64> {
+    let mut stream =
+        DecryptorBE32::from_aead(key.cipher(), GenericArray::from_slice(&header.nonce_prefix));
+    let ad = header.as_bytes();
+    let unit = CHUNK_SIZE + TAG_SIZE;
+    let mut chunk = Zeroizing::new(Vec::with_capacity(unit));
+    let mut next = Zeroizing::new(Vec::with_capacity(unit));
+    let mut total = 0u64;
+    read_up_to(reader, &mut chunk, unit)?;
+    loop {
+        if chunk.len() < TAG_SIZE {
+            return Err(TlockError::Truncated(if total == 0 && chunk.is_empty() {
+                "nothing follows the header".into()
+            } else {
+                "the last chunk is shorter than its tag".into()
+            }));
+        }
+        next.clear();
+        if chunk.len() == unit {
+            read_up_to(reader, &mut next, unit)?;
+        }
+        if next.is_empty() {
+            stream
+                .decrypt_last_in_place(ad, &mut *chunk)
+                .map_err(|_| TlockError::Authentication)?;
+            if chunk.is_empty() && total > 0 {
+                return Err(TlockError::Authentication);
+            }
+            total += chunk.len() as u64;
+            writer
+                .write_all(&chunk)
+                .map_err(io("writing the content"))?;
+            break;
+        }
+        stream
+            .decrypt_next_in_place(ad, &mut *chunk)
+            .map_err(|_| TlockError::Authentication)?;
+        total += chunk.len() as u64;
+        writer
+            .write_all(&chunk)
+            .map_err(io("writing the content"))?;
+        std::mem::swap(&mut chunk, &mut next);
+    }
+    if header.content_len.is_some_and(|len| len != total) {
+        return Err(TlockError::Authentication);
+    }
+    writer.flush().map_err(io("writing the content"))?;
+    Ok(total)
+}
+
+/// How the key search ended.
+#[derive(Debug)]
+pub enum KeyOutcome {
+    /// The squarings are done and the key is recovered.
+    Recovered(ContentKey),
+    /// Stopped by the flag after `done` verified squarings (saved in the checkpoint, if any).
+    Stopped {
+        /// Verified squarings so far.
+        done: u64,
+    },
+}
+
+/// Computes `a^(2^t) mod n` by `t` sequential squarings (resuming from `options.checkpoint` if
+/// it holds a state of this very file) and recovers the content key.
+///
+/// The finished state saved in the checkpoint reveals the key: delete the checkpoint once the
+/// content is out (the command line does).
+pub fn solve_key(
+    header: &TlockHeader,
+    options: &SolveOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> TlockResult<KeyOutcome> {
+    let puzzle = header.puzzle();
+    match solve_rsw_in_context(
+        &puzzle,
+        &header.checkpoint_context(),
+        options,
+        stop,
+        progress,
+    )? {
+        SolveOutcome::Solved(mut w) => {
+            let key = header.recover_key(&w);
+            wipe(&mut w);
+            Ok(KeyOutcome::Recovered(key?))
+        }
+        SolveOutcome::Stopped { done } => Ok(KeyOutcome::Stopped { done }),
+    }
+}
+
+/// How opening ended.
+#[derive(Debug)]
+pub enum OpenOutcome {
+    /// The whole content authenticated and was written.
+    Opened {
+        /// The file's header.
+        header: TlockHeader,
+        /// Content bytes written.
+        content_len: u64,
+    },
+    /// Stopped by the flag after `done` verified squarings (saved in the checkpoint, if any).
+    Stopped {
+        /// Verified squarings so far.
+        done: u64,
+    },
+}
+
+/// Opens a time-lock file in one call: header, `t` squarings, key, content. See
+/// [`decrypt_body`] for what `writer` holds when this fails.
+pub fn open(
+    reader: &mut dyn Read,
+    writer: &mut dyn Write,
+    options: &SolveOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> TlockResult<OpenOutcome> {
+    let header = TlockHeader::read_from(reader)?;
+    match solve_key(&header, options, stop, progress)? {
+        KeyOutcome::Recovered(key) => {
+            let content_len = decrypt_body(&header, &key, reader, writer)?;
+            Ok(OpenOutcome::Opened {
+                header,
+                content_len,
+            })
+        }
+        KeyOutcome::Stopped { done } => Ok(OpenOutcome::Stopped { done }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_arith::squaring::square_k_times;
+
+    #[test]
+    fn the_trapdoor_shortcut_equals_sequential_squaring() {
+        let mut rng = SeededEntropy::new(b"tlock shortcut");
+        let key = SealingKey::generate(1024, &mut rng).unwrap();
+        assert_eq!(key.bits(), 1024);
+        let a = Integer::from(123_456_789u64);
+        for t in [1u64, 2, 100, 5000] {
+            let b = key.shortcut(&a, t).unwrap();
+            assert_eq!(*b.expose(), square_k_times(&a, t, key.n()), "t = {t}");
+        }
+        assert!(format!("{key:?}").contains("1024"));
+        assert!(!format!("{key:?}").contains(&key.n().to_string()[..20]));
+    }
+
+    #[test]
+    fn body_lengths() {
+        assert_eq!(body_len(0), 16);
+        assert_eq!(body_len(1), 17);
+        assert_eq!(body_len(CHUNK_SIZE as u64), CHUNK_SIZE as u64 + 16);
+        assert_eq!(body_len(CHUNK_SIZE as u64 + 1), CHUNK_SIZE as u64 + 33);
+    }
+
+    #[test]
+    fn keys_out_of_range_do_not_authenticate() {
+        let mut rng = SeededEntropy::new(b"tlock recover");
+        let mut out = Vec::new();
+        let header = seal(
+            &mut &b"x"[..],
+            &mut out,
+            &SealParams::new(1024, 10),
+            &mut rng,
+        )
+        .unwrap();
+        let w = square_k_times(header.base(), 10, header.n());
+        assert!(header.recover_key(&w).is_ok());
+        let wrong = Integer::from(&w + 1u32) << 300u32;
+        assert!(matches!(
+            header.recover_key(&wrong),
+            Err(TlockError::Authentication)
+        ));
+        assert_eq!(
+            format!("{:?}", header.recover_key(&w).unwrap()),
+            "ContentKey(...)"
+        );
+    }
+}
