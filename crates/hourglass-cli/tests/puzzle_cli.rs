@@ -454,16 +454,56 @@ fn submit_new_set_seal_verify_with_deadline() {
 fn delayed_signature_sign_and_slow_verify() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    hg(&["puzzle", "keygen", "--bits", "1024", "--squarings", "60000", "--seed", "sig", "-o", d.join("deputy").to_str().unwrap()]);
+    hg(&[
+        "puzzle",
+        "keygen",
+        "--bits",
+        "1024",
+        "--squarings",
+        "60000",
+        "--seed",
+        "sig",
+        "-o",
+        d.join("deputy").to_str().unwrap(),
+    ]);
     let doc = d.join("contract.txt");
     std::fs::write(&doc, b"we agree").unwrap();
     let sig = d.join("contract.sig");
-    hg(&["puzzle", "sign", "-k", d.join("deputy.key").to_str().unwrap(), "-i", doc.to_str().unwrap(), "-o", sig.to_str().unwrap()]);
+    hg(&[
+        "puzzle",
+        "sign",
+        "-k",
+        d.join("deputy.key").to_str().unwrap(),
+        "-i",
+        doc.to_str().unwrap(),
+        "-o",
+        sig.to_str().unwrap(),
+    ]);
     let public = d.join("deputy.pub");
-    let out = hg(&["puzzle", "verify-signature", "-p", public.to_str().unwrap(), "-i", doc.to_str().unwrap(), "-s", sig.to_str().unwrap(), "--quiet"]);
+    let out = hg(&[
+        "puzzle",
+        "verify-signature",
+        "-p",
+        public.to_str().unwrap(),
+        "-i",
+        doc.to_str().unwrap(),
+        "-s",
+        sig.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("valid delayed signature"));
     std::fs::write(&doc, b"we agree, mostly").unwrap();
-    let out = hg_run(&["puzzle", "verify-signature", "-p", public.to_str().unwrap(), "-i", doc.to_str().unwrap(), "-s", sig.to_str().unwrap(), "--quiet"]);
+    let out = hg_run(&[
+        "puzzle",
+        "verify-signature",
+        "-p",
+        public.to_str().unwrap(),
+        "-i",
+        doc.to_str().unwrap(),
+        "-s",
+        sig.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("invalid signature"));
 }

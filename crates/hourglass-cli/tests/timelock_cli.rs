@@ -1,6 +1,8 @@
 //! Scenario tests for `hourglass timelock`: seal and open end to end, the library's
 //! known-answer file, Ctrl-C and `kill -9` then resume, bad files and arguments (each a clear
-//! error, a non-zero exit and no output file), and Rivest's LCS35 example through `open-rsw`.
+//! error, a non-zero exit and no output file), Rivest's LCS35 example through `open-rsw`, and
+//! an independent Python implementation of the file format (`tests/python/tlock_oracle.py`)
+//! opening what hourglass seals and sealing what hourglass opens.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{file, hg, hg_fail, hg_run, read, s, tempdir};
+use common::{file, hg, hg_fail, hg_run, read, require_python, s, tempdir};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -616,4 +618,59 @@ fn open_rsw_solves_the_lcs35_example() {
     ]);
     assert_eq!(again.status.code(), Some(1));
     assert!(stderr(&again).contains("another"), "{}", stderr(&again));
+}
+
+/// Runs `tlock_oracle.py ARGS`, requiring success.
+fn oracle(args: &[&str]) {
+    require_python(&["Crypto.Cipher.ChaCha20_Poly1305"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/tlock_oracle.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "tlock_oracle.py {args:?} failed:\n{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_independent_python_implementation_agrees_both_ways() {
+    let dir = tempdir();
+    let d = dir.path();
+    // hourglass seals (three chunks, the last one short); Python opens.
+    let data = content(2 * 65536 + 1234);
+    let sealed = seal(d, "py.bin", &data, 3000);
+    let by_python = d.join("py.out");
+    oracle(&["open", "--in", s(&sealed), "--out", s(&by_python)]);
+    assert_eq!(read(&by_python), data);
+    // Python seals (exactly two full chunks, and an empty file); hourglass opens.
+    for (name, len) in [("exact", 2 * 65536), ("empty", 0)] {
+        let plain = file(d, &format!("{name}.plain"), &content(len));
+        let tlock = d.join(format!("{name}.tlock"));
+        oracle(&[
+            "seal",
+            "--like",
+            s(&sealed),
+            "--squarings",
+            "2500",
+            "--in",
+            s(&plain),
+            "--out",
+            s(&tlock),
+        ]);
+        let out = d.join(format!("{name}.out"));
+        hg(&[
+            "timelock",
+            "open",
+            "-i",
+            s(&tlock),
+            "-o",
+            s(&out),
+            "--quiet",
+        ]);
+        assert_eq!(read(&out), content(len), "{name}");
+    }
 }

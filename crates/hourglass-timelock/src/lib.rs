@@ -10,6 +10,12 @@
 //! - [`PuzzleHash`] and [`document_input`] define how a document becomes the puzzle input `m`.
 //! - [`solve`] computes the solution with error checking, checkpoints and resume;
 //!   [`PuzzleKey::verify`] checks it.
+//! - [`submission`]: puzzle sets, chains of puzzles, the open-ended mode and bundle
+//!   verification (offline submission, paper section IV).
+//! - [`certificate`]: X.509 puzzle certificates (`E = z 2^65 + 2t + 1`) and institution CAs.
+//! - [`signature`]: delayed signatures, fast to make and `t` squarings to verify.
+//! - [`tlock`]: Rivest-Shamir-Wagner time-lock encryption of files; [`rsw`]: classic puzzles
+//!   such as LCS35 and CSAIL2019.
 //!
 //! ```
 //! use hourglass_arith::entropy::SeededEntropy;
@@ -25,9 +31,9 @@
 //! assert!(key.verify(&m, &c, &mut rng).unwrap());
 //! ```
 
+pub mod certificate;
 mod json;
 mod key;
-pub mod certificate;
 pub mod rsw;
 pub mod signature;
 mod solution;

@@ -4,13 +4,13 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use hourglass_arith::checkpoint::Checkpoint;
 use hourglass_arith::modular::pow_mod_vartime;
-use hourglass_arith::squaring::{Outcome, Progress, SquaringRun, SquaringState};
+use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use rug::integer::Order;
 
 use crate::key::PuzzlePublicKey;
+use crate::rsw::{solve_rsw_in_context, RswPuzzle};
 use crate::{Error, Result};
 
 /// How to run a solve.
@@ -69,44 +69,19 @@ pub fn solve(
             "the puzzle input must satisfy 1 < m < n - 1".into(),
         ));
     }
-    let run = SquaringRun::new(n, m, key.t())?;
-    let context = checkpoint_context(key, m);
-    let mut start: SquaringState = run.initial_state();
-    if let Some(path) = &options.checkpoint {
-        if let Some(ckpt) = Checkpoint::load(path)? {
-            ckpt.check_belongs(&context, run.block(), key.t())?;
-            run.validate_state(&ckpt.state)?;
-            start = ckpt.state;
-        }
-    }
-    let mut save = |state: &SquaringState| -> hourglass_arith::Result<()> {
-        match &options.checkpoint {
-            Some(path) => Checkpoint {
-                context: context.clone(),
-                block: run.block(),
-                total: key.t(),
-                state: state.clone(),
-            }
-            .save(path),
-            None => Ok(()),
-        }
-    };
-    match run.run(
-        start,
+    let puzzle = RswPuzzle::new(n.clone(), m.clone(), key.t())?;
+    match solve_rsw_in_context(
+        &puzzle,
+        &checkpoint_context(key, m),
+        options,
         stop,
-        options.progress_every,
-        options.checkpoint_every,
         progress,
-        &mut save,
     )? {
-        Outcome::Finished(state) => {
+        SolveOutcome::Solved(alpha) => {
             let beta = pow_mod_vartime(m, key.z(), n)?;
-            Ok(SolveOutcome::Solved(state.x * beta % n))
+            Ok(SolveOutcome::Solved(alpha * beta % n))
         }
-        Outcome::Stopped(state) => {
-            save(&state)?;
-            Ok(SolveOutcome::Stopped { done: state.done })
-        }
+        stopped => Ok(stopped),
     }
 }
 
