@@ -424,8 +424,9 @@ fn ctrl_c_and_kill_dash_nine_then_the_same_command_resumes() {
     let dir = tempdir();
     let d = dir.path();
     let data = content(5000);
-    // A few seconds of squaring at 1024 bits.
-    let sealed = seal(d, "long", &data, 4_000_000);
+    // Several seconds of squaring at 1024 bits even with the host-tuned GMP (about 4 M/s), so
+    // the runs below are still going when they are interrupted.
+    let sealed = seal(d, "long", &data, 24_000_000);
     let out = d.join("long.out");
     let ckpt = d.join("long.out.ckpt");
     let args = [
