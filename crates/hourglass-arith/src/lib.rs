@@ -24,6 +24,7 @@
 pub mod checkpoint;
 pub mod entropy;
 pub mod modular;
+pub mod mont;
 pub mod prime;
 pub mod secret;
 pub mod squaring;

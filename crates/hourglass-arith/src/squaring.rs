@@ -13,14 +13,17 @@
 //!   run never starts from a corrupted value;
 //! - **progress and cancellation** callbacks for long runs.
 //!
-//! Squaring itself is GMP's: a block of `B` squarings is one `mpz_powm` with exponent `2^B`,
-//! which uses Montgomery reduction internally.
+//! Squaring itself runs in [`crate::mont`]: a block of `B` squarings stays in Montgomery form
+//! in the fastest kernel for the modulus size (MULX/ADX assembly on x86_64 with BMI2 and ADX, a
+//! portable Rust kernel elsewhere). [`square_k_times`] is the GMP reference (`mpz_powm` with
+//! exponent `2^k`) that tests and benchmarks compare against.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rug::Integer;
 
+use crate::mont::MontContext;
 use crate::{Error, Result};
 
 /// Squarings per block (`B`): one multiplication into the check product per block, and one
@@ -68,6 +71,7 @@ pub enum Outcome {
 /// Sequential squaring of `x0` modulo `n`, `total` times, with error checking.
 pub struct SquaringRun<'a> {
     n: &'a Integer,
+    mont: MontContext,
     x0: Integer,
     total: u64,
     block: u64,
@@ -107,6 +111,7 @@ impl<'a> SquaringRun<'a> {
         }
         Ok(Self {
             n,
+            mont: MontContext::new(n)?,
             x0: Integer::from(x0.modulo_ref(n)),
             total,
             block: DEFAULT_BLOCK,
@@ -163,7 +168,7 @@ impl<'a> SquaringRun<'a> {
 
     fn advance(&self, x: &Integer, k: u64) -> Integer {
         #[allow(unused_mut)]
-        let mut y = square_k_times(x, k, self.n);
+        let mut y = self.mont.square_k_times(x, k);
         #[cfg(test)]
         if k == self.block && self.fault_at_block.take().is_some() {
             y.toggle_bit(3);
@@ -216,7 +221,7 @@ impl<'a> SquaringRun<'a> {
             blocks_since_check += 1;
             let due = last_verified.elapsed() >= checkpoint_every;
             if blocks_since_check == self.blocks_per_check || done == full_end || due {
-                let mut expected = square_k_times(&d_prev, self.block, n) * &self.x0;
+                let mut expected = self.mont.square_k_times(&d_prev, self.block) * &self.x0;
                 expected %= n;
                 if expected == d {
                     verified = SquaringState {
@@ -277,14 +282,18 @@ impl<'a> SquaringRun<'a> {
     }
 }
 
-/// Measures sequential squarings per second modulo `n` for about `duration`.
+/// Measures this machine's sequential squarings per second modulo `n` (with the kernel the
+/// solver uses) for about `duration`.
 pub fn measure_rate(n: &Integer, duration: Duration) -> f64 {
+    let Ok(mont) = MontContext::new(n) else {
+        return 0.0;
+    };
     let mut x = Integer::from(n / 3u32);
     let mut count = 0u64;
     let mut k = 1024u64;
     let start = Instant::now();
     while start.elapsed() < duration {
-        x = square_k_times(&x, k, n);
+        x = mont.square_k_times(&x, k);
         count += k;
         k = (k * 2).min(1 << 16);
     }
