@@ -79,3 +79,21 @@ fn edited_vectors_are_rejected() {
     ))
     .is_err());
 }
+
+#[test]
+fn certificate_vector_verifies_against_its_ca_and_names_the_puzzle() {
+    use hourglass_timelock::certificate::{verify_puzzle_certificate, CaCertificate};
+    let ca = CaCertificate::from_bytes(vector("ca.crt").as_bytes()).unwrap();
+    let cert = vector("puzzle-2s.crt");
+    // Valid until 2036; checked at a fixed time inside the validity period.
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_900_000_000);
+    let public = verify_puzzle_certificate(cert.as_bytes(), &ca, at).unwrap();
+    assert_eq!(
+        public,
+        PuzzlePublicKey::from_json(&vector("puzzle-2s.pub")).unwrap()
+    );
+    let mut edited = cert.into_bytes();
+    let mid = edited.len() / 2;
+    edited[mid] = if edited[mid] == b'A' { b'B' } else { b'A' };
+    assert!(verify_puzzle_certificate(&edited, &ca, at).is_err());
+}
