@@ -6,6 +6,45 @@ use std::time::{Duration, Instant};
 
 use hourglass_arith::squaring::Progress;
 
+/// Options shared by every long computation: where checkpoints go, how often, and how
+/// progress is shown.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LongRunArgs {
+    /// Checkpoint file (default: the output file's name plus `.ckpt`).
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<std::path::PathBuf>,
+    /// Seconds between checkpoints.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub checkpoint_every: u64,
+    /// No progress output.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Progress as JSON lines on stderr, result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl LongRunArgs {
+    /// How progress is shown.
+    pub fn mode(&self) -> ProgressMode {
+        ProgressMode::from_flags(self.quiet, self.json)
+    }
+
+    /// The checkpoint interval (at least one second).
+    pub fn every(&self) -> Duration {
+        Duration::from_secs(self.checkpoint_every.max(1))
+    }
+
+    /// The checkpoint file: `--checkpoint`, or `default_base` plus `.ckpt`.
+    pub fn checkpoint_path(&self, default_base: &std::path::Path) -> std::path::PathBuf {
+        self.checkpoint.clone().unwrap_or_else(|| {
+            let mut s = default_base.as_os_str().to_owned();
+            s.push(".ckpt");
+            std::path::PathBuf::from(s)
+        })
+    }
+}
+
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProgressMode {

@@ -15,7 +15,9 @@ use hourglass_timelock::{
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{open_input, read_input, write_output, Sensitivity};
-use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
+use crate::progress::{
+    format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
+};
 
 /// Arguments of `hourglass puzzle`.
 #[derive(Args, Debug)]
@@ -146,18 +148,8 @@ struct SolveArgs {
     /// Hash for the document (default: the one the puzzle key names).
     #[arg(long, value_enum)]
     hash: Option<HashArg>,
-    /// Checkpoint file (default: SOLUTION.ckpt).
-    #[arg(long, value_name = "FILE")]
-    checkpoint: Option<PathBuf>,
-    /// Seconds between checkpoints (at most 60 is sensible).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    checkpoint_every: u64,
-    /// No progress output.
-    #[arg(long)]
-    quiet: bool,
-    /// Progress as JSON lines on stderr, result as JSON on stdout.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    run: LongRunArgs,
 }
 
 #[derive(Args, Debug)]
@@ -189,18 +181,8 @@ struct VerifySignatureArgs {
     /// The signature.
     #[arg(short, long, value_name = "FILE")]
     signature: PathBuf,
-    /// Checkpoint file (default: SIGNATURE.ckpt).
-    #[arg(long, value_name = "FILE")]
-    checkpoint: Option<PathBuf>,
-    /// Seconds between checkpoints.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    checkpoint_every: u64,
-    /// No progress output.
-    #[arg(long)]
-    quiet: bool,
-    /// Progress as JSON lines on stderr, result as JSON on stdout.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    run: LongRunArgs,
 }
 
 #[derive(Args, Debug)]
@@ -407,17 +389,14 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
     let digest = digest_file(&a.input, hash)?;
     let m = hourglass_timelock::input_from_digest(key.n(), &digest)
         .map_err(|e| CliError::new(e.to_string()))?;
-    let ckpt = a
-        .checkpoint
-        .clone()
-        .unwrap_or_else(|| with_ext(&a.out, ".ckpt"));
+    let ckpt = a.run.checkpoint_path(&a.out);
     let resumed = ckpt.exists();
     let options = SolveOptions {
         checkpoint: Some(ckpt.clone()),
-        checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
+        checkpoint_every: a.run.every(),
         ..SolveOptions::default()
     };
-    let mode = ProgressMode::from_flags(a.quiet, a.json);
+    let mode = a.run.mode();
     if mode == ProgressMode::Human {
         eprintln!(
             "hourglass: solving {} squarings ({} at the reference rate){}{}",
@@ -457,12 +436,12 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
             write_output(&a.out, solution.to_json().as_bytes(), Sensitivity::Public)?;
             let _ = std::fs::remove_file(&ckpt);
             let secs = start.elapsed().as_secs_f64();
-            if a.json {
+            if a.run.json {
                 println!(
                     "{}",
                     serde_json::json!({"solution": a.out, "t": key.t(), "seconds": secs, "credited_secs": key.credited_secs()})
                 );
-            } else if !a.quiet {
+            } else if !a.run.quiet {
                 eprintln!(
                     "hourglass: solved in {}; solution written to {}",
                     format_secs(secs),
@@ -523,23 +502,20 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
     let key = load_puzzle_public_checked(&a.puzzle, a.ca.as_deref())?;
     let digest = digest_file(&a.input, PuzzleHash::Sha256)?;
     let sig = read_input(&a.signature, "signature")?;
-    let ckpt = a
-        .checkpoint
-        .clone()
-        .unwrap_or_else(|| with_ext(&a.signature, ".ckpt"));
+    let ckpt = a.run.checkpoint_path(&a.signature);
     let options = SolveOptions {
         checkpoint: Some(ckpt.clone()),
-        checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
+        checkpoint_every: a.run.every(),
         ..SolveOptions::default()
     };
-    let mode = ProgressMode::from_flags(a.quiet, a.json);
+    let mode = a.run.mode();
     let mut display = ProgressDisplay::new(mode, "verifying");
     let verdict = verify_digest(&key, &digest, &sig, &options, stop_flag(), &mut |p| {
         display.update(p)
     });
     display.finish();
     let verdict = verdict.map_err(|e| CliError::new(e.to_string()))?;
-    if a.json {
+    if a.run.json {
         println!(
             "{}",
             serde_json::json!({"valid": verdict == DelayedVerdict::Valid, "t": key.t()})
@@ -548,7 +524,7 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
     match verdict {
         DelayedVerdict::Valid => {
             let _ = std::fs::remove_file(&ckpt);
-            if !a.json {
+            if !a.run.json {
                 println!("valid delayed signature ({} squarings)", key.t());
             }
             Ok(())

@@ -19,7 +19,9 @@ use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{open_input, Sensitivity};
 use crate::output_file::StagedOutput;
-use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
+use crate::progress::{
+    format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
+};
 
 /// Arguments of `hourglass timelock`.
 #[derive(Args, Debug)]
@@ -101,18 +103,8 @@ struct OpenArgs {
     /// Where to write the content; `-` for stdout (held in memory until it authenticates).
     #[arg(short, long, value_name = "FILE")]
     out: PathBuf,
-    /// Checkpoint file (default: OUT.ckpt).
-    #[arg(long, value_name = "FILE")]
-    checkpoint: Option<PathBuf>,
-    /// Seconds between checkpoints.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    checkpoint_every: u64,
-    /// No progress output.
-    #[arg(long)]
-    quiet: bool,
-    /// Progress as JSON lines on stderr, result as JSON on stdout.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    run: LongRunArgs,
 }
 
 #[derive(Args, Debug)]
@@ -343,7 +335,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
         }
     }
     let ckpt = match (
-        &a.checkpoint,
+        &a.run.checkpoint,
         a.out.as_os_str() == "-",
         a.input.as_os_str() == "-",
     ) {
@@ -362,10 +354,10 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     let resumed = ckpt.exists();
     let options = SolveOptions {
         checkpoint: Some(ckpt.clone()),
-        checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
+        checkpoint_every: a.run.every(),
         ..SolveOptions::default()
     };
-    let mode = ProgressMode::from_flags(a.quiet, a.json);
+    let mode = a.run.mode();
     if mode == ProgressMode::Human {
         eprintln!(
             "hourglass: opening {}: {} squarings modulo a {}-bit n{}",
@@ -404,12 +396,12 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     // The finished checkpoint holds a^(2^t), i.e. the key: remove it now the content is out.
     let _ = std::fs::remove_file(&ckpt);
     let secs = start.elapsed().as_secs_f64();
-    if a.json {
+    if a.run.json {
         println!(
             "{}",
             serde_json::json!({"output": a.out, "content_len": content_len, "t": header.t(), "bits": header.modulus_bits(), "seconds": secs})
         );
-    } else if !a.quiet {
+    } else if !a.run.quiet {
         eprintln!(
             "hourglass: opened in {}: {content_len} bytes written to {}",
             format_secs(secs),
