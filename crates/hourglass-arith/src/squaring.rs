@@ -188,6 +188,33 @@ impl<'a> SquaringRun<'a> {
         progress: &mut dyn FnMut(Progress),
         checkpoint: &mut dyn FnMut(&SquaringState) -> Result<()>,
     ) -> Result<Outcome> {
+        self.run_recording(
+            state,
+            stop,
+            progress_every,
+            checkpoint_every,
+            progress,
+            checkpoint,
+            None,
+        )
+    }
+
+    /// Like [`SquaringRun::run`], and hands every block-boundary value to `blocks` once the
+    /// error check has verified it: `blocks(first, values)` receives
+    /// `values[i] = x0^(2^(first + i B))` for consecutive `i`, in order, each exactly once
+    /// (starting after the state the run resumed from), and always before `checkpoint` is
+    /// called with a state that covers them. VDF provers keep these values to build their proofs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_recording(
+        &self,
+        state: SquaringState,
+        stop: &AtomicBool,
+        progress_every: Duration,
+        checkpoint_every: Duration,
+        progress: &mut dyn FnMut(Progress),
+        checkpoint: &mut dyn FnMut(&SquaringState) -> Result<()>,
+        mut blocks: Option<&mut dyn FnMut(u64, &[Integer]) -> Result<()>>,
+    ) -> Result<Outcome> {
         self.validate_state(&state)?;
         let n = self.n;
         let mut verified = state;
@@ -203,6 +230,8 @@ impl<'a> SquaringRun<'a> {
         let mut last_checkpoint = Instant::now();
         let mut last_verified = Instant::now();
         let full_end = self.total - self.total % self.block;
+        // Block values computed since the last verified state (only when recording).
+        let mut pending: Vec<Integer> = Vec::new();
         let report = |done: u64, faults: u32| Progress {
             done,
             total: self.total,
@@ -218,12 +247,19 @@ impl<'a> SquaringRun<'a> {
             done += self.block;
             d *= &x;
             d %= n;
+            if blocks.is_some() {
+                pending.push(x.clone());
+            }
             blocks_since_check += 1;
             let due = last_verified.elapsed() >= checkpoint_every;
             if blocks_since_check == self.blocks_per_check || done == full_end || due {
                 let mut expected = self.mont.square_k_times(&d_prev, self.block) * &self.x0;
                 expected %= n;
                 if expected == d {
+                    if let Some(sink) = blocks.as_mut() {
+                        sink(verified.done + self.block, &pending)?;
+                        pending.clear();
+                    }
                     verified = SquaringState {
                         done,
                         x: x.clone(),
@@ -247,6 +283,7 @@ impl<'a> SquaringRun<'a> {
                     x = verified.x.clone();
                     d = verified.check.clone();
                     done = verified.done;
+                    pending.clear();
                 }
                 blocks_since_check = 0;
             }
@@ -407,6 +444,38 @@ mod tests {
             square_k_times(&x, 5000 - 16, &n)
         };
         assert_ne!(bad, square_k_times(&x0, 5000, &n));
+    }
+
+    #[test]
+    fn recorded_block_values_are_verified_and_complete_across_a_fault() {
+        let n = modulus();
+        let x0 = Integer::from(11u32);
+        let run = SquaringRun::new(&n, &x0, 1000).unwrap().with_blocks(16, 4);
+        run.fault_at_block.set(Some(0));
+        let stop = AtomicBool::new(false);
+        let mut seen: Vec<(u64, Integer)> = Vec::new();
+        let mut sink = |first: u64, values: &[Integer]| {
+            for (i, v) in values.iter().enumerate() {
+                seen.push((first + 16 * i as u64, v.clone()));
+            }
+            Ok(())
+        };
+        run.run_recording(
+            run.initial_state(),
+            &stop,
+            Duration::ZERO,
+            Duration::from_secs(3600),
+            &mut |_| {},
+            &mut |_| Ok(()),
+            Some(&mut sink),
+        )
+        .unwrap();
+        // Every full block once, in order, with the right value despite the injected fault.
+        assert_eq!(seen.len(), 1000 / 16);
+        for (k, (pos, v)) in seen.iter().enumerate() {
+            assert_eq!(*pos, 16 * (k as u64 + 1));
+            assert_eq!(*v, square_k_times(&x0, *pos, &n), "block at {pos}");
+        }
     }
 
     #[test]

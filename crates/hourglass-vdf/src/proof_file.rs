@@ -1,0 +1,287 @@
+//! The proof file: everything a verifier needs, as JSON (`docs/FORMATS.md`, section 15).
+//!
+//! ```json
+//! {
+//!   "format": "hourglass-vdf-proof",
+//!   "version": 1,
+//!   "scheme": "wesolowski",
+//!   "modulus": "rsa-2048",
+//!   "security_bits": 128,
+//!   "iterations": 1000,
+//!   "input": "68656c6c6f",
+//!   "output": "<N-sized hex>",
+//!   "proof": { "pi": "<N-sized hex>", "l": "<2k-bit hex>" }
+//! }
+//! ```
+//!
+//! `modulus` is a built-in name (`rsa-2048`) or `N` in lowercase hex. Group elements are
+//! lowercase hex of exactly the byte length of `N`; `l` of exactly `2k / 8` bytes; the input is
+//! lowercase hex of at most [`MAX_INPUT_BYTES`] bytes. A Pietrzak proof is
+//! `{ "mu": [<N-sized hex>, ..] }`. Unknown fields, other versions, upper-case or short hex
+//! are refused, so each proof has exactly one encoding.
+
+use rug::integer::Order;
+use rug::Integer;
+use serde::{Deserialize, Serialize};
+
+use crate::group::RsaGroup;
+use crate::hash_prime::SecurityLevel;
+use crate::pietrzak::{Pietrzak, PietrzakProof};
+use crate::wesolowski::{Wesolowski, WesolowskiProof};
+use crate::{check_iterations, Error, Result, Statement, Vdf};
+
+/// The `format` field.
+pub const FORMAT: &str = "hourglass-vdf-proof";
+/// The `version` field.
+pub const VERSION: u32 = 1;
+/// The largest input a proof file carries (VDF inputs are seeds and challenges; hash a
+/// larger document first).
+pub const MAX_INPUT_BYTES: usize = 1 << 16;
+/// The largest proof file accepted.
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// Which moduli a parser accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModulusPolicy {
+    /// At least [`crate::group::MIN_MODULUS_BITS`] bits.
+    Secure,
+    /// Down to [`crate::group::MIN_INSECURE_MODULUS_BITS`] (tests, experiments).
+    AllowInsecure,
+}
+
+/// A proof of one of the schemes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnyProof {
+    /// A Wesolowski proof.
+    Wesolowski(WesolowskiProof),
+    /// A Pietrzak proof.
+    Pietrzak(PietrzakProof),
+}
+
+impl AnyProof {
+    /// The scheme name (`wesolowski` or `pietrzak`).
+    pub fn scheme(&self) -> &'static str {
+        match self {
+            AnyProof::Wesolowski(_) => crate::wesolowski::SCHEME,
+            AnyProof::Pietrzak(_) => crate::pietrzak::SCHEME,
+        }
+    }
+}
+
+/// A parsed proof file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProofFile {
+    /// The group.
+    pub group: RsaGroup,
+    /// The input message (the VDF input is its hash to the group).
+    pub input: Vec<u8>,
+    /// `T`.
+    pub iterations: u64,
+    /// The security level.
+    pub level: SecurityLevel,
+    /// The output `y` (canonical).
+    pub output: Integer,
+    /// The proof.
+    pub proof: AnyProof,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    format: String,
+    version: u32,
+    scheme: String,
+    modulus: String,
+    security_bits: u32,
+    iterations: u64,
+    input: String,
+    output: String,
+    proof: RawProof,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum RawProof {
+    Wesolowski(RawWesolowski),
+    Pietrzak(RawPietrzak),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWesolowski {
+    pi: String,
+    l: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPietrzak {
+    mu: Vec<String>,
+}
+
+fn fixed_hex(v: &Integer, bytes: usize) -> String {
+    let digits = v.to_digits::<u8>(Order::Msf);
+    let mut out = vec![0u8; bytes.saturating_sub(digits.len())];
+    out.extend_from_slice(&digits);
+    hex::encode(out)
+}
+
+fn parse_fixed_hex(s: &str, bytes: usize, what: &str) -> Result<Integer> {
+    if s.len() != 2 * bytes || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(Error::Format(format!(
+            "{what} must be {} lowercase hex digits",
+            2 * bytes
+        )));
+    }
+    let raw = hex::decode(s).map_err(|e| Error::Format(format!("{what}: {e}")))?;
+    Ok(Integer::from_digits(&raw, Order::Msf))
+}
+
+impl ProofFile {
+    /// The statement the file claims: the input hashed to the group, the output, `T`, `k`.
+    pub fn statement(&self) -> Result<Statement> {
+        Ok(Statement {
+            group: self.group.clone(),
+            x: self.group.hash_to_element(&self.input)?,
+            y: self.output.clone(),
+            iterations: self.iterations,
+            level: self.level,
+        })
+    }
+
+    /// Verifies the proof with the default parameters of its scheme.
+    pub fn verify(&self) -> Result<()> {
+        let statement = self.statement()?;
+        match &self.proof {
+            AnyProof::Wesolowski(p) => Wesolowski::new(self.level)
+                .with_threads(1)
+                .verify(&statement, p),
+            AnyProof::Pietrzak(p) => Pietrzak::new(self.level).verify(&statement, p),
+        }
+    }
+
+    /// The JSON text (pretty-printed, fields in the documented order, a final newline).
+    pub fn to_json(&self) -> String {
+        let eb = self.group.element_bytes();
+        let proof = match &self.proof {
+            AnyProof::Wesolowski(p) => RawProof::Wesolowski(RawWesolowski {
+                pi: fixed_hex(&p.pi, eb),
+                l: fixed_hex(&p.l, self.level.prime_bits() as usize / 8),
+            }),
+            AnyProof::Pietrzak(p) => RawProof::Pietrzak(RawPietrzak {
+                mu: p.mu.iter().map(|m| fixed_hex(m, eb)).collect(),
+            }),
+        };
+        let raw = Raw {
+            format: FORMAT.into(),
+            version: VERSION,
+            scheme: self.proof.scheme().into(),
+            modulus: match self.group.name() {
+                Some(name) => name.into(),
+                None => self.group.modulus().to_string_radix(16),
+            },
+            security_bits: self.level.bits(),
+            iterations: self.iterations,
+            input: hex::encode(&self.input),
+            output: fixed_hex(&self.output, eb),
+            proof,
+        };
+        let mut s =
+            serde_json::to_string_pretty(&raw).unwrap_or_else(|_| unreachable!("plain data"));
+        s.push('\n');
+        s
+    }
+
+    /// Parses and checks a proof file's structure (not the proof itself: see
+    /// [`ProofFile::verify`]).
+    pub fn from_json(text: &[u8], policy: ModulusPolicy) -> Result<Self> {
+        if text.len() > MAX_FILE_BYTES {
+            return Err(Error::Format(format!("larger than {MAX_FILE_BYTES} bytes")));
+        }
+        let raw: Raw = serde_json::from_slice(text).map_err(|e| Error::Format(e.to_string()))?;
+        if raw.format != FORMAT {
+            return Err(Error::Format(format!(
+                "not an hourglass VDF proof (format {:?})",
+                raw.format
+            )));
+        }
+        if raw.version != VERSION {
+            return Err(Error::Format(format!(
+                "version {} is not supported (this hourglass reads version {VERSION})",
+                raw.version
+            )));
+        }
+        let level = SecurityLevel::from_bits(raw.security_bits)
+            .map_err(|e| Error::Format(e.to_string()))?;
+        check_iterations(raw.iterations).map_err(|e| Error::Format(e.to_string()))?;
+        let group = match RsaGroup::builtin(&raw.modulus) {
+            Some(g) => g,
+            None => {
+                let n = hourglass_arith::integer_from_hex(&raw.modulus)
+                    .filter(|_| raw.modulus.bytes().all(|b| !b.is_ascii_uppercase()))
+                    .filter(|_| !raw.modulus.starts_with('0'))
+                    .ok_or_else(|| {
+                        Error::Format(format!(
+                            "modulus must be {} or lowercase hex without leading zeros",
+                            RsaGroup::builtin_names().join(", ")
+                        ))
+                    })?;
+                match policy {
+                    ModulusPolicy::Secure => RsaGroup::new(n)?,
+                    ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n)?,
+                }
+            }
+        };
+        if raw.input.len() > 2 * MAX_INPUT_BYTES
+            || !raw
+                .input
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(Error::Format(format!(
+                "input must be lowercase hex of at most {MAX_INPUT_BYTES} bytes"
+            )));
+        }
+        let input = hex::decode(&raw.input).map_err(|e| Error::Format(format!("input: {e}")))?;
+        let eb = group.element_bytes();
+        let output = parse_fixed_hex(&raw.output, eb, "output")?;
+        let proof = match (raw.scheme.as_str(), raw.proof) {
+            (crate::wesolowski::SCHEME, RawProof::Wesolowski(p)) => {
+                AnyProof::Wesolowski(WesolowskiProof {
+                    pi: parse_fixed_hex(&p.pi, eb, "pi")?,
+                    l: parse_fixed_hex(&p.l, level.prime_bits() as usize / 8, "l")?,
+                })
+            }
+            (crate::pietrzak::SCHEME, RawProof::Pietrzak(p)) => {
+                if p.mu.len() > 64 {
+                    return Err(Error::Format("too many rounds".into()));
+                }
+                AnyProof::Pietrzak(PietrzakProof {
+                    mu: p
+                        .mu
+                        .iter()
+                        .map(|m| parse_fixed_hex(m, eb, "mu"))
+                        .collect::<Result<_>>()?,
+                })
+            }
+            (scheme @ (crate::wesolowski::SCHEME | crate::pietrzak::SCHEME), _) => {
+                return Err(Error::Format(format!(
+                    "the proof object does not match the scheme {scheme}"
+                )))
+            }
+            (other, _) => {
+                return Err(Error::Format(format!(
+                    "unknown scheme {other:?} (wesolowski or pietrzak)"
+                )))
+            }
+        };
+        Ok(Self {
+            group,
+            input,
+            iterations: raw.iterations,
+            level,
+            output,
+            proof,
+        })
+    }
+}
