@@ -59,6 +59,9 @@ pub struct Progress {
     pub faults: u32,
 }
 
+/// Receives verified block-boundary values: see [`SquaringRun::run_recording`].
+pub type BlockSink<'a> = &'a mut dyn FnMut(u64, &[Integer]) -> Result<()>;
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -213,7 +216,7 @@ impl<'a> SquaringRun<'a> {
         checkpoint_every: Duration,
         progress: &mut dyn FnMut(Progress),
         checkpoint: &mut dyn FnMut(&SquaringState) -> Result<()>,
-        mut blocks: Option<&mut dyn FnMut(u64, &[Integer]) -> Result<()>>,
+        mut blocks: Option<BlockSink<'_>>,
     ) -> Result<Outcome> {
         self.validate_state(&state)?;
         let n = self.n;

@@ -16,6 +16,7 @@ mod puzzle_cmd;
 mod rsa_cmd;
 mod submit_cmd;
 mod timelock_cmd;
+mod vdf_cmd;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,7 @@ Examples:
   hourglass demo
   hourglass rsa keygen --variant rebalanced --bits 3072 -o key.pem
   hourglass rsa inspect -i key.pem
+  hourglass vdf eval --input 'block 1234' --iterations 2^20 -o proof.json
   hourglass bench rsa --bits 2048,3072";
 
 /// RSA-based timed cryptography: RSA and its fast variants, with benchmarks against OpenSSL.
@@ -50,6 +52,8 @@ enum Command {
     Submit(submit_cmd::SubmitArgs),
     /// Time-lock encryption of files (Rivest-Shamir-Wagner) and classic RSW puzzles.
     Timelock(timelock_cmd::TimelockArgs),
+    /// Verifiable delay functions: Wesolowski and Pietrzak proofs in RSA groups.
+    Vdf(vdf_cmd::VdfArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Ca(args) => ca_cmd::run(args),
         Command::Submit(args) => submit_cmd::run(args),
         Command::Timelock(args) => timelock_cmd::run(args),
+        Command::Vdf(args) => vdf_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
     };

@@ -272,8 +272,8 @@ mod tests {
 
     #[test]
     fn bad_moduli_are_refused() {
-        let p = Integer::from(Integer::from(1) << 600u32).next_prime();
-        let q = Integer::from(Integer::from(1) << 601u32).next_prime();
+        let p = (Integer::from(1) << 600u32).next_prime();
+        let q = (Integer::from(1) << 601u32).next_prime();
         let n = Integer::from(&p * &q);
         assert!(RsaGroup::new(n.clone()).is_ok());
         assert!(RsaGroup::new(Integer::from(&n << 1u32)).is_err(), "even");
@@ -282,10 +282,10 @@ mod tests {
             "small factor"
         );
         assert!(RsaGroup::new(Integer::from(&p * &p)).is_err(), "square");
-        let big_prime = Integer::from(Integer::from(1) << 1100u32).next_prime();
+        let big_prime = (Integer::from(1) << 1100u32).next_prime();
         assert!(RsaGroup::new(big_prime).is_err(), "prime");
-        let small = Integer::from(Integer::from(1) << 300u32).next_prime()
-            * Integer::from(Integer::from(1) << 301u32).next_prime();
+        let small =
+            (Integer::from(1) << 300u32).next_prime() * (Integer::from(1) << 301u32).next_prime();
         assert!(RsaGroup::new(small.clone()).is_err(), "tiny");
         assert!(RsaGroup::new_insecure(small).is_ok());
         assert!(RsaGroup::new_insecure(Integer::from(15)).is_err());

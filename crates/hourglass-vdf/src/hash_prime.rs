@@ -330,7 +330,7 @@ fn mod_u64(x: &Integer, m: u64) -> u64 {
     // Non-negative `x` only (candidates are); limbs are little-endian, 64-bit on every target
     // GMP builds with here, folded from the top with 128-bit remainders.
     x.as_limbs().iter().rev().fold(0u64, |r, &limb| {
-        (((u128::from(r) << 64) | u128::from(limb as u64)) % u128::from(m)) as u64
+        (((u128::from(r) << 64) | u128::from(limb)) % u128::from(m)) as u64
     })
 }
 

@@ -17,10 +17,11 @@
 use rug::Integer;
 
 /// A double-exponentiation algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum MultiExp {
     /// `a^e mod N` and `b^f mod N` by GMP, then their product.
+    #[default]
     Separate,
     /// Shamir's trick (Straus with 1-bit windows).
     Shamir,
@@ -28,12 +29,6 @@ pub enum MultiExp {
     Interleaved(u32),
     /// Yen-Lai-Lenstra simultaneous sliding window of width `w` (1 to 4).
     Yll(u32),
-}
-
-impl Default for MultiExp {
-    fn default() -> Self {
-        MultiExp::Separate
-    }
 }
 
 impl std::fmt::Display for MultiExp {
@@ -239,7 +234,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn modulus() -> Integer {
-        Integer::from(Integer::from(1) << 521u32) - 1u32
+        (Integer::from(1) << 521u32) - 1u32
     }
 
     proptest! {

@@ -331,8 +331,8 @@ mod tests {
     use super::*;
 
     fn toy() -> (RsaGroup, Integer) {
-        let p = Integer::from(Integer::from(1) << 255u32).next_prime();
-        let q = Integer::from(Integer::from(3) << 254u32).next_prime();
+        let p = (Integer::from(1) << 255u32).next_prime();
+        let q = (Integer::from(3) << 254u32).next_prime();
         let order = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
         (RsaGroup::new_insecure(p * q).unwrap(), order)
     }

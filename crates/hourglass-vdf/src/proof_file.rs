@@ -49,6 +49,10 @@ pub enum ModulusPolicy {
     AllowInsecure,
 }
 
+/// Groups whose moduli were already checked, by their text in proof files.
+#[derive(Debug, Default)]
+pub struct GroupCache(std::collections::HashMap<String, RsaGroup>);
+
 /// A proof of one of the schemes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AnyProof {
@@ -160,8 +164,23 @@ impl ProofFile {
         }
     }
 
+    /// The JSON text on one line (for `.jsonl` batches).
+    pub fn to_json_line(&self) -> String {
+        let mut s =
+            serde_json::to_string(&self.raw()).unwrap_or_else(|_| unreachable!("plain data"));
+        s.push('\n');
+        s
+    }
+
     /// The JSON text (pretty-printed, fields in the documented order, a final newline).
     pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(&self.raw())
+            .unwrap_or_else(|_| unreachable!("plain data"));
+        s.push('\n');
+        s
+    }
+
+    fn raw(&self) -> Raw {
         let eb = self.group.element_bytes();
         let proof = match &self.proof {
             AnyProof::Wesolowski(p) => RawProof::Wesolowski(RawWesolowski {
@@ -172,7 +191,7 @@ impl ProofFile {
                 mu: p.mu.iter().map(|m| fixed_hex(m, eb)).collect(),
             }),
         };
-        let raw = Raw {
+        Raw {
             format: FORMAT.into(),
             version: VERSION,
             scheme: self.proof.scheme().into(),
@@ -185,16 +204,22 @@ impl ProofFile {
             input: hex::encode(&self.input),
             output: fixed_hex(&self.output, eb),
             proof,
-        };
-        let mut s =
-            serde_json::to_string_pretty(&raw).unwrap_or_else(|_| unreachable!("plain data"));
-        s.push('\n');
-        s
+        }
     }
 
     /// Parses and checks a proof file's structure (not the proof itself: see
     /// [`ProofFile::verify`]).
     pub fn from_json(text: &[u8], policy: ModulusPolicy) -> Result<Self> {
+        Self::from_json_cached(text, policy, &mut GroupCache::default())
+    }
+
+    /// [`ProofFile::from_json`], taking already-checked groups from `groups` (a batch of
+    /// proofs over one modulus checks it once).
+    pub fn from_json_cached(
+        text: &[u8],
+        policy: ModulusPolicy,
+        groups: &mut GroupCache,
+    ) -> Result<Self> {
         if text.len() > MAX_FILE_BYTES {
             return Err(Error::Format(format!("larger than {MAX_FILE_BYTES} bytes")));
         }
@@ -216,6 +241,7 @@ impl ProofFile {
         check_iterations(raw.iterations).map_err(|e| Error::Format(e.to_string()))?;
         let group = match RsaGroup::builtin(&raw.modulus) {
             Some(g) => g,
+            None if groups.0.contains_key(&raw.modulus) => groups.0[&raw.modulus].clone(),
             None => {
                 let n = hourglass_arith::integer_from_hex(&raw.modulus)
                     .filter(|_| raw.modulus.bytes().all(|b| !b.is_ascii_uppercase()))
@@ -226,10 +252,12 @@ impl ProofFile {
                             RsaGroup::builtin_names().join(", ")
                         ))
                     })?;
-                match policy {
+                let group = match policy {
                     ModulusPolicy::Secure => RsaGroup::new(n)?,
                     ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n)?,
-                }
+                };
+                groups.0.insert(raw.modulus.clone(), group.clone());
+                group
             }
         };
         if raw.input.len() > 2 * MAX_INPUT_BYTES

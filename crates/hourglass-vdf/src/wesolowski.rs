@@ -173,9 +173,9 @@ fn digits(iterations: u64, kappa: u64, l: &Integer) -> Vec<Vec<u64>> {
     };
     let mut out = vec![Vec::new(); m as usize + 1];
     let top_exp = iterations - m * kappa;
-    out[m as usize] = to_limbs(Integer::from(Integer::from(1) << top_exp as u32) / l);
+    out[m as usize] = to_limbs((Integer::from(1) << top_exp as u32) / l);
     // rho_(m-1) = 2^(T - m kappa) mod l, then rho_(i-1) = rho_i 2^kappa mod l.
-    let mut rho = Integer::from(Integer::from(1) << top_exp as u32) % l;
+    let mut rho = (Integer::from(1) << top_exp as u32) % l;
     let shift = Integer::from(2)
         .pow_mod(&Integer::from(kappa), l)
         .unwrap_or_else(|_| unreachable!("l > 1"));
@@ -282,15 +282,15 @@ mod tests {
     use crate::group::RsaGroup;
 
     fn toy() -> (RsaGroup, Integer) {
-        let p = Integer::from(Integer::from(1) << 255u32).next_prime();
-        let q = Integer::from(Integer::from(3) << 254u32).next_prime();
+        let p = (Integer::from(1) << 255u32).next_prime();
+        let q = (Integer::from(3) << 254u32).next_prime();
         let order = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
         (RsaGroup::new_insecure(p * q).unwrap(), order)
     }
 
     #[test]
     fn digits_spell_floor_two_to_t_over_l() {
-        let l = Integer::from(Integer::from(1) << 255u32).next_prime();
+        let l = (Integer::from(1) << 255u32).next_prime();
         for (t, kappa) in [
             (1u64, 1024u64),
             (300, 7),
@@ -308,7 +308,7 @@ mod tests {
             }
             assert_eq!(
                 q,
-                Integer::from(Integer::from(1) << t as u32) / &l,
+                (Integer::from(1) << t as u32) / &l,
                 "t {t} kappa {kappa}"
             );
         }
