@@ -25,11 +25,13 @@ fn odd_modulus(rng: &mut SeededEntropy, bits: u32) -> Integer {
     n
 }
 
-/// The kernels to try for `ctx`: always the portable one, plus ADX when it can run.
+/// The kernels to try for `ctx`: always the portable one, plus ADX and IFMA when they can run.
 fn kernels(ctx: &MontContext) -> Vec<Kernel> {
     let mut k = vec![Kernel::Portable];
-    if ctx.supports(Kernel::X86Adx) {
-        k.push(Kernel::X86Adx);
+    for fast in [Kernel::X86Adx, Kernel::X86Ifma] {
+        if ctx.supports(fast) {
+            k.push(fast);
+        }
     }
     k
 }
@@ -225,7 +227,14 @@ fn long_chains_above_the_kernel_sizes() {
         let n = odd_modulus(&mut rng, bits);
         let x = random_below(&mut rng, &n).unwrap();
         let ctx = MontContext::new(&n).unwrap();
-        assert_eq!(ctx.kernel(), Kernel::Portable);
+        assert!(!ctx.supports(Kernel::X86Adx));
+        for kernel in kernels(&ctx) {
+            assert_eq!(
+                ctx.square_k_times_with(&x, 2_000, kernel).unwrap(),
+                square_k_times(&x, 2_000, &n),
+                "{bits} bits, kernel {kernel}"
+            );
+        }
         let k = 2_000;
         assert_eq!(ctx.square_k_times(&x, k), square_k_times(&x, k, &n));
     }

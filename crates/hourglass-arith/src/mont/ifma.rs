@@ -1,0 +1,295 @@
+//! Montgomery multiplication with AVX-512 IFMA in radix 2^52 (x86-64 only).
+//!
+//! IFMA's `vpmadd52luq` / `vpmadd52huq` add the low or high 52 bits of eight 52 x 52-bit
+//! products to eight 64-bit accumulators at once. Numbers are held as `L = 8 V` digits of 52
+//! bits (`V` vectors of eight), so `R = 2^(52 L)`; `V` is the smallest with `4 n < R`.
+//!
+//! [`IfmaContext::mul`] is the word-serial "almost Montgomery multiplication" of Gueron and
+//! Krasnov: for each digit `b_i`, add `a b_i` (low halves), derive `m = acc_0 n' mod 2^52` from
+//! lane 0, add `m n` (low halves), shift the accumulator down one digit (lane 0 is now
+//! divisible by 2^52 and its carry moves to the next digit), and add the high halves of both
+//! products, which belong one digit up. Accumulators grow by at most 2^54 per step, so `L`
+//! steps fit in 64 bits for `L` below 1024. The result, `a b / R mod n` plus at most `n`, is
+//! below `2 n` when `a, b < 2 n`; it is normalised to 52-bit digits and stays "almost
+//! reduced" until it leaves Montgomery form.
+//!
+//! Everything here is variable-time with respect to values only through the final
+//! normalisation's carry loop; use it for public data (squaring chains, VDF proofs and
+//! verification), like the other kernels.
+
+use std::arch::x86_64::*;
+
+use rug::integer::Order;
+use rug::Integer;
+
+const DIGIT_BITS: u32 = 52;
+const MASK: u64 = (1 << DIGIT_BITS) - 1;
+/// Largest number of 8-digit vectors supported (80 digits: moduli up to 4158 bits).
+pub const MAX_VECTORS: usize = 10;
+
+/// Whether this CPU has AVX-512F and AVX-512 IFMA.
+pub fn available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512ifma")
+}
+
+/// Radix-2^52 Montgomery arithmetic modulo one odd `n`.
+#[derive(Clone, Debug)]
+pub struct IfmaContext {
+    n: Integer,
+    vectors: usize,
+    /// `n` in `L` digits.
+    n_digits: Vec<u64>,
+    /// `-n^-1 mod 2^52`.
+    k0: u64,
+    /// `R^2 mod n` in digits.
+    r2: Vec<u64>,
+}
+
+/// `x` (non-negative, below `2^(52 len)`) as `len` little-endian 52-bit digits.
+fn to_digits(x: &Integer, len: usize) -> Vec<u64> {
+    let limbs = x.to_digits::<u64>(Order::Lsf);
+    (0..len)
+        .map(|i| {
+            let bit = i * DIGIT_BITS as usize;
+            let (w, s) = (bit / 64, bit % 64);
+            let lo = limbs.get(w).copied().unwrap_or(0) >> s;
+            let hi = if s > 64 - DIGIT_BITS as usize {
+                limbs.get(w + 1).copied().unwrap_or(0) << (64 - s)
+            } else {
+                0
+            };
+            (lo | hi) & MASK
+        })
+        .collect()
+}
+
+/// The integer of little-endian 52-bit digits (each below 2^52).
+fn from_digits(d: &[u64]) -> Integer {
+    let mut limbs = vec![0u64; (d.len() * DIGIT_BITS as usize).div_ceil(64) + 1];
+    for (i, &digit) in d.iter().enumerate() {
+        let bit = i * DIGIT_BITS as usize;
+        let (w, s) = (bit / 64, bit % 64);
+        limbs[w] |= digit << s;
+        if s > 64 - DIGIT_BITS as usize {
+            limbs[w + 1] |= digit >> (64 - s);
+        }
+    }
+    Integer::from_digits(&limbs, Order::Lsf)
+}
+
+impl IfmaContext {
+    /// The context for odd `n > 1` of at most `52 * 8 * MAX_VECTORS - 2` bits, or `None` when
+    /// the CPU lacks IFMA or `n` is out of range.
+    pub fn new(n: &Integer) -> Option<Self> {
+        if !available() || *n <= 1 || n.is_even() {
+            return None;
+        }
+        let bits = n.significant_bits() as usize + 2; // 4 n < R
+        let vectors = bits.div_ceil(8 * DIGIT_BITS as usize);
+        if vectors > MAX_VECTORS {
+            return None;
+        }
+        let len = 8 * vectors;
+        let word = Integer::from(1) << DIGIT_BITS;
+        let inv = Integer::from(n.invert_ref(&word)?);
+        let k0 = Integer::from(&word - inv).to_u64()? & MASK;
+        let r = Integer::from(1) << (DIGIT_BITS * len as u32);
+        let r2 = Integer::from(&r * &r) % n;
+        Some(Self {
+            n: n.clone(),
+            vectors,
+            n_digits: to_digits(n, len),
+            k0,
+            r2: to_digits(&r2, len),
+        })
+    }
+
+    /// The modulus.
+    pub fn modulus(&self) -> &Integer {
+        &self.n
+    }
+
+    /// Digits per number (`8 V`).
+    pub fn digits(&self) -> usize {
+        8 * self.vectors
+    }
+
+    /// `x R mod n` (almost reduced) in digits; `x` is reduced modulo `n` first.
+    pub fn to_montgomery(&self, x: &Integer) -> Vec<u64> {
+        let xd = to_digits(&Integer::from(x.modulo_ref(&self.n)), self.digits());
+        let mut out = vec![0; self.digits()];
+        self.mul(&mut out, &xd, &self.r2);
+        out
+    }
+
+    /// The integer `a R^-1 mod n` (fully reduced) of a Montgomery-form value.
+    pub fn from_montgomery(&self, a: &[u64]) -> Integer {
+        let mut one = vec![0; self.digits()];
+        one[0] = 1;
+        let mut out = vec![0; self.digits()];
+        self.mul(&mut out, a, &one);
+        let v = from_digits(&out);
+        if v >= self.n {
+            v - &self.n
+        } else {
+            v
+        }
+    }
+
+    /// `out = a b R^-1 mod n`, almost reduced (below `2 n`), for `a, b` below `2 n` in
+    /// normalised digits. `out` may not alias the inputs.
+    pub fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
+        let len = self.digits();
+        assert!(a.len() == len && b.len() == len && out.len() == len);
+        // SAFETY: the context exists only when the CPU has AVX-512F and IFMA (checked in
+        // `new`), and every slice holds exactly 8 * vectors digits (checked above).
+        unsafe {
+            match self.vectors {
+                1 => amm::<1>(out, a, b, &self.n_digits, self.k0),
+                2 => amm::<2>(out, a, b, &self.n_digits, self.k0),
+                3 => amm::<3>(out, a, b, &self.n_digits, self.k0),
+                4 => amm::<4>(out, a, b, &self.n_digits, self.k0),
+                5 => amm::<5>(out, a, b, &self.n_digits, self.k0),
+                6 => amm::<6>(out, a, b, &self.n_digits, self.k0),
+                7 => amm::<7>(out, a, b, &self.n_digits, self.k0),
+                8 => amm::<8>(out, a, b, &self.n_digits, self.k0),
+                9 => amm::<9>(out, a, b, &self.n_digits, self.k0),
+                _ => amm::<10>(out, a, b, &self.n_digits, self.k0),
+            }
+        }
+    }
+
+    /// `k` squarings in place (Montgomery form).
+    pub fn square_in_place(&self, a: &mut Vec<u64>, k: u64) {
+        let mut tmp = vec![0; self.digits()];
+        for _ in 0..k {
+            self.mul(&mut tmp, a, a);
+            std::mem::swap(a, &mut tmp);
+        }
+    }
+
+    /// `x^(2^k) mod n` by `k` squarings.
+    pub fn square_k_times(&self, x: &Integer, k: u64) -> Integer {
+        let mut a = self.to_montgomery(x);
+        self.square_in_place(&mut a, k);
+        self.from_montgomery(&a)
+    }
+}
+
+/// One almost-Montgomery multiplication with `V` vectors of eight digits.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512 IFMA, and every slice must hold `8 V` digits.
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn amm<const V: usize>(out: &mut [u64], a: &[u64], b: &[u64], n: &[u64], k0: u64) {
+    let zero = _mm512_setzero_si512();
+    let mut av = [zero; V];
+    let mut nv = [zero; V];
+    let mut acc = [zero; V];
+    for j in 0..V {
+        // SAFETY: 8 V digits in each slice (the caller's contract); unaligned loads.
+        unsafe {
+            av[j] = _mm512_loadu_si512(a.as_ptr().add(8 * j).cast());
+            nv[j] = _mm512_loadu_si512(n.as_ptr().add(8 * j).cast());
+        }
+    }
+    let a0 = a[0];
+    let n0 = n[0];
+    for &bi in b.iter().take(8 * V) {
+        let lane0 = _mm_cvtsi128_si64(_mm512_castsi512_si128(acc[0])) as u64;
+        let t = lane0.wrapping_add(a0.wrapping_mul(bi) & MASK);
+        let m = t.wrapping_mul(k0) & MASK;
+        let carry = t.wrapping_add(m.wrapping_mul(n0) & MASK) >> DIGIT_BITS;
+        let bv = _mm512_set1_epi64(bi as i64);
+        let mv = _mm512_set1_epi64(m as i64);
+        for j in 0..V {
+            acc[j] = _mm512_madd52lo_epu64(acc[j], av[j], bv);
+            acc[j] = _mm512_madd52lo_epu64(acc[j], nv[j], mv);
+        }
+        // Drop lane 0 (divisible by 2^52 now) and move every digit down one place.
+        for j in 0..V {
+            let next = if j + 1 < V { acc[j + 1] } else { zero };
+            acc[j] = _mm512_alignr_epi64::<1>(next, acc[j]);
+        }
+        acc[0] = _mm512_add_epi64(
+            acc[0],
+            _mm512_zextsi128_si512(_mm_cvtsi64_si128(carry as i64)),
+        );
+        for j in 0..V {
+            acc[j] = _mm512_madd52hi_epu64(acc[j], av[j], bv);
+            acc[j] = _mm512_madd52hi_epu64(acc[j], nv[j], mv);
+        }
+    }
+    // Normalise to 52-bit digits.
+    let mut carry = 0u64;
+    for j in 0..V {
+        let mut lanes = [0u64; 8];
+        // SAFETY: an 8-lane store into an 8-element array.
+        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc[j]) };
+        for (k, &lane) in lanes.iter().enumerate() {
+            let t = lane + carry;
+            out[8 * j + k] = t & MASK;
+            carry = t >> DIGIT_BITS;
+        }
+    }
+    debug_assert_eq!(carry, 0, "the result is below 2n < R");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moduli() -> Vec<Integer> {
+        let mut out = Vec::new();
+        for bits in [64u32, 200, 412, 413, 1024, 2048, 3072, 4096, 4150] {
+            let base = (Integer::from(1) << (bits - 1)) + 0x1234_5677u32;
+            out.push(base | 1u32);
+            out.push((Integer::from(1) << bits) - 1u32); // all ones
+            out.push((Integer::from(1) << (bits - 1)) + 1u32); // sparse
+        }
+        out
+    }
+
+    #[test]
+    fn digits_round_trip() {
+        let x = (Integer::from(1) << 2047u32) - 12345u32;
+        assert_eq!(from_digits(&to_digits(&x, 40)), x);
+    }
+
+    #[test]
+    fn multiplication_and_squaring_match_gmp() {
+        if !available() {
+            eprintln!("skipped: no AVX-512 IFMA on this CPU");
+            return;
+        }
+        for n in moduli() {
+            let ctx = IfmaContext::new(&n).unwrap();
+            let samples = [
+                Integer::ZERO,
+                Integer::from(1),
+                Integer::from(&n - 1u32),
+                Integer::from(&n >> 1u32),
+                Integer::from(&n / 3u32),
+                Integer::from(&n - 2u32),
+            ];
+            for a in &samples {
+                for b in &samples {
+                    let am = ctx.to_montgomery(a);
+                    let bm = ctx.to_montgomery(b);
+                    let mut out = vec![0; ctx.digits()];
+                    ctx.mul(&mut out, &am, &bm);
+                    let expect = Integer::from(a * b) % &n;
+                    assert_eq!(
+                        ctx.from_montgomery(&out),
+                        expect,
+                        "n {} bits",
+                        n.significant_bits()
+                    );
+                }
+                let expect = crate::squaring::square_k_times(a, 1000, &n);
+                assert_eq!(ctx.square_k_times(a, 1000), expect);
+            }
+        }
+    }
+}
