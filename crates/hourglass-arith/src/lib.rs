@@ -23,6 +23,7 @@
 
 pub mod checkpoint;
 pub mod entropy;
+pub mod fixed;
 pub mod modular;
 pub mod mont;
 pub mod prime;

@@ -149,7 +149,7 @@ impl<'a> SquaringRun<'a> {
     /// Checks that `state` can belong to this run (position on a block boundary or at the end,
     /// values reduced). It cannot prove the values right; the run's checks do that as it goes.
     pub fn validate_state(&self, state: &SquaringState) -> Result<()> {
-        let aligned = state.done % self.block == 0 || state.done == self.total;
+        let aligned = state.done.is_multiple_of(self.block) || state.done == self.total;
         if state.done > self.total
             || !aligned
             || state.x >= *self.n

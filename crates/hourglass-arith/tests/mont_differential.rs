@@ -134,7 +134,7 @@ fn special_moduli(bits: u32) -> Vec<Integer> {
         // Top limb all ones, the rest zero but the last bit.
         (Integer::from(&one << bits) - Integer::from(&one << (bits - 64))) + 1u32,
     ];
-    if bits % 64 == 0 {
+    if bits.is_multiple_of(64) {
         // Smallest odd modulus that needs this many limbs.
         v.push(Integer::from(&one << (bits - 64)) + 1u32);
     }

@@ -51,6 +51,9 @@ pub struct RsaGroup {
     half: Integer,
     bytes: usize,
     source: ModulusSource,
+    /// IFMA arithmetic modulo `n`, when the CPU has it.
+    #[cfg(target_arch = "x86_64")]
+    ifma: Option<std::sync::Arc<hourglass_arith::mont::ifma::IfmaContext>>,
 }
 
 impl std::fmt::Debug for RsaGroup {
@@ -143,11 +146,19 @@ impl RsaGroup {
         let half = Integer::from(&n - 1u32) >> 1u32;
         let bytes = (n.significant_bits() as usize).div_ceil(8);
         Self {
+            #[cfg(target_arch = "x86_64")]
+            ifma: hourglass_arith::mont::ifma::IfmaContext::new(&n).map(std::sync::Arc::new),
             n,
             half,
             bytes,
             source,
         }
+    }
+
+    /// The IFMA context of the group, when this CPU has IFMA.
+    #[cfg(target_arch = "x86_64")]
+    pub fn ifma_context(&self) -> Option<&hourglass_arith::mont::ifma::IfmaContext> {
+        self.ifma.as_deref()
     }
 
     /// The modulus `N`.

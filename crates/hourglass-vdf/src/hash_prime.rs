@@ -15,8 +15,11 @@
 //!    theorem). Every residue coprime to `B` is reachable, so every `2k`-bit prime not dividing
 //!    `B` can be the challenge, and no candidate is divisible by a prime up to 47: about 7 times
 //!    fewer candidates than raw hashes (Table 3).
-//! 3. Candidates surviving trial division by the primes from 53 to 1021 get a base-2
-//!    Miller-Rabin test, and the first that also passes the strong Lucas test is `l`.
+//! 3. Candidates surviving trial division by the odd primes up to 1021 (those below 53 never
+//!    divide a pre-sieved candidate, but the measurement variants sieve less) get a base-2
+//!    Miller-Rabin test, and the first that also passes the strong Lucas test is `l`. Both
+//!    run on fixed-width Montgomery arithmetic ([`hourglass_arith::fixed`]): at 256 and 512
+//!    bits GMP's per-call overhead would dominate.
 //!
 //! [`HashToPrime::with_sieve_primes`] and [`HashToPrime::without_context_copy`] exist to
 //! reproduce the paper's measurements (number of candidates against the number of sieving
@@ -115,17 +118,33 @@ impl Context {
     }
 }
 
-/// The pre-sieve: `B` and the CRT basis for building a residue coprime to `B`.
+/// The pre-sieve of section 4.3: `B` (the product of the first primes) and the CRT basis
+/// for building a residue coprime to `B`.
 #[derive(Debug, Clone)]
-struct Sieve {
+pub struct PreSieve {
     primes: Vec<u64>,
     modulus: u64,
     /// `e_i` with `e_i = 1 (mod p_i)` and `e_i = 0 (mod p_j)` for `j != i`.
     basis: Vec<u64>,
 }
 
-impl Sieve {
-    fn new(count: usize) -> Self {
+impl PreSieve {
+    /// The pre-sieve with the first `count` primes (0 to [`MAX_SIEVE_PRIMES`]).
+    pub fn new(count: usize) -> Result<Self> {
+        if count > MAX_SIEVE_PRIMES {
+            return Err(Error::InvalidParameters(format!(
+                "at most {MAX_SIEVE_PRIMES} sieving primes fit a 64-bit word"
+            )));
+        }
+        Ok(Self::build(count))
+    }
+
+    /// `B`.
+    pub fn modulus(&self) -> u64 {
+        self.modulus
+    }
+
+    fn build(count: usize) -> Self {
         let primes: Vec<u64> = std::iter::once(2u64)
             .chain(small_primes().iter().map(|&p| u64::from(p)))
             .take(count)
@@ -149,6 +168,25 @@ impl Sieve {
         }
     }
 
+    /// `floor(h / B) * B + r` for a `bits`-bit `h` with its top bit set, kept within `bits`
+    /// bits with the top bit set; `r` is the residue coprime to `B` that `h mod B` selects.
+    pub fn apply(&self, mut h: Integer, bits: u32) -> Integer {
+        let b = self.modulus;
+        if b == 1 {
+            return h;
+        }
+        let v = mod_u64(&h, b);
+        let r = self.coprime_residue(v);
+        h -= v;
+        h += r;
+        if h.significant_bits() > bits {
+            h -= b;
+        } else if !h.get_bit(bits - 1) {
+            h += b;
+        }
+        h
+    }
+
     /// The residue coprime to `B` that `v` (in `[0, B)`) selects.
     fn coprime_residue(&self, v: u64) -> u64 {
         let mut w = v;
@@ -163,7 +201,7 @@ impl Sieve {
     }
 }
 
-/// Products of consecutive primes from 53 to [`TRIAL_DIVISION_LIMIT`], each below 2^64, with
+/// Products of consecutive odd primes up to [`TRIAL_DIVISION_LIMIT`], each below 2^64, with
 /// their factors: one GMP remainder per product, then word arithmetic.
 fn trial_division_groups() -> &'static [(u64, Vec<u64>)] {
     static GROUPS: OnceLock<Vec<(u64, Vec<u64>)>> = OnceLock::new();
@@ -171,10 +209,7 @@ fn trial_division_groups() -> &'static [(u64, Vec<u64>)] {
         let mut groups = Vec::new();
         let mut product = 1u64;
         let mut factors = Vec::new();
-        for &p in small_primes()
-            .iter()
-            .filter(|&&p| p > 47 && p < TRIAL_DIVISION_LIMIT)
-        {
+        for &p in small_primes().iter().filter(|&&p| p < TRIAL_DIVISION_LIMIT) {
             let p = u64::from(p);
             match product.checked_mul(p) {
                 Some(next) => {
@@ -208,7 +243,7 @@ pub struct PrimeSearchStats {
 #[derive(Debug, Clone)]
 pub struct HashToPrime {
     level: SecurityLevel,
-    sieve: Sieve,
+    sieve: PreSieve,
     copy_context: bool,
 }
 
@@ -217,7 +252,7 @@ impl HashToPrime {
     pub fn new(level: SecurityLevel) -> Self {
         Self {
             level,
-            sieve: Sieve::new(DEFAULT_SIEVE_PRIMES),
+            sieve: PreSieve::build(DEFAULT_SIEVE_PRIMES),
             copy_context: true,
         }
     }
@@ -225,12 +260,7 @@ impl HashToPrime {
     /// A variant pre-sieving with the first `count` primes (0 to [`MAX_SIEVE_PRIMES`]); it
     /// produces different challenges, so it exists only for measurements.
     pub fn with_sieve_primes(mut self, count: usize) -> Result<Self> {
-        if count > MAX_SIEVE_PRIMES {
-            return Err(Error::InvalidParameters(format!(
-                "at most {MAX_SIEVE_PRIMES} sieving primes fit a 64-bit word"
-            )));
-        }
-        self.sieve = Sieve::new(count);
+        self.sieve = PreSieve::new(count)?;
         Ok(self)
     }
 
@@ -257,29 +287,43 @@ impl HashToPrime {
         base.update(statement);
         let mut stats = PrimeSearchStats::default();
         for j in 0..MAX_CANDIDATES {
-            let digest = if self.copy_context {
-                let mut h = base.clone();
-                h.update(&j.to_be_bytes());
-                h.finalize()
-            } else {
-                let mut h = Context::new(self.level);
-                h.update(statement);
-                h.update(&j.to_be_bytes());
-                h.finalize()
-            };
+            let digest = self.digest(&base, statement, j);
             stats.candidates += 1;
             let c = self.candidate(&digest);
             if !passes_trial_division(&c) {
                 continue;
             }
             stats.miller_rabin_tests += 1;
-            if miller_rabin(&c, &Integer::from(2)) && strong_lucas(&c) {
+            if bpsw(&c) {
                 return Ok((c, stats));
             }
         }
         Err(Error::InvalidParameters(
             "no prime among the hash candidates (this should never happen)".into(),
         ))
+    }
+
+    /// The digest of candidate `j`: from a copy of `base` (the statement absorbed), or by
+    /// hashing the whole statement again without context copying.
+    fn digest(&self, base: &Context, statement: &[u8], j: u32) -> Vec<u8> {
+        if self.copy_context {
+            let mut h = base.clone();
+            h.update(&j.to_be_bytes());
+            h.finalize()
+        } else {
+            let mut h = Context::new(self.level);
+            h.update(statement);
+            h.update(&j.to_be_bytes());
+            h.finalize()
+        }
+    }
+
+    /// Only the hashing of a search over `count` candidates (for the benchmarks); returns the
+    /// first byte of the last digest so that nothing is optimised away.
+    pub fn hash_candidates(&self, statement: &[u8], count: u32) -> u8 {
+        let mut base = Context::new(self.level);
+        base.update(statement);
+        (0..count).fold(0, |_, j| self.digest(&base, statement, j)[0])
     }
 
     /// The pre-sieved candidate for a digest: `2k` bits, top bit set, coprime to `B`.
@@ -292,36 +336,7 @@ impl HashToPrime {
         let mut h = Integer::from_digits(digest, Order::Msf);
         h.keep_bits_mut(bits);
         h.set_bit(bits - 1, true);
-        self.sieve_candidate(h)
-    }
-
-    /// `floor(h / B) * B + r` for a `2k`-bit `h` with its top bit set, kept within `2k` bits
-    /// with the top bit set.
-    fn sieve_candidate(&self, mut h: Integer) -> Integer {
-        let bits = self.level.prime_bits();
-        let b = self.sieve.modulus;
-        if b == 1 {
-            return h;
-        }
-        let v = mod_u64(&h, b);
-        let r = self.sieve.coprime_residue(v);
-        h -= v;
-        h += r;
-        if h.significant_bits() > bits {
-            h -= b;
-        } else if !h.get_bit(bits - 1) {
-            h += b;
-        }
-        h
-    }
-
-    /// Random `bits`-bit numbers sieved like the challenge candidates, for the Table 3
-    /// experiment: how many candidates until a prime, on average?
-    pub fn sieved_random(&self, random: &Integer) -> Integer {
-        let bits = self.level.prime_bits();
-        let mut h = Integer::from(random.keep_bits_ref(bits));
-        h.set_bit(bits - 1, true);
-        self.sieve_candidate(h)
+        self.sieve.apply(h, bits)
     }
 }
 
@@ -334,11 +349,26 @@ fn mod_u64(x: &Integer, m: u64) -> u64 {
     })
 }
 
-/// Whether `c` has no prime factor between 53 and [`TRIAL_DIVISION_LIMIT`].
+/// The primality test of a candidate: trial division by the primes up to 1021, then
+/// Baillie-PSW. For candidates of more than 20 bits.
+pub fn candidate_is_prime(c: &Integer) -> bool {
+    passes_trial_division(c) && bpsw(c)
+}
+
+/// Baillie-PSW: fixed-width arithmetic up to 512 bits, GMP above.
+fn bpsw(c: &Integer) -> bool {
+    hourglass_arith::fixed::is_prime_bpsw(c)
+        .unwrap_or_else(|| miller_rabin(c, &Integer::from(2)) && strong_lucas(c))
+}
+
+/// Whether `c` has no prime factor below [`TRIAL_DIVISION_LIMIT`].
 fn passes_trial_division(c: &Integer) -> bool {
+    if c.is_even() {
+        return false;
+    }
     trial_division_groups().iter().all(|(product, factors)| {
         let rem = mod_u64(c, *product);
-        factors.iter().all(|&p| rem % p != 0)
+        factors.iter().all(|&p| !rem.is_multiple_of(p))
     })
 }
 
@@ -378,7 +408,7 @@ mod tests {
             assert_eq!(Integer::from(c.gcd_ref(&Integer::from(b))), 1);
         }
         // Every residue coprime to a small B is produced by the digit map.
-        let small = Sieve::new(4); // B = 210, phi(B) = 48
+        let small = PreSieve::new(4).unwrap(); // B = 210, phi(B) = 48
         let mut seen = std::collections::BTreeSet::new();
         for v in 0..small.modulus {
             let r = small.coprime_residue(v);
@@ -405,13 +435,14 @@ mod tests {
     #[test]
     fn trial_division_agrees_with_direct_division() {
         let groups = trial_division_groups();
-        assert_eq!(groups.first().unwrap().1[0], 53);
+        assert_eq!(groups.first().unwrap().1[0], 3);
         for seed in 0..500u32 {
             let c = Integer::from_digits(&Sha256::digest(seed.to_be_bytes()), Order::Msf);
-            let direct = small_primes()
-                .iter()
-                .filter(|&&p| p > 47 && p < TRIAL_DIVISION_LIMIT)
-                .all(|&p| c.mod_u(p) != 0);
+            let direct = c.is_odd()
+                && small_primes()
+                    .iter()
+                    .filter(|&&p| p < TRIAL_DIVISION_LIMIT)
+                    .all(|&p| c.mod_u(p) != 0);
             assert_eq!(passes_trial_division(&c), direct);
         }
     }

@@ -27,6 +27,30 @@
 //! vdf.verify(&statement, &proof).unwrap();
 //! ```
 
+/// Runs `$body` with `$ring` bound to the fastest [`multiexp::Ring`] for `$group`.
+macro_rules! with_ring {
+    ($group:expr, |$ring:ident| $body:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            match $group.ifma_context() {
+                Some(ctx) => {
+                    let $ring = $crate::multiexp::IfmaRing::new(ctx);
+                    $body
+                }
+                None => {
+                    let $ring = $crate::multiexp::GmpRing::new($group.modulus());
+                    $body
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let $ring = $crate::multiexp::GmpRing::new($group.modulus());
+            $body
+        }
+    }};
+}
+
 pub mod eval;
 pub mod group;
 pub mod hash_prime;

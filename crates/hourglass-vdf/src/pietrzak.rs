@@ -27,6 +27,7 @@ use sha2::{Digest, Sha256, Sha512};
 
 use crate::eval::Evaluation;
 use crate::group::RsaGroup;
+use crate::multiexp::{pow, Ring};
 use crate::{Error, Result, SecurityLevel, Statement, Vdf};
 use hourglass_arith::mont::MontContext;
 
@@ -134,17 +135,13 @@ fn fold_claim(
     mu: &Integer,
     r: &Integer,
 ) -> (Integer, Integer) {
-    let n = group.modulus();
-    let pow = |b: &Integer| {
-        Integer::from(
-            b.pow_mod_ref(r, n)
-                .unwrap_or_else(|| unreachable!("r >= 0")),
-        )
-    };
-    (
-        group.canonical(&group.mul(&pow(x), mu)),
-        group.canonical(&group.mul(&pow(mu), y)),
-    )
+    let (x2, y2) = with_ring!(group, |ring| {
+        let mu = ring.lift(mu);
+        let x2 = ring.mul(&pow(&ring, &ring.lift(x), r), &mu);
+        let y2 = ring.mul(&pow(&ring, &mu, r), &ring.lift(y));
+        (ring.lower(&x2), ring.lower(&y2))
+    });
+    (group.canonical(&x2), group.canonical(&y2))
 }
 
 impl Pietrzak {
@@ -209,21 +206,17 @@ impl Vdf for Pietrzak {
             }
             let mu = if i < depth {
                 // Fold bit m of the subset index with challenge r_m, lowest bit first.
-                let mut level: Vec<Integer> = values[i].clone();
-                for r in challenges.iter().take(i) {
-                    level = level
-                        .chunks(2)
-                        .map(|pair| {
-                            let a = Integer::from(
-                                pair[0]
-                                    .pow_mod_ref(r, n)
-                                    .unwrap_or_else(|| unreachable!("r >= 0")),
-                            );
-                            group.mul(&a, &pair[1])
-                        })
-                        .collect();
-                }
-                group.canonical(&level[0])
+                let folded = with_ring!(group, |ring| {
+                    let mut level: Vec<_> = values[i].iter().map(|v| ring.lift(v)).collect();
+                    for r in challenges.iter().take(i) {
+                        level = level
+                            .chunks(2)
+                            .map(|pair| ring.mul(&pow(&ring, &pair[0], r), &pair[1]))
+                            .collect();
+                    }
+                    ring.lower(&level[0])
+                });
+                group.canonical(&folded)
             } else {
                 group.canonical(&mont.square_k_times(&x, hi))
             };

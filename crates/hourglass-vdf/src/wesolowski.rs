@@ -20,7 +20,7 @@ use rug::Integer;
 
 use crate::eval::Evaluation;
 use crate::hash_prime::HashToPrime;
-use crate::multiexp::MultiExp;
+use crate::multiexp::{MultiExp, Ring};
 use crate::{Error, Result, SecurityLevel, Statement, Vdf};
 
 /// The scheme name in statements and files.
@@ -83,28 +83,31 @@ impl Wesolowski {
         let digits = digits(evaluation.iterations(), evaluation.stride(), l);
         let powers = evaluation.powers();
         debug_assert_eq!(digits.len(), powers.len());
-        let n = evaluation.group().modulus();
+        let group = evaluation.group();
         let kappa = evaluation.stride() as u32;
         let threads = self.threads.min(powers.len()).max(1);
         let share = powers.len().div_ceil(threads);
         let gamma = best_chunk_bits(share as u64, kappa);
-        let partials: Vec<Integer> = std::thread::scope(|s| {
-            let handles: Vec<_> = powers
-                .chunks(share)
-                .zip(digits.chunks(share))
-                .map(|(p, d)| s.spawn(move || bucket_product(p, d, kappa, gamma, n)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
+        let pi = with_ring!(group, |ring| {
+            let ring = &ring;
+            let partials: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = powers
+                    .chunks(share)
+                    .zip(digits.chunks(share))
+                    .map(|(p, d)| s.spawn(move || bucket_product(ring, p, d, kappa, gamma)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+            let mut pi = ring.one();
+            for part in &partials {
+                ring.mul_assign(&mut pi, part);
+            }
+            ring.lower(&pi)
         });
-        let mut pi = Integer::from(1);
-        for part in partials {
-            pi *= part;
-            pi %= n;
-        }
-        evaluation.group().canonical(&pi)
+        group.canonical(&pi)
     }
 }
 
@@ -143,9 +146,11 @@ impl Vdf for Wesolowski {
         let r = Integer::from(2)
             .pow_mod(&Integer::from(statement.iterations), &proof.l)
             .unwrap_or_else(|_| unreachable!("positive exponent, l > 1"));
-        let y = self
-            .multiexp
-            .compute(&proof.pi, &proof.l, &statement.x, &r, group.modulus());
+        let n = group.modulus();
+        let y = with_ring!(group, |ring| {
+            self.multiexp
+                .compute_in(&ring, n, &proof.pi, &proof.l, &statement.x, &r)
+        });
         if group.canonical(&y) != statement.y {
             return Err(Error::InvalidProof("pi^l * x^r is not the output"));
         }
@@ -210,23 +215,23 @@ fn chunk(limbs: &[u64], start: u32, width: u32) -> usize {
     (v & ((1u64 << width) - 1)) as usize
 }
 
-/// `prod powers[i]^(digits[i]) mod n` with `kappa`-bit digits, `gamma` bits at a time.
-fn bucket_product(
+/// `prod powers[i]^(digits[i])` with `kappa`-bit digits, `gamma` bits at a time.
+fn bucket_product<R: Ring>(
+    ring: &R,
     powers: &[Integer],
     digits: &[Vec<u64>],
     kappa: u32,
     gamma: u32,
-    n: &Integer,
-) -> Integer {
+) -> R::Elem {
+    let powers: Vec<R::Elem> = powers.iter().map(|p| ring.lift(p)).collect();
     let chunks = kappa.div_ceil(gamma);
-    let mut acc = Integer::from(1);
-    let mut buckets: Vec<Option<Integer>> = vec![None; 1 << gamma];
+    let mut acc = ring.one();
+    let mut buckets: Vec<Option<R::Elem>> = vec![None; 1 << gamma];
     for c in (0..chunks).rev() {
         let start = c * gamma;
         let width = gamma.min(kappa - start);
         for _ in 0..width {
-            acc.square_mut();
-            acc %= n;
+            ring.square_assign(&mut acc);
         }
         for b in buckets.iter_mut() {
             *b = None;
@@ -235,23 +240,19 @@ fn bucket_product(
             let v = chunk(d, start, width);
             if v != 0 {
                 match &mut buckets[v] {
-                    Some(b) => {
-                        *b *= p;
-                        *b %= n;
-                    }
+                    Some(b) => ring.mul_assign(b, p),
                     slot @ None => *slot = Some(p.clone()),
                 }
             }
         }
         // prod_v bucket_v^v = prod_v (prod_{u >= v} bucket_u), as two running products.
-        let mut running: Option<Integer> = None;
-        let mut total: Option<Integer> = None;
+        let mut running: Option<R::Elem> = None;
+        let mut total: Option<R::Elem> = None;
         for b in buckets.iter().skip(1).rev() {
             if let Some(b) = b {
                 running = Some(match running {
                     Some(mut r) => {
-                        r *= b;
-                        r %= n;
+                        ring.mul_assign(&mut r, b);
                         r
                     }
                     None => b.clone(),
@@ -260,8 +261,7 @@ fn bucket_product(
             if let Some(r) = &running {
                 total = Some(match total {
                     Some(mut t) => {
-                        t *= r;
-                        t %= n;
+                        ring.mul_assign(&mut t, r);
                         t
                     }
                     None => r.clone(),
@@ -269,8 +269,7 @@ fn bucket_product(
             }
         }
         if let Some(t) = total {
-            acc *= t;
-            acc %= n;
+            ring.mul_assign(&mut acc, &t);
         }
     }
     acc
@@ -328,12 +327,13 @@ mod tests {
             expect *= Integer::from(p.pow_mod_ref(&e, n).unwrap());
             expect %= n;
         }
+        let ring = crate::multiexp::GmpRing::new(n);
         for gamma in [1, 3, 8, 13] {
-            assert_eq!(
-                bucket_product(&powers, &digits, 128, gamma, n),
-                expect,
-                "gamma {gamma}"
-            );
+            let gmp = bucket_product(&ring, &powers, &digits, 128, gamma);
+            assert_eq!(gmp, expect, "gamma {gamma}");
+            let fast = with_ring!(g, |r| r
+                .lower(&bucket_product(&r, &powers, &digits, 128, gamma)));
+            assert_eq!(fast, expect, "fastest ring, gamma {gamma}");
         }
     }
 

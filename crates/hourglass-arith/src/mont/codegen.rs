@@ -335,7 +335,7 @@ fn correct(a: &mut Asm, limbs: usize) {
 /// The complete kernel for `limbs` limbs (a multiple of 8), as assembly text.
 pub(crate) fn generate(limbs: usize) -> String {
     assert!(
-        limbs >= 8 && limbs % 8 == 0,
+        limbs >= 8 && limbs.is_multiple_of(8),
         "limb count must be a multiple of 8"
     );
     let mut a = Asm::new();

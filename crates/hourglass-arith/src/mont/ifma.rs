@@ -93,7 +93,7 @@ impl IfmaContext {
         let len = 8 * vectors;
         let word = Integer::from(1) << DIGIT_BITS;
         let inv = Integer::from(n.invert_ref(&word)?);
-        let k0 = Integer::from(&word - inv).to_u64()? & MASK;
+        let k0 = (&word - inv).to_u64()? & MASK;
         let r = Integer::from(1) << (DIGIT_BITS * len as u32);
         let r2 = Integer::from(&r * &r) % n;
         Some(Self {

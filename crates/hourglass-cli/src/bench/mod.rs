@@ -7,6 +7,7 @@ mod plot;
 pub(crate) mod puzzle;
 mod rsa;
 mod stats;
+mod vdf;
 
 use clap::{Args, Subcommand};
 
@@ -38,6 +39,12 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench puzzle\n  hourglass bench puzzle --bits 2048 --seconds 5 --json"
     )]
     Puzzle(puzzle::PuzzleBenchArgs),
+    /// Wesolowski and Pietrzak VDFs: the verification paper's Tables 1-5 (multi-exponentiation,
+    /// hash-to-prime sieving, hashing), totals before/after, proof generation cost.
+    #[command(
+        after_help = "Examples:\n  hourglass bench vdf\n  hourglass bench vdf --bits 2048 --runs 101 --prove-iterations 0\n  hourglass bench vdf --json > vdf.json"
+    )]
+    Vdf(vdf::VdfBenchArgs),
 }
 
 /// Runs `hourglass bench ...`.
@@ -45,6 +52,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     match args.command {
         BenchCommand::Rsa(a) => rsa::run(a),
         BenchCommand::Keygen(a) => keygen::run(a),
+        BenchCommand::Vdf(a) => vdf::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();
             puzzle::run(a)
