@@ -32,6 +32,9 @@ pub const MIN_INSECURE_MODULUS_BITS: u32 = 64;
 /// The largest modulus accepted.
 pub const MAX_MODULUS_BITS: u32 = 8192;
 
+/// Smallest modulus whose group multiplies with IFMA (when the CPU has it).
+#[cfg(target_arch = "x86_64")]
+const IFMA_MIN_BITS: u32 = 768;
 /// Domain separation for hashing inputs to group elements.
 const INPUT_DOMAIN: &[u8] = b"hourglass-vdf-v1/input-to-group";
 
@@ -146,8 +149,12 @@ impl RsaGroup {
         let half = Integer::from(&n - 1u32) >> 1u32;
         let bytes = (n.significant_bits() as usize).div_ceil(8);
         Self {
+            // Below about 768 bits GMP's multiplication is as fast (IFMA's word-serial steps
+            // dominate), so small test moduli keep to GMP.
             #[cfg(target_arch = "x86_64")]
-            ifma: hourglass_arith::mont::ifma::IfmaContext::new(&n).map(std::sync::Arc::new),
+            ifma: (n.significant_bits() >= IFMA_MIN_BITS)
+                .then(|| hourglass_arith::mont::ifma::IfmaContext::new(&n).map(std::sync::Arc::new))
+                .flatten(),
             n,
             half,
             bytes,
