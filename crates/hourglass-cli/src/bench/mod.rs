@@ -6,6 +6,7 @@ mod openssl_baseline;
 mod plot;
 pub(crate) mod puzzle;
 mod rsa;
+mod squaring;
 mod stats;
 mod vdf;
 
@@ -45,6 +46,12 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench vdf\n  hourglass bench vdf --bits 2048 --runs 101 --prove-iterations 0\n  hourglass bench vdf --json > vdf.json"
     )]
     Vdf(vdf::VdfBenchArgs),
+    /// Nanoseconds per sequential modular squaring: hourglass's kernels against GMP and
+    /// OpenSSL on the same modulus, with cycles against the multiplier's throughput.
+    #[command(
+        after_help = "Examples:\n  hourglass bench squaring\n  hourglass bench squaring --bits 2048 --seconds 1 --json"
+    )]
+    Squaring(squaring::SquaringBenchArgs),
 }
 
 /// Runs `hourglass bench ...`.
@@ -53,6 +60,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         BenchCommand::Rsa(a) => rsa::run(a),
         BenchCommand::Keygen(a) => keygen::run(a),
         BenchCommand::Vdf(a) => vdf::run(a),
+        BenchCommand::Squaring(a) => squaring::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();
             puzzle::run(a)
