@@ -230,6 +230,20 @@ impl Vdf for Pietrzak {
     }
 
     fn verify(&self, statement: &Statement, proof: &PietrzakProof) -> Result<()> {
+        self.walk(statement, proof).map(|_| ())
+    }
+}
+
+impl Pietrzak {
+    /// The round challenges `r_0 .. r_(R-1)` of a proof that verifies (docs/FORMATS.md 15.6;
+    /// listed in the known-answer vectors so that other implementations can check their
+    /// transcript hashing round by round).
+    pub fn challenges(&self, statement: &Statement, proof: &PietrzakProof) -> Result<Vec<Integer>> {
+        self.walk(statement, proof)
+    }
+
+    /// Verifies, returning the challenges.
+    fn walk(&self, statement: &Statement, proof: &PietrzakProof) -> Result<Vec<Integer>> {
         statement.check_well_formed()?;
         if statement.level != self.level {
             return Err(Error::InvalidProof(
@@ -252,6 +266,7 @@ impl Vdf for Pietrzak {
             statement.y.clone(),
             statement.iterations,
         );
+        let mut challenges = Vec::with_capacity(h.len());
         for (i, (mu, &hi)) in proof.mu.iter().zip(&h).enumerate() {
             if t % 2 == 1 {
                 // Odd T_i: the claim becomes y_i^2 = x_i^(2^(T_i + 1)).
@@ -260,6 +275,7 @@ impl Vdf for Pietrzak {
             let r = transcript.challenge(group, i, &x, &y, mu);
             (x, y) = fold_claim(group, &x, &y, mu, &r);
             t = hi;
+            challenges.push(r);
         }
         let mut last = x;
         for _ in 0..t {
@@ -273,7 +289,7 @@ impl Vdf for Pietrzak {
         if !group.all_units(all) {
             return Err(Error::InvalidProof("an element is not a unit"));
         }
-        Ok(())
+        Ok(challenges)
     }
 }
 

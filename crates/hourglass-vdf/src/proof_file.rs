@@ -223,7 +223,15 @@ impl ProofFile {
         if text.len() > MAX_FILE_BYTES {
             return Err(Error::Format(format!("larger than {MAX_FILE_BYTES} bytes")));
         }
-        let raw: Raw = serde_json::from_slice(text).map_err(|e| Error::Format(e.to_string()))?;
+        let raw: Raw = serde_json::from_slice(text).map_err(|e| {
+            let msg = e.to_string();
+            Error::Format(if msg.contains("untagged enum RawProof") {
+                "proof must be {\"pi\", \"l\"} (wesolowski) or {\"mu\": [...]} (pietrzak), with no other fields"
+                    .into()
+            } else {
+                msg
+            })
+        })?;
         if raw.format != FORMAT {
             return Err(Error::Format(format!(
                 "not an hourglass VDF proof (format {:?})",

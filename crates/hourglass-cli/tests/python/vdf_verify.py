@@ -359,6 +359,7 @@ def verify_pietrzak(n, x, y, t, k, mus):
         if not is_canonical(mu, n):
             raise Invalid(f"mu_{i} is not canonical")
     xi, yi = x, y
+    rs = []
     d = hf(statement("pietrzak", n, x, y, t, k)).digest()
     for i in range(rounds):
         if ts[i] % 2 == 1:
@@ -373,6 +374,7 @@ def verify_pietrzak(n, x, y, t, k, mus):
             + enc(mu, b)
         ).digest()
         r = int.from_bytes(d[: k // 8], "big")
+        rs.append(r)
         xi, yi = canon(pow(xi, r, n) * mu, n), canon(pow(mu, r, n) * yi, n)
     if canon(pow(xi, 1 << ts[rounds], n), n) != yi:
         raise Invalid("final check x_R^(2^t_R) != y_R fails")
@@ -381,6 +383,7 @@ def verify_pietrzak(n, x, y, t, k, mus):
         prod = prod * mu % n
     if math.gcd(prod, n) != 1:
         raise Invalid("gcd(x y mu_0 .. mu_(R-1), N) != 1")
+    return rs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -601,7 +604,11 @@ def run_kat(kat_path, vector_dir):
             else:
                 if entry["l"] is not None:
                     problems.append("kat l is not null for a pietrzak vector")
-                detail = "x ok"
+                rs = verify_pietrzak(n, x, p["y"], p["t"], p["k"], p["mu"])
+                got = [r.to_bytes(p["k"] // 8, "big").hex() for r in rs]
+                if got != entry["r"]:
+                    problems.append(f"round challenges {got} != kat {entry['r']}")
+                detail = f"x ok, {len(rs)} round challenges ok"
             with open(path, "rb") as f:
                 raw = f.read()
             modulus_field = "rsa-2048" if p["builtin"] else f"{n:x}"
