@@ -41,6 +41,8 @@
 mod codegen;
 #[cfg(target_arch = "x86_64")]
 pub mod ifma;
+#[cfg(target_arch = "x86_64")]
+pub mod peak;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86_adx;

@@ -42,16 +42,15 @@ struct Row {
     openssl_ns: f64,
     speedup_vs_faster_baseline: f64,
     tsc_cycles_per_squaring: Option<f64>,
-    model_cycles: f64,
-    model_name: String,
+    model_cycles: Option<f64>,
+    model_name: Option<String>,
 }
 
 /// Reads the time-stamp counter (x86-64), for cycles per squaring.
 fn cycles() -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: RDTSC has no preconditions on x86-64.
-        Some(unsafe { std::arch::x86_64::_rdtsc() })
+        Some(hourglass_arith::mont::peak::cycles())
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -59,23 +58,40 @@ fn cycles() -> Option<u64> {
     }
 }
 
-/// The model's minimum cycles per Montgomery squaring for `kernel` at `bits`: MULX kernels issue
-/// one 64 x 64-bit product per cycle and need `L (L + 1) / 2` for the square plus `L^2` for the
-/// reduction; IFMA issues one 8-lane 52 x 52-bit multiply-add per cycle and needs `4 D^2` lane
-/// products (low and high halves of `a b` and `m n`, no symmetry) for `D` digits (padded to 8).
-fn model(kernel: Kernel, bits: u32) -> (f64, String) {
-    match kernel {
-        Kernel::X86Ifma => {
-            let d = f64::from((bits + 2).div_ceil(52 * 8) * 8);
-            (4.0 * d * d / 8.0, format!("IFMA: 4 D^2 / 8, D = {d}"))
+/// Multiplier instructions one Montgomery squaring of `kernel` issues at `bits`, the measured
+/// peak rate of that instruction (per counter cycle), and a description. MULX kernels need
+/// `L (L + 1) / 2` 64-bit products for the square and `L^2` for the reduction; the IFMA kernel
+/// issues `4 V` 8-lane instructions (low and high halves of `a b_i` and `m n`) for each of its
+/// `8 V` digits, with no squaring symmetry.
+fn model(kernel: Kernel, bits: u32) -> Option<(f64, f64, String)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let peak = hourglass_arith::mont::peak::measure();
+        match kernel {
+            Kernel::X86Ifma => {
+                let v = f64::from((bits + 2).div_ceil(52 * 8));
+                let per = peak.ifma_per_cycle?;
+                Some((
+                    32.0 * v * v,
+                    per,
+                    format!("32 V^2 IFMA ops, V = {v}, peak {per:.2}/cycle"),
+                ))
+            }
+            _ => {
+                let l = f64::from(bits.div_ceil(64));
+                let per = peak.mul64_per_cycle?;
+                Some((
+                    l * (l + 1.0) / 2.0 + l * l,
+                    per,
+                    format!("L(L+1)/2 + L^2 products, L = {l}, peak {per:.2}/cycle"),
+                ))
+            }
         }
-        _ => {
-            let l = f64::from(bits.div_ceil(64));
-            (
-                l * (l + 1.0) / 2.0 + l * l,
-                format!("MULX: L(L+1)/2 + L^2, L = {l}"),
-            )
-        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (kernel, bits);
+        None
     }
 }
 
@@ -97,10 +113,13 @@ pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
         let x = Integer::from(&n / 7u32);
         let ctx = MontContext::new(&n)?;
         let portable = MontContext::new_portable(&n)?;
-        let kernels: Vec<Kernel> = [Kernel::X86Ifma, Kernel::X86Adx]
-            .into_iter()
-            .filter(|k| ctx.supports(*k))
-            .collect();
+        // The kernel the solver uses first (the cycle model describes it), then the others.
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for k in [ctx.kernel(), Kernel::X86Ifma, Kernel::X86Adx] {
+            if k != Kernel::Portable && ctx.supports(k) && !kernels.contains(&k) {
+                kernels.push(k);
+            }
+        }
         // Squarings per measurement, from a quick estimate with GMP.
         let start = Instant::now();
         let probe = 2000u64;
@@ -152,7 +171,9 @@ pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
             .map(|(i, &v)| (i, v))
             .unwrap_or((0, f64::NAN));
         let first = kernels.first().copied().unwrap_or(Kernel::Portable);
-        let (model_cycles, model_name) = model(first, bits);
+        let modelled = model(first, bits);
+        let model_cycles = modelled.as_ref().map(|(ops, per, _)| ops / per);
+        let model_name = modelled.map(|(_, _, name)| format!("{}: {name}", first.name()));
         rows.push(Row {
             bits,
             squarings: k,
@@ -195,22 +216,21 @@ pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
             .map(|(n, v)| format!("{n} {v:.0}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let cyc = r
-            .tsc_cycles_per_squaring
-            .map(|c| {
-                format!(
-                    "{c:.0} vs {:.0} ({:.0}% of peak; {})",
-                    r.model_cycles,
-                    100.0 * r.model_cycles / c,
-                    r.model_name
-                )
-            })
-            .unwrap_or_else(|| "-".into());
+        let cyc = match (r.tsc_cycles_per_squaring, r.model_cycles, &r.model_name) {
+            (Some(c), Some(m), Some(name)) => {
+                format!("{c:.0} vs {m:.0} ({:.0}% of peak; {name})", 100.0 * m / c)
+            }
+            _ => "-".into(),
+        };
         println!(
             "  {:>4} | {:<40} | {:>9.0} {:>9.0} | {:>7.2}x | {}",
             r.bits, kernels, r.gmp_ns, r.openssl_ns, r.speedup_vs_faster_baseline, cyc
         );
     }
     println!("speedup = the faster of GMP and OpenSSL over hourglass's best kernel (target: 1.3x at every size)");
+    println!("cycles: time-stamp-counter cycles per squaring of the kernel the solver uses at that size,");
+    println!(
+        "against the multiplier instructions it must issue at the peak rate measured just now"
+    );
     Ok(())
 }
