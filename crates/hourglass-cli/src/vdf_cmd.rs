@@ -469,26 +469,13 @@ fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), C
     }
     let threads = a
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(hourglass_vdf::available_threads)
         .max(1);
     let start = Instant::now();
-    let share = parsed.len().div_ceil(threads).max(1);
-    let results: Vec<(usize, Result<(), String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = parsed
-            .chunks(share)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(line, f)| (*line, verify_one(f, trusted)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    let results: Vec<(usize, Result<(), String>)> =
+        hourglass_vdf::parallel_map(&parsed, threads, |(line, f)| {
+            (*line, verify_one(f, trusted))
+        });
     let secs = start.elapsed().as_secs_f64();
     for (line, r) in results {
         if let Err(why) = r {

@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{hg, hg_run};
+use common::{hg, hg_run, kill_after_checkpoint, s};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -202,21 +201,8 @@ fn kill_dash_nine_then_the_same_command_resumes() {
         "1",
         "--quiet",
     ];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let ckpt = d.join("doc.sol.ckpt");
-    let start = Instant::now();
-    while !ckpt.exists() && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    child.kill().unwrap(); // SIGKILL
-    let status = child.wait().unwrap();
-    assert!(!status.success());
+    kill_after_checkpoint(&args, &ckpt, Duration::from_millis(300));
     assert!(ckpt.exists(), "a checkpoint was written before the kill");
     assert!(!sol.exists(), "no solution file from the killed run");
     let out = hg(&[
@@ -266,32 +252,25 @@ fn a_checkpoint_for_another_document_is_refused() {
     let ckpt = d.join("shared.ckpt");
     let public = d.join("long.pub");
     // A run for document A leaves a checkpoint behind when killed.
-    let mut run = Command::new(env!("CARGO_BIN_EXE_hourglass"))
-        .args([
+    kill_after_checkpoint(
+        &[
             "puzzle",
             "solve",
             "-p",
-            public.to_str().unwrap(),
+            s(&public),
             "-i",
-            a.to_str().unwrap(),
+            s(&a),
             "-o",
-            d.join("a.sol").to_str().unwrap(),
+            s(&d.join("a.sol")),
             "--checkpoint",
-            ckpt.to_str().unwrap(),
+            s(&ckpt),
             "--checkpoint-every",
             "1",
             "--quiet",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !ckpt.exists() && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    run.kill().unwrap();
-    let _ = run.wait();
+        ],
+        &ckpt,
+        Duration::ZERO,
+    );
     assert!(ckpt.exists());
     // Solving document B with A's checkpoint is refused, and no solution appears.
     let out = hg_run(&[

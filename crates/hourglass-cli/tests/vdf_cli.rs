@@ -3,8 +3,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -282,21 +281,9 @@ fn kill_dash_nine_then_the_same_command_resumes() {
         "1",
         "--quiet",
     ];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let ckpt = d.join("long.json.ckpt");
     let powers = d.join("long.json.ckpt.powers");
-    let start = Instant::now();
-    while !ckpt.exists() && start.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(1200));
-    child.kill().unwrap(); // SIGKILL
-    assert!(!child.wait().unwrap().success());
+    kill_after_checkpoint(&args, &ckpt, Duration::from_millis(1200));
     assert!(
         ckpt.exists() && powers.exists(),
         "checkpoint and powers written before the kill"

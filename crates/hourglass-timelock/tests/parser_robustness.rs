@@ -4,6 +4,7 @@
 use hourglass_arith::checkpoint::Checkpoint;
 use hourglass_arith::squaring::SquaringState;
 use hourglass_arith::Integer;
+use hourglass_testkit::{damage, mutation};
 use hourglass_timelock::submission::{Bundle, PuzzleSet};
 use hourglass_timelock::{PuzzleKey, PuzzlePublicKey, Solution};
 use proptest::prelude::*;
@@ -16,39 +17,6 @@ fn vector(name: &str) -> Vec<u8> {
             .join(name),
     )
     .unwrap()
-}
-
-#[derive(Debug, Clone)]
-enum Mutation {
-    Flip(usize, u8),
-    Truncate(usize),
-    Insert(usize, u8),
-    Delete(usize),
-}
-
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        (any::<usize>(), 0u8..8).prop_map(|(i, b)| Mutation::Flip(i, b)),
-        any::<usize>().prop_map(Mutation::Truncate),
-        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::Insert(i, b)),
-        any::<usize>().prop_map(Mutation::Delete),
-    ]
-}
-
-fn apply(mut data: Vec<u8>, muts: &[Mutation]) -> Vec<u8> {
-    for m in muts {
-        let len = data.len().max(1);
-        match *m {
-            Mutation::Flip(i, b) if !data.is_empty() => data[i % len] ^= 1 << b,
-            Mutation::Truncate(i) => data.truncate(i % len),
-            Mutation::Insert(i, b) => data.insert(i % (data.len() + 1), b),
-            Mutation::Delete(i) if !data.is_empty() => {
-                data.remove(i % len);
-            }
-            _ => {}
-        }
-    }
-    data
 }
 
 fn checkpoint_bytes() -> Vec<u8> {
@@ -71,7 +39,7 @@ proptest! {
     #[test]
     fn mutated_files_never_panic(muts in prop::collection::vec(mutation(), 1..4)) {
         for name in ["puzzle-2s.pub", "puzzle-2s.key", "document.sol", "set.json", "document.bundle"] {
-            let data = apply(vector(name), &muts);
+            let data = damage(vector(name), &muts);
             let text = String::from_utf8_lossy(&data);
             if let Ok(p) = PuzzlePublicKey::from_json(&text) {
                 prop_assert_eq!(PuzzlePublicKey::from_json(&p.to_json()).unwrap(), p);
@@ -89,7 +57,7 @@ proptest! {
                 prop_assert_eq!(Bundle::from_json(&b.to_json()).unwrap(), b);
             }
         }
-        let ck = apply(checkpoint_bytes(), &muts);
+        let ck = damage(checkpoint_bytes(), &muts);
         if let Ok(c) = Checkpoint::from_bytes(&ck) {
             // Only an unchanged checkpoint passes the integrity hash.
             prop_assert_eq!(c.to_bytes(), checkpoint_bytes());

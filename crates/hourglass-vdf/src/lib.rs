@@ -159,6 +159,31 @@ pub fn check_iterations(t: u64) -> Result<()> {
     Ok(())
 }
 
+/// `f` over every item on `threads` threads (at least one), results in the items' order.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let share = items.len().div_ceil(threads.max(1)).max(1);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(share)
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// The number of threads to use: every core.
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
 /// A verifiable delay function: proves an evaluation, verifies a statement with a proof.
 pub trait Vdf {
     /// The proof type.
@@ -172,4 +197,14 @@ pub trait Vdf {
 
     /// `Ok(())` if `proof` shows `statement` true, [`Error::InvalidProof`] otherwise.
     fn verify(&self, statement: &Statement, proof: &Self::Proof) -> Result<()>;
+}
+
+/// A group for unit tests: 512 bits with its order known (insecure on purpose: fast, and the
+/// trapdoor lets tests reach any `T`).
+#[cfg(test)]
+pub(crate) fn toy_group() -> (RsaGroup, Integer) {
+    let p = (Integer::from(1) << 255u32).next_prime();
+    let q = (Integer::from(3) << 254u32).next_prime();
+    let order = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
+    (RsaGroup::new_insecure(p * q).unwrap(), order)
 }

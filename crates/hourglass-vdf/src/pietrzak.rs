@@ -304,26 +304,8 @@ fn power_values(
         .enumerate()
         .flat_map(|(i, ps)| ps.iter().map(move |&p| (i, p)))
         .collect();
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(1);
-    let share = flat.len().div_ceil(threads).max(1);
-    let computed: Vec<Integer> = std::thread::scope(|s| {
-        let handles: Vec<_> = flat
-            .chunks(share)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|&(_, p)| evaluation.power_at(p, mont))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+    let computed = crate::parallel_map(&flat, crate::available_threads(), |&(_, p)| {
+        evaluation.power_at(p, mont)
     });
     let mut out: Vec<Vec<Integer>> = positions
         .iter()
@@ -339,12 +321,7 @@ fn power_values(
 mod tests {
     use super::*;
 
-    fn toy() -> (RsaGroup, Integer) {
-        let p = (Integer::from(1) << 255u32).next_prime();
-        let q = (Integer::from(3) << 254u32).next_prime();
-        let order = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
-        (RsaGroup::new_insecure(p * q).unwrap(), order)
-    }
+    use crate::toy_group as toy;
 
     #[test]
     fn round_counts_follow_t() {

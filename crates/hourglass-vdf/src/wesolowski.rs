@@ -278,14 +278,7 @@ fn bucket_product<R: Ring>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::group::RsaGroup;
-
-    fn toy() -> (RsaGroup, Integer) {
-        let p = (Integer::from(1) << 255u32).next_prime();
-        let q = (Integer::from(3) << 254u32).next_prime();
-        let order = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
-        (RsaGroup::new_insecure(p * q).unwrap(), order)
-    }
+    use crate::toy_group as toy;
 
     #[test]
     fn digits_spell_floor_two_to_t_over_l() {

@@ -8,7 +8,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command as StdCommand, Output};
+use std::process::{Command as StdCommand, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// How to install every tool these tests need.
 pub const SETUP_HINT: &str =
@@ -227,4 +228,24 @@ pub fn flipped(src: &Path, dir: &Path, name: &str, bit: usize) -> PathBuf {
 /// Reads a file.
 pub fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// Starts `hourglass ARGS` in the background, waits (at most a minute) until `checkpoint`
+/// exists, lets it run `linger` longer, then kills it with SIGKILL and checks that it did not
+/// report success: a crash in the middle of a long computation.
+pub fn kill_after_checkpoint(args: &[&str], checkpoint: &Path, linger: Duration) {
+    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_hourglass"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cannot start the hourglass binary");
+    let start = Instant::now();
+    while !checkpoint.exists() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(linger);
+    child.kill().expect("cannot kill the background run"); // SIGKILL
+    let status = child.wait().expect("cannot wait for the background run");
+    assert!(!status.success(), "the killed run reported success");
 }
