@@ -189,6 +189,27 @@ fn smallest_and_largest_moduli() {
 
 /// Long chains: the kernels keep their values in Montgomery form for the whole chain, so a
 /// single wrong carry anywhere shows up here.
+/// The squaring issue's check: chains of 10^6 squarings at 1024, 2048, 3072 and 4096 bits equal
+/// GMP's `pow_mod`, for every kernel this CPU runs, the portable fallback included.
+#[test]
+fn million_squaring_chains_match_gmp_at_every_size() {
+    let mut rng = rng("million chains");
+    for &bits in &[1024u32, 2048, 3072, 4096] {
+        let n = odd_modulus(&mut rng, bits);
+        let x = random_below(&mut rng, &n).unwrap();
+        let k = 1_000_000;
+        let want = square_k_times(&x, k, &n);
+        let ctx = MontContext::new(&n).unwrap();
+        for kernel in kernels(&ctx) {
+            assert_eq!(
+                ctx.square_k_times_with(&x, k, kernel).unwrap(),
+                want,
+                "{bits} bits, kernel {kernel}"
+            );
+        }
+    }
+}
+
 #[test]
 fn long_chains_match_gmp() {
     let mut rng = rng("long chains");

@@ -90,7 +90,12 @@ fn proofs_stay_valid_far_beyond_ten_million_iterations() {
     let order = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
     let g = RsaGroup::new_insecure(p * q).unwrap();
     let x = g.hash_to_element(b"long T").unwrap();
-    for (t, stride) in [(10_000_019u64, 1024u64), ((1 << 30) + 1, 1 << 16)] {
+    // The strides a real evaluation uses (1024 and 2048), and a coarser one.
+    for (t, stride) in [
+        (10_000_019u64, stride_for(10_000_019)),
+        ((1 << 30) + 1, stride_for((1 << 30) + 1)),
+        ((1 << 30) + 3, 1 << 16),
+    ] {
         let ev = Evaluation::with_group_order(&g, &x, t, &order, stride).unwrap();
         let (st, proof) = wesolowski(&ev, SecurityLevel::K128);
         Wesolowski::default()
