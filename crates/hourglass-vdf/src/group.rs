@@ -32,9 +32,6 @@ pub const MIN_INSECURE_MODULUS_BITS: u32 = 64;
 /// The largest modulus accepted.
 pub const MAX_MODULUS_BITS: u32 = 8192;
 
-/// Smallest modulus whose group multiplies with IFMA (when the CPU has it).
-#[cfg(target_arch = "x86_64")]
-const IFMA_MIN_BITS: u32 = 768;
 /// Domain separation for hashing inputs to group elements.
 const INPUT_DOMAIN: &[u8] = b"hourglass-vdf-v1/input-to-group";
 
@@ -149,10 +146,9 @@ impl RsaGroup {
         let half = Integer::from(&n - 1u32) >> 1u32;
         let bytes = (n.significant_bits() as usize).div_ceil(8);
         Self {
-            // Below about 768 bits GMP's multiplication is as fast (IFMA's word-serial steps
-            // dominate), so small test moduli keep to GMP.
+            // Small (test) moduli keep to GMP, with the squaring engine's threshold.
             #[cfg(target_arch = "x86_64")]
-            ifma: (n.significant_bits() >= IFMA_MIN_BITS)
+            ifma: (n.significant_bits() >= hourglass_arith::mont::IFMA_MIN_BITS)
                 .then(|| hourglass_arith::mont::ifma::IfmaContext::new(&n).map(std::sync::Arc::new))
                 .flatten(),
             n,

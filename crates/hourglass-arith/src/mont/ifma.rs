@@ -1,8 +1,9 @@
 //! Montgomery multiplication with AVX-512 IFMA in radix 2^52 (x86-64 only).
 //!
 //! IFMA's `vpmadd52luq` / `vpmadd52huq` add the low or high 52 bits of eight 52 x 52-bit
-//! products to eight 64-bit accumulators at once. Numbers are held as `L = 8 V` digits of 52
-//! bits (`V` vectors of eight), so `R = 2^(52 L)`; `V` is the smallest with `4 n < R`.
+//! products to eight 64-bit accumulators at once. Numbers are held as `L` digits of 52 bits in
+//! `V` vectors of eight lanes (zmm), or of four (ymm) when that needs fewer digits (20 instead
+//! of 24 at 1024 bits: each digit is one sequential step), so `R = 2^(52 L)` with `4 n < R`.
 //!
 //! [`IfmaContext::mul`] is the word-serial "almost Montgomery multiplication" of Gueron and
 //! Krasnov: for each digit `b_i`, add `a b_i` (low halves), derive `m = acc_0 n' mod 2^52` from
@@ -30,6 +31,7 @@ pub const MAX_VECTORS: usize = 10;
 /// Whether this CPU has AVX-512F and AVX-512 IFMA.
 pub fn available() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
         && std::arch::is_x86_feature_detected!("avx512ifma")
 }
 
@@ -37,6 +39,8 @@ pub fn available() -> bool {
 #[derive(Clone, Debug)]
 pub struct IfmaContext {
     n: Integer,
+    /// Lanes per vector: 8 (zmm) or 4 (ymm, when that needs fewer digits).
+    lanes: usize,
     vectors: usize,
     /// `n` in `L` digits.
     n_digits: Vec<u64>,
@@ -86,11 +90,18 @@ impl IfmaContext {
             return None;
         }
         let bits = n.significant_bits() as usize + 2; // 4 n < R
-        let vectors = bits.div_ceil(8 * DIGIT_BITS as usize);
-        if vectors > MAX_VECTORS {
+        let digits = bits.div_ceil(DIGIT_BITS as usize);
+        // Each digit is one sequential step: 4-lane vectors when they need fewer steps than
+        // 8-lane ones (20 instead of 24 at 1024 bits), for up to 8 vectors.
+        let (lanes, vectors) = if digits.div_ceil(4) * 4 < digits.div_ceil(8) * 8 && digits <= 32 {
+            (4, digits.div_ceil(4))
+        } else {
+            (8, digits.div_ceil(8))
+        };
+        if lanes == 8 && vectors > MAX_VECTORS {
             return None;
         }
-        let len = 8 * vectors;
+        let len = lanes * vectors;
         let word = Integer::from(1) << DIGIT_BITS;
         let inv = Integer::from(n.invert_ref(&word)?);
         let k0 = (&word - inv).to_u64()? & MASK;
@@ -98,6 +109,7 @@ impl IfmaContext {
         let r2 = Integer::from(&r * &r) % n;
         Some(Self {
             n: n.clone(),
+            lanes,
             vectors,
             n_digits: to_digits(n, len),
             k0,
@@ -110,9 +122,14 @@ impl IfmaContext {
         &self.n
     }
 
-    /// Digits per number (`8 V`).
+    /// Lanes per vector (8, or 4 when that needs fewer digits) and the number of vectors.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.lanes, self.vectors)
+    }
+
+    /// Digits per number (lanes times vectors).
     pub fn digits(&self) -> usize {
-        8 * self.vectors
+        self.lanes * self.vectors
     }
 
     /// `x R mod n` (almost reduced) in digits; `x` is reduced modulo `n` first.
@@ -142,19 +159,24 @@ impl IfmaContext {
     pub fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
         let len = self.digits();
         assert!(a.len() == len && b.len() == len && out.len() == len);
-        // SAFETY: the context exists only when the CPU has AVX-512F and IFMA (checked in
-        // `new`), and every slice holds exactly 8 * vectors digits (checked above).
+        // SAFETY: the context exists only when the CPU has AVX-512F, VL and IFMA (checked in
+        // `new`), and every slice holds exactly lanes * vectors digits (checked above).
         unsafe {
-            match self.vectors {
-                1 => amm::<1>(out, a, b, &self.n_digits, self.k0),
-                2 => amm::<2>(out, a, b, &self.n_digits, self.k0),
-                3 => amm::<3>(out, a, b, &self.n_digits, self.k0),
-                4 => amm::<4>(out, a, b, &self.n_digits, self.k0),
-                5 => amm::<5>(out, a, b, &self.n_digits, self.k0),
-                6 => amm::<6>(out, a, b, &self.n_digits, self.k0),
-                7 => amm::<7>(out, a, b, &self.n_digits, self.k0),
-                8 => amm::<8>(out, a, b, &self.n_digits, self.k0),
-                9 => amm::<9>(out, a, b, &self.n_digits, self.k0),
+            match (self.lanes, self.vectors) {
+                (4, 1) => amm_ymm::<1>(out, a, b, &self.n_digits, self.k0),
+                (4, 3) => amm_ymm::<3>(out, a, b, &self.n_digits, self.k0),
+                (4, 5) => amm_ymm::<5>(out, a, b, &self.n_digits, self.k0),
+                (4, 7) => amm_ymm::<7>(out, a, b, &self.n_digits, self.k0),
+                (4, _) => unreachable!("4-lane vectors are chosen only for 1, 3, 5 or 7 of them"),
+                (_, 1) => amm::<1>(out, a, b, &self.n_digits, self.k0),
+                (_, 2) => amm::<2>(out, a, b, &self.n_digits, self.k0),
+                (_, 3) => amm::<3>(out, a, b, &self.n_digits, self.k0),
+                (_, 4) => amm::<4>(out, a, b, &self.n_digits, self.k0),
+                (_, 5) => amm::<5>(out, a, b, &self.n_digits, self.k0),
+                (_, 6) => amm::<6>(out, a, b, &self.n_digits, self.k0),
+                (_, 7) => amm::<7>(out, a, b, &self.n_digits, self.k0),
+                (_, 8) => amm::<8>(out, a, b, &self.n_digits, self.k0),
+                (_, 9) => amm::<9>(out, a, b, &self.n_digits, self.k0),
                 _ => amm::<10>(out, a, b, &self.n_digits, self.k0),
             }
         }
@@ -177,64 +199,131 @@ impl IfmaContext {
     }
 }
 
-/// One almost-Montgomery multiplication with `V` vectors of eight digits.
+/// Generates one almost-Montgomery multiplication for a vector width (8 lanes in zmm, or 4
+/// lanes in ymm registers with AVX-512VL).
 ///
-/// # Safety
-/// The CPU must support AVX-512F and AVX-512 IFMA, and every slice must hold `8 V` digits.
-#[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn amm<const V: usize>(out: &mut [u64], a: &[u64], b: &[u64], n: &[u64], k0: u64) {
-    let zero = _mm512_setzero_si512();
-    let mut av = [zero; V];
-    let mut nv = [zero; V];
-    let mut acc = [zero; V];
-    for j in 0..V {
-        // SAFETY: 8 V digits in each slice (the caller's contract); unaligned loads.
-        unsafe {
-            av[j] = _mm512_loadu_si512(a.as_ptr().add(8 * j).cast());
-            nv[j] = _mm512_loadu_si512(n.as_ptr().add(8 * j).cast());
+/// The accumulator is split in two: `p` collects the `a b_i` products, which do not depend on
+/// `m`, and `q` the `m n` products. The only value carried from one digit to the next is lane
+/// 0, which decides `m`; it is tracked in scalar registers: lane 0 of the next step is lane 1
+/// of this step's state plus `lo(a_1 b_i) + lo(n_1 m) + hi(a_0 b_i) + hi(n_0 m)` and the carry
+/// out of lane 0, all computed with scalar multiplications, while the vectors (read one step
+/// behind, for lane 1) do the bulk of the work. The carries never enter the vectors: lane 0 of
+/// a vector state is shifted out before it is read, except at the end, where the scalar lane 0
+/// replaces it.
+macro_rules! amm_kernel {
+    ($name:ident, $lanes:expr, $features:literal, $vec:ty, $zero:ident, $load:ident, $store:ident,
+     $set1:ident, $lo:ident, $hi:ident, $align:ident, $add:ident, $low128:ident) => {
+        /// One almost-Montgomery multiplication with `V` vectors.
+        ///
+        /// # Safety
+        /// The CPU must support the target features, and every slice must hold `LANES V` digits.
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const V: usize>(out: &mut [u64], a: &[u64], b: &[u64], n: &[u64], k0: u64) {
+            const LANES: usize = $lanes;
+            let zero: $vec = $zero();
+            let mut av = [zero; V];
+            let mut nv = [zero; V];
+            let mut p = [zero; V];
+            let mut q = [zero; V];
+            for j in 0..V {
+                // SAFETY: LANES V digits in each slice (the caller's contract); unaligned loads.
+                unsafe {
+                    av[j] = $load(a.as_ptr().add(LANES * j).cast());
+                    nv[j] = $load(n.as_ptr().add(LANES * j).cast());
+                }
+            }
+            let (a0, a1, n0, n1) = (a[0], a[1], n[0], n[1]);
+            let mul = |x: u64, y: u64| u128::from(x) * u128::from(y);
+            let lo = |w: u128| (w as u64) & MASK;
+            let hi = |w: u128| (w >> DIGIT_BITS) as u64;
+            // Lane 0 of the state at the start of the step, carries included.
+            let mut lane0 = 0u64;
+            // Lane 1 of the state at the start of the step (read from the vectors).
+            let mut lane1 = 0u64;
+            for &bi in b.iter().take(LANES * V) {
+                let ab0 = mul(a0, bi);
+                let t = lane0.wrapping_add(lo(ab0));
+                let m = t.wrapping_mul(k0) & MASK;
+                let nm0 = mul(n0, m);
+                let carry = t.wrapping_add(lo(nm0)) >> DIGIT_BITS;
+                lane0 = lane1
+                    .wrapping_add(lo(mul(a1, bi)))
+                    .wrapping_add(lo(mul(n1, m)))
+                    .wrapping_add(hi(ab0))
+                    .wrapping_add(hi(nm0))
+                    .wrapping_add(carry);
+                let bv = $set1(bi as i64);
+                let mv = $set1(m as i64);
+                for j in 0..V {
+                    p[j] = $lo(p[j], av[j], bv);
+                    q[j] = $lo(q[j], nv[j], mv);
+                }
+                // Move every digit down one place (lane 0 is dropped: its value is in `carry`).
+                for j in 0..V {
+                    let (pn, qn) = if j + 1 < V {
+                        (p[j + 1], q[j + 1])
+                    } else {
+                        (zero, zero)
+                    };
+                    p[j] = $align::<1>(pn, p[j]);
+                    q[j] = $align::<1>(qn, q[j]);
+                }
+                for j in 0..V {
+                    p[j] = $hi(p[j], av[j], bv);
+                    q[j] = $hi(q[j], nv[j], mv);
+                }
+                lane1 = _mm_extract_epi64::<1>($low128($add(p[0], q[0]))) as u64;
+            }
+            // Normalise to 52-bit digits; lane 0 is the scalar one (it holds the last carry).
+            let mut carry = 0u64;
+            for j in 0..V {
+                let mut lanes = [0u64; LANES];
+                // SAFETY: a LANES-lane store into a LANES-element array.
+                unsafe { $store(lanes.as_mut_ptr().cast(), $add(p[j], q[j])) };
+                if j == 0 {
+                    lanes[0] = lane0;
+                }
+                for (k, &lane) in lanes.iter().enumerate() {
+                    let t = lane + carry;
+                    out[LANES * j + k] = t & MASK;
+                    carry = t >> DIGIT_BITS;
+                }
+            }
+            debug_assert_eq!(carry, 0, "the result is below 2n < R");
         }
-    }
-    let a0 = a[0];
-    let n0 = n[0];
-    for &bi in b.iter().take(8 * V) {
-        let lane0 = _mm_cvtsi128_si64(_mm512_castsi512_si128(acc[0])) as u64;
-        let t = lane0.wrapping_add(a0.wrapping_mul(bi) & MASK);
-        let m = t.wrapping_mul(k0) & MASK;
-        let carry = t.wrapping_add(m.wrapping_mul(n0) & MASK) >> DIGIT_BITS;
-        let bv = _mm512_set1_epi64(bi as i64);
-        let mv = _mm512_set1_epi64(m as i64);
-        for j in 0..V {
-            acc[j] = _mm512_madd52lo_epu64(acc[j], av[j], bv);
-            acc[j] = _mm512_madd52lo_epu64(acc[j], nv[j], mv);
-        }
-        // Drop lane 0 (divisible by 2^52 now) and move every digit down one place.
-        for j in 0..V {
-            let next = if j + 1 < V { acc[j + 1] } else { zero };
-            acc[j] = _mm512_alignr_epi64::<1>(next, acc[j]);
-        }
-        acc[0] = _mm512_add_epi64(
-            acc[0],
-            _mm512_zextsi128_si512(_mm_cvtsi64_si128(carry as i64)),
-        );
-        for j in 0..V {
-            acc[j] = _mm512_madd52hi_epu64(acc[j], av[j], bv);
-            acc[j] = _mm512_madd52hi_epu64(acc[j], nv[j], mv);
-        }
-    }
-    // Normalise to 52-bit digits.
-    let mut carry = 0u64;
-    for j in 0..V {
-        let mut lanes = [0u64; 8];
-        // SAFETY: an 8-lane store into an 8-element array.
-        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc[j]) };
-        for (k, &lane) in lanes.iter().enumerate() {
-            let t = lane + carry;
-            out[8 * j + k] = t & MASK;
-            carry = t >> DIGIT_BITS;
-        }
-    }
-    debug_assert_eq!(carry, 0, "the result is below 2n < R");
+    };
 }
+
+amm_kernel!(
+    amm,
+    8,
+    "avx512f,avx512ifma",
+    __m512i,
+    _mm512_setzero_si512,
+    _mm512_loadu_si512,
+    _mm512_storeu_si512,
+    _mm512_set1_epi64,
+    _mm512_madd52lo_epu64,
+    _mm512_madd52hi_epu64,
+    _mm512_alignr_epi64,
+    _mm512_add_epi64,
+    _mm512_castsi512_si128
+);
+amm_kernel!(
+    amm_ymm,
+    4,
+    "avx512f,avx512vl,avx512ifma",
+    __m256i,
+    _mm256_setzero_si256,
+    _mm256_loadu_si256,
+    _mm256_storeu_si256,
+    _mm256_set1_epi64x,
+    _mm256_madd52lo_epu64,
+    _mm256_madd52hi_epu64,
+    _mm256_alignr_epi64,
+    _mm256_add_epi64,
+    _mm256_castsi256_si128
+);
 
 #[cfg(test)]
 mod tests {

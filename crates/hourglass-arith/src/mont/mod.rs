@@ -56,9 +56,11 @@ use crate::{Error, Result};
 
 /// Largest modulus accepted, in bits.
 pub const MAX_BITS: u32 = 8192;
-/// Smallest modulus for which [`MontContext::new`] prefers the IFMA kernel (measured on a
-/// Xeon with IFMA: 0.84x the MULX kernel at 1024 bits, 2x at 2048).
-pub const IFMA_MIN_BITS: u32 = 1536;
+/// Smallest modulus for which [`MontContext::new`] prefers the IFMA kernel. Measured on a Xeon
+/// with IFMA (`hourglass bench squaring`): at 512 bits MULX wins (63 against 84 ns); from 576
+/// bits the MULX kernels pad to 16 limbs and IFMA wins (118 against 229 ns at 640 bits, 145
+/// against 233 at 1024, 328 against 936 at 2048).
+pub const IFMA_MIN_BITS: u32 = 513;
 
 /// A Montgomery squaring kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,17 +160,17 @@ impl MontContext {
         } else {
             None
         };
-        Self::build(n, padded.unwrap_or(limbs), padded.is_some())
+        Self::build(n, padded.unwrap_or(limbs), padded.is_some(), true)
     }
 
-    /// Like [`MontContext::new`] but never selects the assembly kernel (and never pads the
-    /// limb count for it): the configuration of a CPU without BMI2/ADX.
+    /// Like [`MontContext::new`] but never selects an assembly or IFMA kernel (and never pads
+    /// the limb count for one): the configuration of a CPU without BMI2/ADX or IFMA.
     pub fn new_portable(n: &Integer) -> Result<Self> {
         let limbs = (n.significant_bits() as usize).div_ceil(64);
-        Self::build(n, limbs, false)
+        Self::build(n, limbs, false, false)
     }
 
-    fn build(n: &Integer, limbs: usize, use_adx: bool) -> Result<Self> {
+    fn build(n: &Integer, limbs: usize, use_adx: bool, use_ifma: bool) -> Result<Self> {
         if *n <= 1 || n.is_even() {
             return Err(Error::InvalidParameter(
                 "Montgomery arithmetic needs an odd modulus greater than 1".into(),
@@ -195,7 +197,13 @@ impl MontContext {
         let r_inv = Integer::from(r.invert_ref(n).ok_or(Error::NotInvertible)?);
         let lazy = Integer::from(n << 2u32) < r;
         #[cfg(target_arch = "x86_64")]
-        let ifma = ifma::IfmaContext::new(n);
+        let ifma = if use_ifma {
+            ifma::IfmaContext::new(n)
+        } else {
+            None
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = use_ifma;
         #[cfg(target_arch = "x86_64")]
         let prefer_ifma = ifma.is_some() && n.significant_bits() >= IFMA_MIN_BITS;
         #[cfg(not(target_arch = "x86_64"))]
@@ -494,7 +502,7 @@ mod tests {
             assert_eq!(ctx.kernel(), Kernel::Portable);
         }
         // Below IFMA_MIN_BITS the MULX kernel stays the choice.
-        let ctx = MontContext::new(&modulus(1024, 3)).unwrap();
+        let ctx = MontContext::new(&modulus(512, 3)).unwrap();
         if adx_available() {
             assert_eq!(ctx.kernel(), Kernel::X86Adx);
         }

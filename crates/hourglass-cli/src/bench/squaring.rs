@@ -58,27 +58,28 @@ fn cycles() -> Option<u64> {
     }
 }
 
-/// Multiplier instructions one Montgomery squaring of `kernel` issues at `bits`, the measured
-/// peak rate of that instruction (per counter cycle), and a description. MULX kernels need
-/// `L (L + 1) / 2` 64-bit products for the square and `L^2` for the reduction; the IFMA kernel
-/// issues `4 V` 8-lane instructions (low and high halves of `a b_i` and `m n`) for each of its
-/// `8 V` digits, with no squaring symmetry.
-fn model(kernel: Kernel, bits: u32) -> Option<(f64, f64, String)> {
+/// Multiplier instructions one Montgomery squaring of `kernel` issues for `ctx`'s modulus, the
+/// measured peak rate of that instruction (per counter cycle), and a description. MULX kernels
+/// need `L (L + 1) / 2` 64-bit products for the square and `L^2` for the reduction; the IFMA
+/// kernel issues `4 D^2 / lanes` vector instructions (low and high halves of `a b_i` and
+/// `m n` for each of its `D` digits, no squaring symmetry), at the rate measured for zmm.
+fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
     #[cfg(target_arch = "x86_64")]
     {
         let peak = hourglass_arith::mont::peak::measure();
         match kernel {
             Kernel::X86Ifma => {
-                let v = f64::from((bits + 2).div_ceil(52 * 8));
+                let (lanes, vectors) = ctx.ifma()?.shape();
+                let d = (lanes * vectors) as f64;
                 let per = peak.ifma_per_cycle?;
                 Some((
-                    32.0 * v * v,
+                    4.0 * d * d / lanes as f64,
                     per,
-                    format!("32 V^2 IFMA ops, V = {v}, peak {per:.2}/cycle"),
+                    format!("4 D^2 / {lanes} IFMA ops, D = {d}, peak {per:.2}/cycle"),
                 ))
             }
             _ => {
-                let l = f64::from(bits.div_ceil(64));
+                let l = ctx.limbs() as f64;
                 let per = peak.mul64_per_cycle?;
                 Some((
                     l * (l + 1.0) / 2.0 + l * l,
@@ -90,7 +91,7 @@ fn model(kernel: Kernel, bits: u32) -> Option<(f64, f64, String)> {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (kernel, bits);
+        let _ = (kernel, ctx);
         None
     }
 }
@@ -171,7 +172,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
             .map(|(i, &v)| (i, v))
             .unwrap_or((0, f64::NAN));
         let first = kernels.first().copied().unwrap_or(Kernel::Portable);
-        let modelled = model(first, bits);
+        let modelled = model(first, &ctx);
         let model_cycles = modelled.as_ref().map(|(ops, per, _)| ops / per);
         let model_name = modelled.map(|(_, _, name)| format!("{}: {name}", first.name()));
         rows.push(Row {
