@@ -268,7 +268,7 @@ pub fn evaluate(
     };
     let checkpoint_path = options.checkpoint.clone();
     let powers_file = checkpoint_path.as_deref().map(powers_path);
-    let save = |state: &SquaringState| -> hourglass_arith::Result<()> {
+    let mut save = |state: &SquaringState| -> hourglass_arith::Result<()> {
         let Some(path) = &checkpoint_path else {
             return Ok(());
         };
@@ -292,14 +292,13 @@ pub fn evaluate(
         }
         .save(path)
     };
-    let mut save_mut = save;
     let outcome = run.run_recording(
         start,
         stop,
         options.progress_every,
         options.checkpoint_every,
         progress,
-        &mut save_mut,
+        &mut save,
         Some(&mut sink),
     );
     if let Some(e) = store_error {
@@ -315,7 +314,7 @@ pub fn evaluate(
             y_raw: state.x,
         }))),
         Outcome::Stopped(state) => {
-            save_mut(&state)?;
+            save(&state)?;
             Ok(EvalOutcome::Stopped { done: state.done })
         }
     }

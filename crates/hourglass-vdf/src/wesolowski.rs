@@ -14,8 +14,6 @@
 //! ([`MultiExp`]), then `y' = y` (canonically) and `l = H_prime(statement)`. The statement is
 //! the whole `(N, x, y, T, k)`, so `l` commits to everything.
 
-use std::num::NonZeroUsize;
-
 use rug::Integer;
 
 use crate::eval::Evaluation;
@@ -55,9 +53,7 @@ impl Wesolowski {
         Self {
             level,
             multiexp: MultiExp::default(),
-            threads: std::thread::available_parallelism()
-                .map(NonZeroUsize::get)
-                .unwrap_or(1),
+            threads: crate::available_threads(),
         }
     }
 
@@ -88,18 +84,10 @@ impl Wesolowski {
         let threads = self.threads.min(powers.len()).max(1);
         let share = powers.len().div_ceil(threads);
         let gamma = best_chunk_bits(share as u64, kappa);
+        let parts: Vec<_> = powers.chunks(share).zip(digits.chunks(share)).collect();
         let pi = with_ring!(group, |ring| {
-            let ring = &ring;
-            let partials: Vec<_> = std::thread::scope(|s| {
-                let handles: Vec<_> = powers
-                    .chunks(share)
-                    .zip(digits.chunks(share))
-                    .map(|(p, d)| s.spawn(move || bucket_product(ring, p, d, kappa, gamma)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
+            let partials = crate::parallel_map(&parts, threads, |(p, d)| {
+                bucket_product(&ring, p, d, kappa, gamma)
             });
             let mut pi = ring.one();
             for part in &partials {

@@ -551,7 +551,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
             .prove(&s.evaluation)
             .map_err(|e| CliError::new(e.to_string()))?;
         let st = s.evaluation.statement(SecurityLevel::K128);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = hourglass_vdf::available_threads();
         let per_thread = 200;
         let start = Instant::now();
         std::thread::scope(|sc| {
@@ -601,7 +601,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
             eval_s * 1e9 / t as f64,
             100.0 * w_s / eval_s,
             100.0 * p_s / eval_s,
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            hourglass_vdf::available_threads()
         ));
         report.insert(
             "proving".into(),
