@@ -1,0 +1,1 @@
+//! Cluster configuration (being written).
