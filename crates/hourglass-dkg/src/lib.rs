@@ -14,10 +14,17 @@
 //!   biprimality rounds, failure handling).
 #![forbid(unsafe_code)]
 
+pub mod bgw;
 pub mod cluster;
+pub mod keyshare;
 pub mod params;
+pub mod protocol;
+pub mod rng;
+pub mod session;
+pub mod sieve;
 pub mod tls;
 pub mod transport;
+pub mod wire;
 
 pub use hourglass_arith::Integer;
 pub use transport::PartyId;

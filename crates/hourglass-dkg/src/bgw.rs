@@ -1,0 +1,124 @@
+//! Shamir sharing over `Z_m` with evaluation points `1..=k`, the arithmetic of BGW.
+//!
+//! The modulus need not be prime: it is enough that the differences of evaluation points
+//! (`1..k-1`) are invertible, which holds for a prime `P > k`, for the sieving modulus (a
+//! product of primes `>= k`) and for a candidate `N` without small factors.
+
+use rug::ops::RemRounding;
+use rug::Integer;
+
+use crate::rng::Drbg;
+use crate::{Error, Result};
+
+/// Sharing and interpolation among `k` parties modulo `m`.
+#[derive(Debug, Clone)]
+pub struct Shamir {
+    modulus: Integer,
+    lambda: Vec<Integer>,
+}
+
+impl Shamir {
+    /// The context for `k` parties modulo `modulus`.
+    pub fn new(modulus: Integer, k: usize) -> Result<Self> {
+        let mut lambda = Vec::with_capacity(k);
+        for j in 1..=k as i64 {
+            let mut num = Integer::from(1);
+            let mut den = Integer::from(1);
+            for l in (1..=k as i64).filter(|&l| l != j) {
+                num *= l;
+                den *= l - j;
+            }
+            let inv = den.invert(&modulus).map_err(|_| {
+                Error::InvalidParameters(format!(
+                    "the modulus has a factor below {k}, so {k} parties cannot share over it"
+                ))
+            })?;
+            lambda.push((num * inv).rem_euc(&modulus));
+        }
+        Ok(Shamir { modulus, lambda })
+    }
+
+    /// The modulus.
+    pub fn modulus(&self) -> &Integer {
+        &self.modulus
+    }
+
+    /// Number of parties (evaluation points).
+    pub fn parties(&self) -> usize {
+        self.lambda.len()
+    }
+
+    /// The Lagrange coefficient of point `position` (1-based) for the value at zero, valid for
+    /// polynomials of degree below `k`.
+    pub fn lambda(&self, position: usize) -> &Integer {
+        &self.lambda[position - 1]
+    }
+
+    /// Shares of `secret` on a random polynomial of `degree`: element `j - 1` is the value at
+    /// point `j`.
+    pub fn share(&self, secret: &Integer, degree: usize, rng: &mut Drbg) -> Vec<Integer> {
+        let mut coeffs = Vec::with_capacity(degree + 1);
+        coeffs.push(Integer::from(secret % &self.modulus));
+        coeffs.extend((0..degree).map(|_| rng.below(&self.modulus)));
+        let shares = (1..=self.parties() as u32)
+            .map(|x| {
+                // Horner with a small point: reduce once at the end.
+                let mut acc = coeffs[degree].clone();
+                for c in coeffs[..degree].iter().rev() {
+                    acc *= x;
+                    acc += c;
+                }
+                acc.rem_euc(&self.modulus)
+            })
+            .collect();
+        for c in &mut coeffs {
+            hourglass_arith::secret::wipe(c);
+        }
+        shares
+    }
+
+    /// `sum_j lambda_j * values[j-1] mod m`: the value at zero of the polynomial through the
+    /// points, or the additive share `lambda_j * value` summed.
+    pub fn interpolate(&self, values: &[Integer]) -> Integer {
+        let mut acc = Integer::new();
+        for (v, l) in values.iter().zip(&self.lambda) {
+            acc += Integer::from(v * l);
+        }
+        acc.rem_euc(&self.modulus)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_interpolate_back_and_products_of_sharings_too() {
+        let p = Integer::from(1_000_000_007u64);
+        for k in 3..=9usize {
+            let t = (k - 1) / 2;
+            let sh = Shamir::new(p.clone(), k).unwrap();
+            let mut rng = Drbg::from_key(&[k as u8; 32]);
+            let a = Integer::from(123_456_789u64);
+            let b = Integer::from(987_654_321u64);
+            let sa = sh.share(&a, t, &mut rng);
+            let sb = sh.share(&b, t, &mut rng);
+            let z = sh.share(&Integer::ZERO, 2 * t, &mut rng);
+            assert_eq!(sh.interpolate(&sa), a);
+            let prod: Vec<Integer> = (0..k)
+                .map(|j| (Integer::from(&sa[j] * &sb[j]) + &z[j]).rem_euc(&p))
+                .collect();
+            assert_eq!(sh.interpolate(&prod), (a * b).rem_euc(&p));
+            // t shares alone do not pin the secret: another secret fits the same t shares.
+            if t > 0 {
+                assert_ne!(sa[0], a);
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_a_modulus_with_a_small_factor() {
+        assert!(Shamir::new(Integer::from(3u32 * 1_000_003), 5).is_err());
+        assert!(Shamir::new(Integer::from(7u32 * 1_000_003), 5).is_ok());
+    }
+}

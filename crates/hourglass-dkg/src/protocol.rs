@@ -1,0 +1,852 @@
+//! The generation: Boneh-Franklin with distributed sieving, batched.
+//!
+//! Each iteration works on a batch of `B` candidate pairs, in these rounds:
+//!
+//! 1. **Sieving** (`ceil(log2(t+1))` rounds): the first `t + 1` members each pick a unit
+//!    `a_i mod M` per candidate; a tree of BGW-with-additive-sharing products turns
+//!    `prod a_i` into additive shares `b_j` (any `t` colluders miss a factor, so the product is
+//!    uniform to them). Each member then forms its share `p_j` ([`Sieve::candidate_share`]).
+//! 2. **N** (2 rounds): BGW over a public prime `P > N` (degree-`t` sharings of `p_j` and `q_j`,
+//!    a degree-`2t` sharing of zero), then every member reveals its point of the product
+//!    polynomial and `N` is interpolated at 0.
+//! 3. **Trial division** of every `N` by the primes below 2^16, in public.
+//! 4. **Biprimality** (1 round for all survivors, then 2 for the first that passes): Boneh and
+//!    Franklin's test with `p = q = 3 mod 4`: for a public `g` with Jacobi symbol 1, member 1
+//!    reveals `g^((N - p_1 - q_1 + 1)/4)`, the others `g^((p_j + q_j)/4)`; accept when the first
+//!    is `±` the product of the others, for `rounds` values of `g`. Then
+//!    `z = r (p + q - 1) mod N` is computed by BGW over `Z_N` and `gcd(z, N) = 1` is required,
+//!    which excludes `N` with a repeated prime factor.
+//! 5. **Shares of d** (3 rounds): `phi mod e` by additive sharing mod `e` (only `phi mod e` is
+//!    revealed), `d_j` by the rounding of Boneh and Franklin, and the rounding error
+//!    (`0..k-1`) found by trial on a test message and added to member 1's share.
+//!
+//! Every `N` is built from fresh `p` and `q` candidates, so no two revealed moduli share one.
+
+use std::time::{Duration, Instant};
+
+use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::secret::wipe;
+use hourglass_rsa::PublicKey;
+use rug::ops::RemRounding;
+use rug::Integer;
+use sha2::{Digest, Sha256};
+
+use crate::bgw::Shamir;
+use crate::keyshare::KeyShare;
+use crate::params::Settings;
+use crate::rng::Drbg;
+use crate::session::{Halt, RoundResult, Session};
+use crate::sieve::Sieve;
+use crate::transport::{PartyId, Transport};
+use crate::wire::{Reader, Writer};
+use crate::{Error, Result};
+
+/// The public exponent of generated keys.
+pub const PUBLIC_EXPONENT: u32 = 65537;
+
+/// What happened during a generation, for reports and benchmarks.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Candidate pairs tried (moduli `N` computed) in the successful epoch.
+    pub candidates: u64,
+    /// Candidate pairs tried in all epochs.
+    pub candidates_all_epochs: u64,
+    /// Batches (iterations of steps 1-4).
+    pub batches: u64,
+    /// Moduli that survived trial division and entered the biprimality test.
+    pub biprimality_tests: u64,
+    /// Bytes this party sent (frames, without TLS overhead).
+    pub bytes_sent: u64,
+    /// Wall time of the whole generation.
+    pub elapsed: Duration,
+    /// Wall time of the successful epoch.
+    pub epoch_elapsed: Duration,
+    /// Parties that took part in the successful epoch.
+    pub parties: usize,
+    /// Parties removed after failures, with the reason.
+    pub removed: Vec<(PartyId, String)>,
+    /// The sieving bound used.
+    pub sieve_bound: u32,
+    /// Expected candidate pairs (prime number theorem with sieving).
+    pub expected_candidates: f64,
+}
+
+/// The outcome of a generation for one party.
+pub struct Generated {
+    /// This party's key share.
+    pub share: KeyShare,
+    /// Statistics.
+    pub report: Report,
+    prime_shares: (Integer, Integer),
+}
+
+impl std::fmt::Debug for Generated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generated")
+            .field("share", &self.share)
+            .field("report", &self.report)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Generated {
+    /// This party's additive shares `(p_j, q_j)` of the primes (member 1's include the public
+    /// offset). **For checking the protocol in tests only**: reconstructing `p` and `q` needs
+    /// every party's shares, and a deployment never writes them anywhere.
+    pub fn prime_shares_for_testing(&self) -> (&Integer, &Integer) {
+        (&self.prime_shares.0, &self.prime_shares.1)
+    }
+}
+
+impl Drop for Generated {
+    fn drop(&mut self) {
+        wipe(&mut self.prime_shares.0);
+        wipe(&mut self.prime_shares.1);
+    }
+}
+
+/// Progress messages during a generation (never containing secrets).
+#[derive(Debug, Clone)]
+pub enum Progress {
+    /// An epoch started with these members.
+    Started {
+        /// The epoch.
+        epoch: u32,
+        /// The members.
+        members: Vec<PartyId>,
+        /// The sieving bound.
+        sieve_bound: u32,
+        /// Expected candidate pairs.
+        expected: f64,
+    },
+    /// A batch finished.
+    Batch {
+        /// Candidate pairs tried so far in this epoch.
+        candidates: u64,
+        /// Biprimality tests so far.
+        tests: u64,
+    },
+    /// Parties failed; the survivors restart without them.
+    Restart {
+        /// Removed parties.
+        removed: Vec<PartyId>,
+        /// What was observed.
+        reason: String,
+    },
+}
+
+/// Hash of the settings every party must share (compared in the first round).
+pub fn settings_digest(settings: &Settings, cluster: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"hourglass dkg settings v1\0");
+    h.update(cluster.as_bytes());
+    h.update([0]);
+    h.update(settings.bits.to_be_bytes());
+    h.update((settings.batch as u64).to_be_bytes());
+    h.update(settings.sieve_bound.unwrap_or(0).to_be_bytes());
+    h.update(settings.biprimality_rounds.to_be_bytes());
+    h.update((settings.min_parties as u64).to_be_bytes());
+    h.update(settings.timeout_ms.to_be_bytes());
+    h.finalize().into()
+}
+
+/// Runs the generation as this party (`transport.me()`) among `members`.
+///
+/// Failed parties are removed and the generation restarts without them, down to
+/// `settings.min_parties`.
+pub fn generate(
+    transport: &mut dyn Transport,
+    members: &[PartyId],
+    settings: &Settings,
+    cluster: &str,
+    entropy: &mut dyn EntropySource,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Generated> {
+    settings.validate()?;
+    if !members.contains(&transport.me()) {
+        return Err(Error::Config(format!(
+            "party {} is not among the members {members:?}",
+            transport.me()
+        )));
+    }
+    let start = Instant::now();
+    let digest = settings_digest(settings, cluster);
+    let timeout = Duration::from_millis(settings.timeout_ms);
+    let mut session = Session::new(transport, members.to_vec(), timeout);
+    if session.members().len() < settings.min_parties {
+        return Err(Error::TooFewParties {
+            left: session.members().len(),
+            minimum: settings.min_parties,
+        });
+    }
+    let mut rng = Drbg::new(entropy)?;
+    let big_p = Integer::from(Integer::from(1) << settings.bits).next_prime();
+    let mut report = Report::default();
+    loop {
+        let epoch_start = Instant::now();
+        let mut run = Run::new(&mut session, settings, &big_p, &mut rng)?;
+        report.sieve_bound = run.sieve.bound();
+        report.expected_candidates = run.sieve.expected_iterations();
+        progress(&Progress::Started {
+            epoch: run.session.epoch(),
+            members: run.session.members().to_vec(),
+            sieve_bound: run.sieve.bound(),
+            expected: report.expected_candidates,
+        });
+        let mut nonce = [0u8; 16];
+        run.rng.fill_bytes(&mut nonce);
+        let outcome = run
+            .session
+            .hello(cluster, &digest, &nonce)
+            .and_then(|()| run.search(progress));
+        report.candidates_all_epochs += run.candidates;
+        match outcome {
+            Ok((public, d_share, prime_shares)) => {
+                report.candidates = run.candidates;
+                report.batches = run.batches;
+                report.biprimality_tests = run.tests;
+                report.parties = run.k;
+                report.epoch_elapsed = epoch_start.elapsed();
+                let share = KeyShare::new(
+                    cluster.to_string(),
+                    session.id(),
+                    session.me(),
+                    session.members().to_vec(),
+                    public,
+                    d_share,
+                );
+                report.bytes_sent = session.bytes_sent();
+                report.elapsed = start.elapsed();
+                return Ok(Generated {
+                    share,
+                    report,
+                    prime_shares,
+                });
+            }
+            Err(Halt::Fatal(e)) => return Err(e),
+            Err(Halt::Failed(failed, reason)) => {
+                let removed = session.restart(&failed, settings.min_parties)?;
+                for &r in &removed {
+                    report.removed.push((r, reason.clone()));
+                }
+                progress(&Progress::Restart { removed, reason });
+            }
+        }
+    }
+}
+
+/// Who holds an additively shared value in the sieving tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holders {
+    /// Only the member at this position (a fresh `a_i`).
+    One(usize),
+    /// Every member.
+    All,
+}
+
+impl Holders {
+    fn includes(self, position: usize) -> bool {
+        match self {
+            Holders::One(p) => p == position,
+            Holders::All => true,
+        }
+    }
+}
+
+/// One epoch's state.
+struct Run<'s, 't, 'r> {
+    session: &'s mut Session<'t>,
+    rng: &'r mut Drbg,
+    settings: &'s Settings,
+    sieve: Sieve,
+    over_m: Shamir,
+    over_p: Shamir,
+    k: usize,
+    t: usize,
+    me: usize,
+    round: u64,
+    candidates: u64,
+    batches: u64,
+    tests: u64,
+}
+
+/// A candidate pair in this party's hands.
+struct Pair {
+    p: Integer,
+    q: Integer,
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        wipe(&mut self.p);
+        wipe(&mut self.q);
+    }
+}
+
+fn bad(sender: PartyId, reason: impl Into<String>) -> Halt {
+    Halt::Fatal(Error::BadMessage {
+        sender,
+        reason: reason.into(),
+    })
+}
+
+type Accepted = (PublicKey, Integer, (Integer, Integer));
+
+impl<'s, 't, 'r> Run<'s, 't, 'r> {
+    fn new(
+        session: &'s mut Session<'t>,
+        settings: &'s Settings,
+        big_p: &Integer,
+        rng: &'r mut Drbg,
+    ) -> Result<Self> {
+        let k = session.members().len();
+        let sieve = Sieve::new(settings.bits / 2, k, settings.sieve_bound)?;
+        let over_m = Shamir::new(sieve.modulus().clone(), k)?;
+        let over_p = Shamir::new(big_p.clone(), k)?;
+        let me = session.position();
+        Ok(Run {
+            session,
+            rng,
+            settings,
+            sieve,
+            over_m,
+            over_p,
+            k,
+            t: (k - 1) / 2,
+            me,
+            round: 0,
+            candidates: 0,
+            batches: 0,
+            tests: 0,
+        })
+    }
+
+    fn next_round(&mut self) -> u64 {
+        self.round += 1;
+        self.round
+    }
+
+    /// Sends each member its slice: `per_position[q-1]` goes to the member at position `q`.
+    fn exchange_shares(
+        &mut self,
+        step: u16,
+        per_position: Vec<Writer>,
+    ) -> RoundResult<Vec<(usize, Vec<u8>)>> {
+        let round = self.round;
+        let outgoing = per_position
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, _)| i + 1 != self.me)
+            .map(|(i, w)| (self.session.member_at(i + 1), w.finish()))
+            .collect();
+        let replies = self.session.exchange(round, step, outgoing)?;
+        Ok(self.by_position(replies))
+    }
+
+    fn broadcast(&mut self, step: u16, payload: Vec<u8>) -> RoundResult<Vec<(usize, Vec<u8>)>> {
+        let round = self.round;
+        let replies = self.session.broadcast(round, step, payload)?;
+        Ok(self.by_position(replies))
+    }
+
+    fn by_position(
+        &self,
+        replies: std::collections::BTreeMap<PartyId, Vec<u8>>,
+    ) -> Vec<(usize, Vec<u8>)> {
+        replies
+            .into_iter()
+            .map(|(id, payload)| {
+                let pos = self
+                    .session
+                    .members()
+                    .iter()
+                    .position(|&m| m == id)
+                    .map_or(0, |i| i + 1);
+                (pos, payload)
+            })
+            .collect()
+    }
+
+    /// Batches until a modulus passes; returns the public key, `d_j` and `(p_j, q_j)`.
+    fn search(&mut self, progress: &mut dyn FnMut(&Progress)) -> RoundResult<Accepted> {
+        loop {
+            self.next_round();
+            let pairs = self.sieve_batch()?;
+            let moduli = self.compute_moduli(&pairs)?;
+            self.candidates += pairs.len() as u64;
+            self.batches += 1;
+            let survivors: Vec<usize> = moduli
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| {
+                    n.significant_bits() == self.settings.bits
+                        && n.is_odd()
+                        && Integer::from(n.gcd_ref(hourglass_arith::prime::small_primorial())) == 1
+                })
+                .map(|(i, _)| i)
+                .collect();
+            self.tests += survivors.len() as u64;
+            let passed = self.biprimality_first(&pairs, &moduli, &survivors)?;
+            progress(&Progress::Batch {
+                candidates: self.candidates,
+                tests: self.tests,
+            });
+            if let Some(i) = passed {
+                if let Some(accepted) = self.finish(&pairs[i], &moduli[i])? {
+                    return Ok(accepted);
+                }
+            }
+        }
+    }
+
+    /// Step 1 for a batch: every member's shares of `2B` fresh sieved candidates.
+    fn sieve_batch(&mut self) -> RoundResult<Vec<Pair>> {
+        let slots = 2 * self.settings.batch;
+        let contributors = self.t + 1;
+        let m = self.sieve.modulus().clone();
+        // items[slot] = additive shares along the tree; shape is the same for every slot.
+        let mut shape: Vec<Holders> = (1..=contributors).map(Holders::One).collect();
+        let mut values: Vec<Vec<Integer>> = (0..slots)
+            .map(|_| {
+                shape
+                    .iter()
+                    .map(|h| match h {
+                        Holders::One(p) if *p == self.me => self.sieve.random_unit(self.rng),
+                        _ => Integer::new(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut step = 1u16;
+        while shape.len() > 1 {
+            let pairs = shape.len() / 2;
+            // Deal: for each slot and pair, shares of x (if held), y (if held), and zero.
+            let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
+            // acc[slot][pair] = (x, y, z) sums at this party's point.
+            let mut acc: Vec<Vec<[Integer; 3]>> = Vec::with_capacity(slots);
+            for vals in &values {
+                let mut row = Vec::with_capacity(pairs);
+                for i in 0..pairs {
+                    let (hx, hy) = (shape[2 * i], shape[2 * i + 1]);
+                    let mut mine = [Integer::new(), Integer::new(), Integer::new()];
+                    let dealt = [
+                        hx.includes(self.me)
+                            .then(|| self.over_m.share(&vals[2 * i], self.t, self.rng)),
+                        hy.includes(self.me)
+                            .then(|| self.over_m.share(&vals[2 * i + 1], self.t, self.rng)),
+                        Some(self.over_m.share(&Integer::ZERO, 2 * self.t, self.rng)),
+                    ];
+                    for (c, shares) in dealt.into_iter().enumerate() {
+                        if let Some(mut shares) = shares {
+                            for (q, w) in out.iter_mut().enumerate() {
+                                if q + 1 != self.me {
+                                    w.int(&shares[q]);
+                                }
+                            }
+                            mine[c] = shares[self.me - 1].clone();
+                            shares.iter_mut().for_each(wipe);
+                        }
+                    }
+                    row.push(mine);
+                }
+                acc.push(row);
+            }
+            let replies = self.exchange_shares(step, out)?;
+            for (pos, payload) in replies {
+                let sender = self.session.member_at(pos);
+                let mut r = Reader::new(&payload);
+                for row in acc.iter_mut() {
+                    for (i, sums) in row.iter_mut().enumerate() {
+                        let holders = [shape[2 * i], shape[2 * i + 1], Holders::All];
+                        for (c, h) in holders.iter().enumerate() {
+                            if h.includes(pos) {
+                                let v = r.int_below(&m).map_err(|e| bad(sender, e))?;
+                                sums[c] += v;
+                            }
+                        }
+                    }
+                }
+                r.end().map_err(|e| bad(sender, e))?;
+            }
+            let lambda = self.over_m.lambda(self.me).clone();
+            let mut next_values = Vec::with_capacity(slots);
+            for (vals, row) in values.iter_mut().zip(acc) {
+                let mut next: Vec<Integer> = row
+                    .into_iter()
+                    .map(|[x, y, z]| (x * y + z).rem_euc(&m) * &lambda % &m)
+                    .collect();
+                if shape.len() % 2 == 1 {
+                    next.push(vals.pop().unwrap_or_default());
+                }
+                vals.iter_mut().for_each(wipe);
+                next_values.push(next);
+            }
+            values = next_values;
+            let mut next_shape = vec![Holders::All; pairs];
+            if shape.len() % 2 == 1 {
+                next_shape.push(shape[shape.len() - 1]);
+            }
+            shape = next_shape;
+            step += 1;
+        }
+        let mut shares: Vec<Integer> = values
+            .into_iter()
+            .map(|mut v| v.pop().unwrap_or_default())
+            .collect();
+        let mut pairs = Vec::with_capacity(self.settings.batch);
+        for chunk in shares.chunks(2) {
+            pairs.push(Pair {
+                p: self.sieve.candidate_share(self.me, &chunk[0], self.rng),
+                q: self.sieve.candidate_share(self.me, &chunk[1], self.rng),
+            });
+        }
+        shares.iter_mut().for_each(wipe);
+        Ok(pairs)
+    }
+
+    /// Step 2: `N` for every pair of the batch, by BGW over `P`.
+    fn compute_moduli(&mut self, pairs: &[Pair]) -> RoundResult<Vec<Integer>> {
+        let big_p = self.over_p.modulus().clone();
+        let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
+        let mut sums: Vec<[Integer; 3]> = Vec::with_capacity(pairs.len());
+        for pair in pairs {
+            let dealt = [
+                self.over_p.share(&pair.p, self.t, self.rng),
+                self.over_p.share(&pair.q, self.t, self.rng),
+                self.over_p.share(&Integer::ZERO, 2 * self.t, self.rng),
+            ];
+            let mut mine = [Integer::new(), Integer::new(), Integer::new()];
+            for (c, mut shares) in dealt.into_iter().enumerate() {
+                for (q, w) in out.iter_mut().enumerate() {
+                    if q + 1 != self.me {
+                        w.int(&shares[q]);
+                    }
+                }
+                mine[c] = shares[self.me - 1].clone();
+                shares.iter_mut().for_each(wipe);
+            }
+            sums.push(mine);
+        }
+        let replies = self.exchange_shares(20, out)?;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            for s in sums.iter_mut() {
+                for v in s.iter_mut() {
+                    *v += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
+                }
+            }
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let points: Vec<Integer> = sums
+            .into_iter()
+            .map(|[x, y, z]| (x * y + z).rem_euc(&big_p))
+            .collect();
+        let mut w = Writer::new();
+        for v in &points {
+            w.int(v);
+        }
+        let replies = self.broadcast(21, w.finish())?;
+        let mut all = vec![points];
+        all.resize(self.k, Vec::new());
+        // all[pos-1] = that member's points; ours is at index 0 for now.
+        let mine = std::mem::take(&mut all[0]);
+        all[self.me - 1] = mine;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            all[pos - 1] = r
+                .ints_below(pairs.len(), &big_p)
+                .map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        Ok((0..pairs.len())
+            .map(|i| {
+                let column: Vec<Integer> = all.iter().map(|pts| pts[i].clone()).collect();
+                self.over_p.interpolate(&column)
+            })
+            .collect())
+    }
+
+    /// This member's biprimality value for `g`: `g^((N - p_1 - q_1 + 1)/4)` for member 1,
+    /// `g^((p_j + q_j)/4)` for the others.
+    fn biprimality_value(&self, pair: &Pair, n: &Integer, g: &Integer) -> RoundResult<Integer> {
+        let mut exp = Integer::from(&pair.p + &pair.q);
+        if self.me == 1 {
+            exp = Integer::from(n - &exp) + 1u32;
+        }
+        if exp.mod_u(4) != 0 {
+            wipe(&mut exp);
+            return Err(Halt::Fatal(Error::InvalidParameters(
+                "internal: biprimality exponent not divisible by 4".into(),
+            )));
+        }
+        exp >>= 2;
+        if exp == 0 {
+            return Ok(Integer::from(1));
+        }
+        let v = Integer::from(g.secure_pow_mod_ref(&exp, n));
+        wipe(&mut exp);
+        Ok(v)
+    }
+
+    /// The public base of biprimality test `index` for modulus `n`: Jacobi symbol 1.
+    fn public_base(&self, n: &Integer, index: u32) -> Integer {
+        let mut h = Sha256::new();
+        h.update(b"hourglass dkg biprimality base v1\0");
+        h.update(self.session.id());
+        h.update(n.to_digits::<u8>(rug::integer::Order::Msf));
+        h.update(index.to_be_bytes());
+        let mut drbg = Drbg::from_key(&h.finalize().into());
+        loop {
+            let g = drbg.below(n);
+            if g.jacobi(n) == 1 {
+                return g;
+            }
+        }
+    }
+
+    fn check_biprimality(values: &[Integer], n: &Integer) -> bool {
+        let mut prod = Integer::from(1);
+        for v in &values[1..] {
+            prod = (prod * v) % n;
+        }
+        let minus = Integer::from(n - &prod);
+        values[0] == prod || values[0] == minus
+    }
+
+    /// Step 3, first round: one test for every survivor of trial division; the index of the
+    /// first that passes.
+    fn biprimality_first(
+        &mut self,
+        pairs: &[Pair],
+        moduli: &[Integer],
+        survivors: &[usize],
+    ) -> RoundResult<Option<usize>> {
+        if survivors.is_empty() {
+            return Ok(None);
+        }
+        let mut w = Writer::new();
+        let mut mine = Vec::with_capacity(survivors.len());
+        for &i in survivors {
+            let g = self.public_base(&moduli[i], 0);
+            let v = self.biprimality_value(&pairs[i], &moduli[i], &g)?;
+            w.int(&v);
+            mine.push(v);
+        }
+        let replies = self.broadcast(30, w.finish())?;
+        let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
+        table[self.me - 1] = mine;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            let mut row = Vec::with_capacity(survivors.len());
+            for &i in survivors {
+                row.push(r.int_below(&moduli[i]).map_err(|e| bad(sender, e))?);
+            }
+            r.end().map_err(|e| bad(sender, e))?;
+            table[pos - 1] = row;
+        }
+        for (col, &i) in survivors.iter().enumerate() {
+            let values: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
+            if Self::check_biprimality(&values, &moduli[i]) {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Steps 3 (remaining tests and the gcd step) and 4 for a modulus that passed one test.
+    fn finish(&mut self, pair: &Pair, n: &Integer) -> RoundResult<Option<Accepted>> {
+        let over_n = Shamir::new(n.clone(), self.k)?;
+        let rounds = self.settings.biprimality_rounds;
+        // Round 31: the remaining biprimality values (same for all) and BGW shares over Z_N of
+        // r_j and x_j = p_j + q_j (- 1 for member 1), with a zero sharing.
+        let mut values = Vec::new();
+        for index in 1..rounds {
+            let g = self.public_base(n, index);
+            values.push(self.biprimality_value(pair, n, &g)?);
+        }
+        let r_j = self.rng.below(n);
+        let mut x_j = Integer::from(&pair.p + &pair.q);
+        if self.me == 1 {
+            x_j -= 1;
+        }
+        let dealt = [
+            over_n.share(&r_j, self.t, self.rng),
+            over_n.share(&x_j, self.t, self.rng),
+            over_n.share(&Integer::ZERO, 2 * self.t, self.rng),
+        ];
+        wipe(&mut x_j);
+        let mut out: Vec<Writer> = (0..self.k)
+            .map(|_| {
+                let mut w = Writer::new();
+                for v in &values {
+                    w.int(v);
+                }
+                w
+            })
+            .collect();
+        let mut sums = [Integer::new(), Integer::new(), Integer::new()];
+        for (c, shares) in dealt.iter().enumerate() {
+            for (q, w) in out.iter_mut().enumerate() {
+                if q + 1 != self.me {
+                    w.int(&shares[q]);
+                }
+            }
+            sums[c] = shares[self.me - 1].clone();
+        }
+        let replies = self.exchange_shares(31, out)?;
+        let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
+        table[self.me - 1] = values;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            table[pos - 1] = r
+                .ints_below(rounds as usize - 1, n)
+                .map_err(|e| bad(sender, e))?;
+            for s in sums.iter_mut() {
+                *s += r.int_below(n).map_err(|e| bad(sender, e))?;
+            }
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let all_pass = (0..rounds as usize - 1).all(|col| {
+            let column: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
+            Self::check_biprimality(&column, n)
+        });
+        let [sr, sx, sz] = sums;
+        let point = (sr * sx + sz).rem_euc(n);
+        let mut w = Writer::new();
+        w.int(&point);
+        let replies = self.broadcast(32, w.finish())?;
+        let mut points = vec![Integer::new(); self.k];
+        points[self.me - 1] = point;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            points[pos - 1] = r.int_below(n).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let z = over_n.interpolate(&points);
+        if !all_pass || Integer::from(z.gcd_ref(n)) != 1 {
+            return Ok(None);
+        }
+        self.shares_of_d(pair, n)
+    }
+
+    /// Step 4: `phi mod e`, the shares `d_j`, and the rounding fix.
+    fn shares_of_d(&mut self, pair: &Pair, n: &Integer) -> RoundResult<Option<Accepted>> {
+        let e = Integer::from(PUBLIC_EXPONENT);
+        let mut phi_j = if self.me == 1 {
+            Integer::from(n - &pair.p) - &pair.q + 1u32
+        } else {
+            -Integer::from(&pair.p + &pair.q)
+        };
+        // Additive sharing of phi_j mod e.
+        let mut parts: Vec<Integer> = (1..self.k).map(|_| self.rng.below(&e)).collect();
+        let sum_parts: Integer = parts.iter().sum();
+        let own = Integer::from(&phi_j - sum_parts).rem_euc(&e);
+        let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
+        let mut next = parts.iter();
+        for (q, w) in out.iter_mut().enumerate() {
+            if q + 1 != self.me {
+                if let Some(part) = next.next() {
+                    w.int(part);
+                }
+            }
+        }
+        let replies = self.exchange_shares(40, out)?;
+        parts.iter_mut().for_each(wipe);
+        let mut sigma = own;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            sigma += r.int_below(&e).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        sigma = sigma.rem_euc(&e);
+        let mut w = Writer::new();
+        w.int(&sigma);
+        let replies = self.broadcast(41, w.finish())?;
+        let mut phi_mod_e = sigma;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            phi_mod_e += r.int_below(&e).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        phi_mod_e = phi_mod_e.rem_euc(&e);
+        let Ok(inv) = phi_mod_e.invert(&e) else {
+            // e divides phi: this modulus cannot use e = 65537.
+            wipe(&mut phi_j);
+            return Ok(None);
+        };
+        let zeta = Integer::from(&e - inv);
+        let mut numerator = zeta * &phi_j;
+        if self.me == 1 {
+            numerator += 1u32;
+        }
+        wipe(&mut phi_j);
+        let mut d_j = numerator.div_rem_floor(e.clone()).0;
+        // Rounding: sum d_j = d - r for some r in 0..k; find r on a test message.
+        let m = self.public_base(n, u32::MAX);
+        let partial = self.partial_power(&m, &d_j, n)?;
+        let mut w = Writer::new();
+        w.int(&partial);
+        let replies = self.broadcast(42, w.finish())?;
+        let mut prod = partial;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            let v = r.int_below(n).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+            prod = (prod * v) % n;
+        }
+        let mut fix = None;
+        for r in 0..self.k as u32 {
+            let shift = m.clone().pow_mod(&Integer::from(r), n).unwrap_or_default();
+            let s = (shift * &prod) % n;
+            if s.pow_mod(&e, n).is_ok_and(|v| v == m) {
+                fix = Some(r);
+                break;
+            }
+        }
+        let Some(fix) = fix else {
+            wipe(&mut d_j);
+            return Err(Halt::Fatal(Error::Signature(
+                "the shares of d do not combine to a working key (a party deviated from the protocol)"
+                    .into(),
+            )));
+        };
+        if self.me == 1 {
+            d_j += fix;
+        }
+        let public = PublicKey::new(n.clone(), e).map_err(Error::from)?;
+        Ok(Some((public, d_j, (pair.p.clone(), pair.q.clone()))))
+    }
+
+    fn partial_power(&self, m: &Integer, d_j: &Integer, n: &Integer) -> RoundResult<Integer> {
+        partial_power(m, d_j, n).map_err(Halt::Fatal)
+    }
+}
+
+/// `m^d mod n` for a signed secret exponent, with GMP's constant-time exponentiation.
+pub fn partial_power(m: &Integer, d: &Integer, n: &Integer) -> Result<Integer> {
+    if n.is_even() || *n < 3 {
+        return Err(Error::InvalidParameters("the modulus must be odd".into()));
+    }
+    let base = if *d < 0 {
+        m.clone()
+            .invert(n)
+            .map_err(|_| Error::Signature("message not invertible modulo N".into()))?
+    } else {
+        m.clone()
+    };
+    let mut exp = d.clone().abs();
+    if exp == 0 {
+        return Ok(Integer::from(1));
+    }
+    let out = Integer::from(base.secure_pow_mod_ref(&exp, n));
+    wipe(&mut exp);
+    Ok(out)
+}

@@ -1,0 +1,113 @@
+//! The fast generator for the protocol's many random values.
+//!
+//! A run draws hundreds of kilobytes of polynomial coefficients per iteration, so the
+//! [`EntropySource`] the user chose (the OS CSPRNG by default) only keys a ChaCha20 keystream;
+//! the key is wiped when the generator is dropped (the cipher zeroizes its state).
+
+use chacha20::cipher::{KeyIvInit, StreamCipher};
+use chacha20::ChaCha20Legacy;
+use hourglass_arith::entropy::EntropySource;
+use rug::integer::Order;
+use rug::Integer;
+use zeroize::Zeroizing;
+
+use crate::Result;
+
+/// A ChaCha20 keystream keyed from an entropy source.
+pub struct Drbg {
+    cipher: ChaCha20Legacy,
+}
+
+impl std::fmt::Debug for Drbg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Drbg(..)")
+    }
+}
+
+impl Drbg {
+    /// A generator keyed with 32 bytes from `source`.
+    pub fn new(source: &mut dyn EntropySource) -> Result<Self> {
+        let mut key = Zeroizing::new([0u8; 32]);
+        source.fill(&mut key[..])?;
+        Ok(Self::from_key(&key))
+    }
+
+    /// A generator from a fixed key (deterministic: tests and derived public coins).
+    pub fn from_key(key: &[u8; 32]) -> Self {
+        Drbg {
+            cipher: ChaCha20Legacy::new(key.into(), &[0u8; 8].into()),
+        }
+    }
+
+    /// Fills `buf` with keystream.
+    pub fn fill_bytes(&mut self, buf: &mut [u8]) {
+        buf.fill(0);
+        self.cipher.apply_keystream(buf);
+    }
+
+    /// A uniform integer in `[0, bound)` (128 extra bits reduced: statistical distance below
+    /// 2^-128).
+    pub fn below(&mut self, bound: &Integer) -> Integer {
+        let bytes = (bound.significant_bits() as usize).div_ceil(8) + 16;
+        let mut buf = Zeroizing::new(vec![0u8; bytes]);
+        self.fill_bytes(&mut buf);
+        let mut x = Integer::from_digits(&buf[..], Order::Msf);
+        x %= bound;
+        x
+    }
+
+    /// A uniform integer in `[0, bound)` that is coprime to `bound`.
+    pub fn unit_below(&mut self, bound: &Integer) -> Integer {
+        loop {
+            let x = self.below(bound);
+            if x != 0 && x.clone().gcd(bound) == 1 {
+                return x;
+            }
+        }
+    }
+
+    /// A uniform `u64`.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.fill_bytes(&mut b);
+        u64::from_le_bytes(b)
+    }
+}
+
+impl EntropySource for Drbg {
+    fn fill(&mut self, buf: &mut [u8]) -> hourglass_arith::Result<()> {
+        self.fill_bytes(buf);
+        Ok(())
+    }
+
+    fn split(&mut self) -> hourglass_arith::Result<Box<dyn EntropySource>> {
+        let mut key = Zeroizing::new([0u8; 32]);
+        self.fill_bytes(&mut key[..]);
+        Ok(Box::new(Drbg::from_key(&key)))
+    }
+
+    fn describe(&self) -> String {
+        "ChaCha20 keystream".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn below_is_in_range_and_keyed() {
+        let bound = Integer::from(1_000_003u32);
+        let mut a = Drbg::from_key(&[1; 32]);
+        let mut b = Drbg::from_key(&[1; 32]);
+        let mut c = Drbg::from_key(&[2; 32]);
+        let xs: Vec<Integer> = (0..100).map(|_| a.below(&bound)).collect();
+        let ys: Vec<Integer> = (0..100).map(|_| b.below(&bound)).collect();
+        let zs: Vec<Integer> = (0..100).map(|_| c.below(&bound)).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(xs, zs);
+        assert!(xs.iter().all(|x| *x >= 0 && *x < bound));
+        let unit = a.unit_below(&Integer::from(30u32));
+        assert_eq!(unit.gcd(&Integer::from(30u32)), 1);
+    }
+}

@@ -1,0 +1,242 @@
+//! Distributed sieving (paper section 3.1), generalised to any number of parties.
+//!
+//! Every prime candidate is `p = offset + sum_j p_j`. With `M` the product of the sieving
+//! primes `>= k` and `M_4` four times the product of the odd primes below `k`:
+//!
+//! - `p ≡ a (mod M)` where `a = prod a_i` is a product of random units, additively shared as
+//!   `sum b_j` by the BGW-with-additive-sharing tree in [`crate::protocol`], so `p` has no
+//!   prime factor in `M`;
+//! - `p_j ≡ 0 (mod M_4)` for every party but the first, and `p_1 ≡ t (mod M_4)` with `t` a unit
+//!   that is `3 mod 4` (the paper's `r_i` construction, with 4 in place of 2), so `p` has no
+//!   prime factor below `k` and `p ≡ 3 (mod 4)` as the biprimality test needs;
+//! - `offset` is a public multiple of `M * M_4` near `3 * 2^(n-2)` and the random parts are
+//!   bounded so that `3 * 2^(n-2) <= p < 2^n`: `N = pq` has exactly `2n` bits.
+
+use rug::ops::RemRounding;
+use rug::Integer;
+
+use crate::rng::Drbg;
+use crate::{Error, Result};
+
+/// Fewest random bits in each party's free part `r''` (beyond the sieved residue).
+pub const MIN_FREE_BITS: u32 = 16;
+
+/// The public parameters of sieving for one prime size and party count.
+#[derive(Debug, Clone)]
+pub struct Sieve {
+    bound: u32,
+    parties: usize,
+    prime_bits: u32,
+    m: Integer,
+    m4: Integer,
+    m_inv: Integer,
+    period: Integer,
+    offset: Integer,
+    free_bound: Integer,
+}
+
+fn primes_up_to(bound: u32) -> impl Iterator<Item = u32> {
+    std::iter::once(2).chain(
+        hourglass_arith::prime::small_primes()
+            .iter()
+            .copied()
+            .take_while(move |&p| p <= bound),
+    )
+}
+
+impl Sieve {
+    /// Sieving up to `bound` (default: [`Sieve::default_bound`]) for `prime_bits`-bit primes
+    /// shared among `parties`.
+    pub fn new(prime_bits: u32, parties: usize, bound: Option<u32>) -> Result<Self> {
+        let bound = match bound {
+            Some(b) => b,
+            None => Self::default_bound(prime_bits, parties)?,
+        };
+        Self::build(prime_bits, parties, bound)
+    }
+
+    fn build(prime_bits: u32, parties: usize, bound: u32) -> Result<Self> {
+        if parties < 3 {
+            return Err(Error::InvalidParameters("at least 3 parties".into()));
+        }
+        if bound >= 1 << 16 {
+            return Err(Error::InvalidParameters(format!(
+                "sieving bound {bound}: use a bound below 65536"
+            )));
+        }
+        let k = parties as u32;
+        let mut m = Integer::from(1);
+        let mut m4 = Integer::from(4);
+        for p in primes_up_to(bound) {
+            if p >= k {
+                m *= p;
+            } else if p > 2 {
+                m4 *= p;
+            }
+        }
+        if m == 1 {
+            return Err(Error::InvalidParameters(format!(
+                "sieving bound {bound} has no prime >= {parties} (the party count) to sieve with"
+            )));
+        }
+        let m_inv = m
+            .clone()
+            .invert(&m4)
+            .map_err(|_| Error::InvalidParameters("sieving moduli not coprime".into()))?;
+        let period = Integer::from(&m * &m4);
+        let top = Integer::from(1) << prime_bits;
+        let low = Integer::from(3) << (prime_bits - 2);
+        let offset = (low + &period - 1u32) / &period * &period;
+        let room = top - &offset - Integer::from(&m * k);
+        let free_bound = if room > 0 {
+            room / Integer::from(&period * k)
+        } else {
+            Integer::new()
+        };
+        if free_bound.significant_bits() <= MIN_FREE_BITS {
+            return Err(Error::InvalidParameters(format!(
+                "sieving bound {bound} is too large for {prime_bits}-bit primes and {parties} \
+                 parties (each party needs at least {MIN_FREE_BITS} free random bits)"
+            )));
+        }
+        Ok(Sieve {
+            bound,
+            parties,
+            prime_bits,
+            m,
+            m4,
+            m_inv,
+            period,
+            offset,
+            free_bound,
+        })
+    }
+
+    /// The largest sieving bound that leaves every party [`MIN_FREE_BITS`] free bits (the
+    /// paper's "largest value satisfying M < p", which it found optimal, and so did we:
+    /// `hourglass bench dkg --sieve-bounds`).
+    pub fn default_bound(prime_bits: u32, parties: usize) -> Result<u32> {
+        let mut best = None;
+        for p in primes_up_to(65535).filter(|&p| p >= parties as u32) {
+            match Self::build(prime_bits, parties, p) {
+                Ok(_) => best = Some(p),
+                Err(_) if best.is_some() => break,
+                Err(_) => {}
+            }
+        }
+        best.ok_or_else(|| {
+            Error::InvalidParameters(format!(
+                "{prime_bits}-bit primes are too small to sieve for {parties} parties"
+            ))
+        })
+    }
+
+    /// The sieving bound.
+    pub fn bound(&self) -> u32 {
+        self.bound
+    }
+
+    /// `M`, the product of the sieving primes `>= k` (the BGW modulus of the sieving rounds).
+    pub fn modulus(&self) -> &Integer {
+        &self.m
+    }
+
+    /// The public offset added by the first party.
+    pub fn offset(&self) -> &Integer {
+        &self.offset
+    }
+
+    /// A fresh random unit `a_i` modulo `M`.
+    pub fn random_unit(&self, rng: &mut Drbg) -> Integer {
+        rng.unit_below(&self.m)
+    }
+
+    /// This party's share `p_j` of a candidate, from its additive share `b_j` of the sieved
+    /// residue (`position` is 1-based; position 1 adds the offset and the residue mod `M_4`).
+    pub fn candidate_share(&self, position: usize, b: &Integer, rng: &mut Drbg) -> Integer {
+        let target = if position == 1 {
+            let odd = Integer::from(&self.m4 >> 2);
+            loop {
+                let t = rng.below(&self.m4);
+                if t.mod_u(4) == 3 && t.clone().gcd(&odd) == 1 {
+                    break t;
+                }
+            }
+        } else {
+            Integer::new()
+        };
+        let mut r = Integer::from(&target - b) * &self.m_inv;
+        r = r.rem_euc(&self.m4);
+        r += Integer::from(&self.m4 * rng.below(&self.free_bound));
+        let mut share = r * &self.m + b;
+        if position == 1 {
+            share += &self.offset;
+        }
+        share
+    }
+
+    /// Expected number of candidate pairs until both are prime (prime number theorem, with
+    /// every prime up to the bound excluded).
+    pub fn expected_iterations(&self) -> f64 {
+        let survive: f64 = primes_up_to(self.bound)
+            .map(|p| 1.0 - 1.0 / f64::from(p))
+            .product();
+        // p is uniform-ish in [3/4, 1) * 2^n.
+        let ln_p = f64::from(self.prime_bits) * std::f64::consts::LN_2 + (0.875f64).ln();
+        let prob = 1.0 / (ln_p * survive);
+        1.0 / (prob * prob)
+    }
+
+    /// The number of parties the parameters are for.
+    pub fn parties(&self) -> usize {
+        self.parties
+    }
+
+    /// The period `M * M_4` of the sieved residues.
+    pub fn period(&self) -> &Integer {
+        &self.period
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_a_sieved_3_mod_4_candidate_of_the_right_size() {
+        for &(bits, k) in &[(256u32, 3usize), (512, 5), (512, 10), (1024, 3)] {
+            let sieve = Sieve::new(bits, k, None).unwrap();
+            let mut rng = Drbg::from_key(&[k as u8; 32]);
+            for _ in 0..50 {
+                // a = product of units, additively shared at random.
+                let a = (0..k).fold(Integer::from(1), |acc, _| {
+                    (acc * sieve.random_unit(&mut rng)).rem_euc(sieve.modulus())
+                });
+                let mut bs: Vec<Integer> = (1..k).map(|_| rng.below(sieve.modulus())).collect();
+                let rest = Integer::from(&a - bs.iter().sum::<Integer>()).rem_euc(sieve.modulus());
+                bs.push(rest);
+                let p: Integer = bs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, b)| sieve.candidate_share(j + 1, b, &mut rng))
+                    .sum();
+                assert_eq!(p.significant_bits(), bits);
+                assert!(p >= Integer::from(3) << (bits - 2));
+                assert_eq!(p.mod_u(4), 3);
+                for q in primes_up_to(sieve.bound()) {
+                    assert_ne!(p.mod_u(q), 0, "{q} divides a candidate");
+                }
+            }
+            assert!(sieve.expected_iterations() > 1.0);
+        }
+    }
+
+    #[test]
+    fn bounds_that_leave_no_room_are_refused() {
+        let max = Sieve::default_bound(512, 3).unwrap();
+        assert!(Sieve::new(512, 3, Some(max)).is_ok());
+        assert!(Sieve::new(512, 3, Some(max + 200)).is_err());
+        assert!(Sieve::new(512, 3, Some(2)).is_err());
+        assert!(Sieve::new(512, 2, Some(100)).is_err());
+    }
+}

@@ -1,0 +1,275 @@
+//! The protocol's messages on the wire.
+//!
+//! Every frame is `magic "HGDK" | version 1 | kind | session (16) | epoch (u32) | round (u64) |
+//! step (u16) | sender (u32) | payload length (u32) | payload`, integers big-endian. A payload
+//! is a sequence of non-negative integers, each as a `u32` byte length and big-endian
+//! magnitude, or raw bytes for the kinds that carry them. Parsing checks every length against
+//! what is left, so a malformed frame is an error, never a panic.
+
+use rug::integer::Order;
+use rug::Integer;
+
+/// The four bytes every frame starts with.
+pub const MAGIC: &[u8; 4] = b"HGDK";
+/// The wire version.
+pub const VERSION: u8 = 1;
+const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
+
+/// What a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Session setup: settings digest, member list, nonce.
+    Hello = 1,
+    /// A round's values.
+    Data = 2,
+    /// "Restart without these parties" (failure handling).
+    Abort = 3,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            1 => Some(Kind::Hello),
+            2 => Some(Kind::Data),
+            3 => Some(Kind::Abort),
+            _ => None,
+        }
+    }
+}
+
+/// Where a frame belongs: the session, the restart epoch, the iteration and the step in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tag {
+    /// Restart counter (each failure-driven restart starts a new epoch).
+    pub epoch: u32,
+    /// Iteration (batch) number, or a fixed number for the final steps.
+    pub round: u64,
+    /// Step within the iteration.
+    pub step: u16,
+}
+
+/// A decoded frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The kind.
+    pub kind: Kind,
+    /// The session identifier.
+    pub session: [u8; 16],
+    /// Where it belongs.
+    pub tag: Tag,
+    /// The sender it claims (checked against the authenticated sender).
+    pub sender: u32,
+    /// The payload.
+    pub payload: Vec<u8>,
+}
+
+impl Frame {
+    /// Encodes the frame.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER + self.payload.len());
+        out.extend_from_slice(MAGIC);
+        out.push(VERSION);
+        out.push(self.kind as u8);
+        out.extend_from_slice(&self.session);
+        out.extend_from_slice(&self.tag.epoch.to_be_bytes());
+        out.extend_from_slice(&self.tag.round.to_be_bytes());
+        out.extend_from_slice(&self.tag.step.to_be_bytes());
+        out.extend_from_slice(&self.sender.to_be_bytes());
+        out.extend_from_slice(&(self.payload.len() as u32).to_be_bytes());
+        out.extend_from_slice(&self.payload);
+        out
+    }
+
+    /// Decodes a frame, or says what is wrong with it.
+    pub fn decode(bytes: &[u8]) -> Result<Frame, String> {
+        if bytes.len() < HEADER {
+            return Err(format!(
+                "frame of {} bytes is shorter than the header",
+                bytes.len()
+            ));
+        }
+        if &bytes[..4] != MAGIC {
+            return Err("not a hourglass dkg frame (bad magic)".into());
+        }
+        if bytes[4] != VERSION {
+            return Err(format!("unsupported wire version {}", bytes[4]));
+        }
+        let kind = Kind::from_u8(bytes[5]).ok_or_else(|| format!("unknown kind {}", bytes[5]))?;
+        let mut r = Reader::new(&bytes[6..]);
+        let session: [u8; 16] = r.array()?;
+        let epoch = u32::from_be_bytes(r.array()?);
+        let round = u64::from_be_bytes(r.array()?);
+        let step = u16::from_be_bytes(r.array()?);
+        let sender = u32::from_be_bytes(r.array()?);
+        let len = u32::from_be_bytes(r.array()?) as usize;
+        if r.rest().len() != len {
+            return Err(format!(
+                "payload length {len} does not match the {} bytes that follow",
+                r.rest().len()
+            ));
+        }
+        Ok(Frame {
+            kind,
+            session,
+            tag: Tag { epoch, round, step },
+            sender,
+            payload: r.rest().to_vec(),
+        })
+    }
+}
+
+/// Writes a sequence of integers.
+#[derive(Debug, Default)]
+pub struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    /// An empty payload.
+    pub fn new() -> Self {
+        Writer::default()
+    }
+
+    /// Appends a non-negative integer.
+    pub fn int(&mut self, x: &Integer) -> &mut Self {
+        debug_assert!(*x >= 0);
+        let digits = x.to_digits::<u8>(Order::Msf);
+        self.bytes(&digits)
+    }
+
+    /// Appends a length-prefixed byte string.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.out.extend_from_slice(&(b.len() as u32).to_be_bytes());
+        self.out.extend_from_slice(b);
+        self
+    }
+
+    /// The payload.
+    pub fn finish(self) -> Vec<u8> {
+        self.out
+    }
+}
+
+/// Reads a payload written by [`Writer`].
+#[derive(Debug)]
+pub struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// Reads `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Reader { rest: bytes }
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        if self.rest.len() < N {
+            return Err("truncated".into());
+        }
+        let (head, tail) = self.rest.split_at(N);
+        self.rest = tail;
+        let mut a = [0u8; N];
+        a.copy_from_slice(head);
+        Ok(a)
+    }
+
+    fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+
+    /// The next byte string.
+    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let len = u32::from_be_bytes(self.array()?) as usize;
+        if self.rest.len() < len {
+            return Err(format!(
+                "value of {len} bytes but only {} left",
+                self.rest.len()
+            ));
+        }
+        let (head, tail) = self.rest.split_at(len);
+        self.rest = tail;
+        Ok(head)
+    }
+
+    /// The next integer, which must be below `bound`.
+    pub fn int_below(&mut self, bound: &Integer) -> Result<Integer, String> {
+        let b = self.bytes()?;
+        let x = Integer::from_digits(b, Order::Msf);
+        if x >= *bound {
+            return Err(format!(
+                "value of {} bits is out of range (must be below a {}-bit modulus)",
+                x.significant_bits(),
+                bound.significant_bits()
+            ));
+        }
+        Ok(x)
+    }
+
+    /// `count` integers below `bound`.
+    pub fn ints_below(&mut self, count: usize, bound: &Integer) -> Result<Vec<Integer>, String> {
+        (0..count).map(|_| self.int_below(bound)).collect()
+    }
+
+    /// Fails unless everything was read.
+    pub fn end(&self) -> Result<(), String> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{} unexpected trailing bytes", self.rest.len()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_damage_is_reported() {
+        let mut w = Writer::new();
+        w.int(&Integer::from(12345u32))
+            .int(&Integer::ZERO)
+            .bytes(b"xy");
+        let frame = Frame {
+            kind: Kind::Data,
+            session: [7; 16],
+            tag: Tag {
+                epoch: 2,
+                round: 99,
+                step: 3,
+            },
+            sender: 4,
+            payload: w.finish(),
+        };
+        let bytes = frame.encode();
+        let back = Frame::decode(&bytes).unwrap();
+        assert_eq!(back, frame);
+        let mut r = Reader::new(&back.payload);
+        let bound = Integer::from(100_000u32);
+        assert_eq!(r.ints_below(2, &bound).unwrap(), [12345, 0]);
+        assert_eq!(r.bytes().unwrap(), b"xy");
+        r.end().unwrap();
+        let mut r = Reader::new(&back.payload);
+        assert!(r.int_below(&Integer::from(100u32)).is_err());
+        for cut in 0..bytes.len() {
+            assert!(Frame::decode(&bytes[..cut]).is_err());
+        }
+        let mut bad = bytes.clone();
+        bad[4] = 9;
+        assert!(Frame::decode(&bad).unwrap_err().contains("version"));
+        bad = bytes.clone();
+        bad[5] = 0;
+        assert!(Frame::decode(&bad).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decoding_garbage_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            if let Ok(f) = Frame::decode(&bytes) {
+                let mut r = Reader::new(&f.payload);
+                while r.bytes().is_ok() {}
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! End-to-end generations over the in-memory mesh: the key is correct, nobody holds it.
+
+use std::thread;
+use std::time::Duration;
+
+use hourglass_arith::entropy::SeededEntropy;
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::protocol::{generate, partial_power, Generated, Progress};
+use hourglass_dkg::transport::{memory_mesh, NetSim, PartyId, Transport};
+use hourglass_dkg::Integer;
+
+fn run_cluster(k: usize, settings: &Settings, seed: u8) -> Vec<hourglass_dkg::Result<Generated>> {
+    let ids: Vec<PartyId> = (1..=k as u32).collect();
+    let mesh = memory_mesh(&ids, NetSim::default());
+    let handles: Vec<_> = mesh
+        .into_iter()
+        .map(|mut transport| {
+            let ids = ids.clone();
+            let settings = settings.clone();
+            thread::spawn(move || {
+                let me = transport.me();
+                let mut entropy = SeededEntropy::new(&[seed, me as u8]);
+                generate(
+                    &mut transport,
+                    &ids,
+                    &settings,
+                    "test",
+                    &mut entropy,
+                    &mut |_: &Progress| {},
+                )
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn check_key(results: &[Generated]) {
+    let n = results[0].share.public.n().clone();
+    for g in results {
+        assert_eq!(g.share.public.n(), &n, "all parties agree on N");
+        assert_eq!(g.share.members.len(), results.len());
+    }
+    let p: Integer = results
+        .iter()
+        .map(|g| g.prime_shares_for_testing().0.clone())
+        .sum();
+    let q: Integer = results
+        .iter()
+        .map(|g| g.prime_shares_for_testing().1.clone())
+        .sum();
+    assert_eq!(Integer::from(&p * &q), n);
+    assert!(hourglass_arith::prime::gmp_is_prime(&p));
+    assert!(hourglass_arith::prime::gmp_is_prime(&q));
+    assert_eq!(p.mod_u(4), 3);
+    assert_eq!(q.mod_u(4), 3);
+    let e = Integer::from(65537);
+    let d: Integer = results.iter().map(|g| g.share.d_share().clone()).sum();
+    let phi = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
+    assert_eq!(
+        Integer::from(&d * &e) % &phi,
+        1,
+        "d is the inverse of e mod phi"
+    );
+    // No single party's state determines the secrets: its shares are far from p, q and d, and
+    // its own exponentiation of a message is not the signature.
+    let m = Integer::from(0x1234_5678u32);
+    let sig = partial_power(&m, &d, &n).unwrap();
+    for g in results {
+        let (pj, qj) = g.prime_shares_for_testing();
+        for (share, secret) in [(pj, &p), (qj, &q)] {
+            let gap = Integer::from(secret - share).abs();
+            assert!(
+                gap.significant_bits() > 16,
+                "a party's share is too close to a prime"
+            );
+            assert_ne!(Integer::from(n.gcd_ref(share)), *secret);
+        }
+        let gap = Integer::from(&d - g.share.d_share()).abs();
+        assert!(gap.significant_bits() > 64);
+        assert_ne!(partial_power(&m, g.share.d_share(), &n).unwrap(), sig);
+    }
+}
+
+#[test]
+fn three_parties_generate_a_working_512_bit_key() {
+    let settings = Settings::new(512);
+    let results: Vec<Generated> = run_cluster(3, &settings, 1)
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(results[0].share.public.bits(), 512);
+    check_key(&results);
+    assert!(results[0].report.candidates >= 1);
+}
+
+#[test]
+fn five_and_six_parties_with_small_batches() {
+    for k in [5, 6] {
+        let mut settings = Settings::new(512);
+        settings.batch = 4;
+        let results: Vec<Generated> = run_cluster(k, &settings, k as u8)
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        check_key(&results);
+    }
+}
+
+#[test]
+fn a_party_that_dies_is_dropped_and_the_rest_finish() {
+    let k = 4usize;
+    let ids: Vec<PartyId> = (1..=k as u32).collect();
+    let mesh = memory_mesh(&ids, NetSim::default());
+    let mut settings = Settings::new(512);
+    settings.batch = 2;
+    settings.timeout_ms = 5_000;
+    let handles: Vec<_> = mesh
+        .into_iter()
+        .map(|mut transport| {
+            let ids = ids.clone();
+            let settings = settings.clone();
+            thread::spawn(move || {
+                let me = transport.me();
+                if me == 3 {
+                    // Dies after a short while: dropping the transport closes its links.
+                    thread::sleep(Duration::from_millis(30));
+                    drop(transport);
+                    return None;
+                }
+                let mut entropy = SeededEntropy::new(&[9, me as u8]);
+                let mut restarts = Vec::new();
+                let out = generate(
+                    &mut transport,
+                    &ids,
+                    &settings,
+                    "test",
+                    &mut entropy,
+                    &mut |p| {
+                        if let Progress::Restart { removed, .. } = p {
+                            restarts.push(removed.clone());
+                        }
+                    },
+                );
+                Some((out, restarts))
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for h in handles {
+        if let Some((out, restarts)) = h.join().unwrap() {
+            let g = out.unwrap();
+            assert_eq!(g.share.members, vec![1, 2, 4]);
+            assert_eq!(restarts, vec![vec![3]]);
+            assert_eq!(g.report.removed.len(), 1);
+            results.push(g);
+        }
+    }
+    check_key(&results);
+}
+
+#[test]
+fn too_few_survivors_is_an_error() {
+    let ids: Vec<PartyId> = vec![1, 2, 3];
+    let mesh = memory_mesh(&ids, NetSim::default());
+    let mut settings = Settings::new(512);
+    settings.timeout_ms = 5_000;
+    let handles: Vec<_> = mesh
+        .into_iter()
+        .map(|mut transport| {
+            let ids = ids.clone();
+            let settings = settings.clone();
+            thread::spawn(move || {
+                if transport.me() == 2 {
+                    drop(transport);
+                    return None;
+                }
+                let mut entropy = SeededEntropy::new(&[3]);
+                Some(generate(
+                    &mut transport,
+                    &ids,
+                    &settings,
+                    "t",
+                    &mut entropy,
+                    &mut |_| {},
+                ))
+            })
+        })
+        .collect();
+    for h in handles {
+        if let Some(out) = h.join().unwrap() {
+            let err = out.unwrap_err().to_string();
+            assert!(err.contains("only 2 parties left"), "{err}");
+        }
+    }
+}
