@@ -1,1 +1,557 @@
-//! Cluster configuration (being written).
+//! The cluster configuration (`CLUSTER.toml`), and a ready-made cluster for one machine.
+//!
+//! Every party has its own configuration file. It names every party (id, network address,
+//! pinned TLS certificate), this party's TLS private key and the generation settings all
+//! parties must share:
+//!
+//! ```toml
+//! # hourglass dkg cluster configuration
+//! format = "hourglass-dkg-cluster-v1"
+//! name = "test-cluster"            # free text, mixed into the session id
+//! key = "keys/party-1.key.pem"     # this party's TLS key (PKCS#8 PEM)
+//!
+//! [generation]                     # see params::Settings
+//! bits = 2048
+//!
+//! [[party]]
+//! id = 1
+//! address = "127.0.0.1:7101"
+//! certificate = "certs/party-1.crt.pem"
+//!
+//! [[party]]
+//! id = 2
+//! address = "127.0.0.1:7102"
+//! certificate = "certs/party-2.crt.pem"
+//!
+//! [[party]]
+//! id = 3
+//! address = "127.0.0.1:7103"
+//! certificate = "certs/party-3.crt.pem"
+//! ```
+//!
+//! Relative paths are relative to the directory of the configuration file. Parties are
+//! authenticated by their exact certificate (pinning, no certificate authority), so the
+//! certificates may be self-signed; [`init_cluster`] writes such a cluster for tests.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use rustls::crypto::ring::sign::any_supported_type;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::ParsedCertificate;
+use rustls::sign::{CertifiedKey, SigningKey};
+use serde::Deserialize;
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::params::Settings;
+use crate::{Error, PartyId, Result};
+
+/// The `format` line every cluster configuration starts with.
+pub const CLUSTER_FORMAT: &str = "hourglass-dkg-cluster-v1";
+
+/// Fewest parties a cluster may have (with two, BGW shares reveal the secrets).
+pub const MIN_CLUSTER_PARTIES: usize = 3;
+
+/// One party of the cluster, as every party sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartyEntry {
+    /// The party's identifier (nonzero, unique in the cluster).
+    pub id: PartyId,
+    /// Where the party listens: `ip:port` or `host:port`.
+    pub address: String,
+    /// The party's pinned TLS certificate (DER).
+    pub certificate: Vec<u8>,
+}
+
+/// A loaded and checked cluster configuration (see the [module documentation](self)).
+#[derive(Clone)]
+pub struct ClusterConfig {
+    /// The cluster's name (free text; the protocol mixes it into the session id).
+    pub name: String,
+    /// The generation settings (the `[generation]` table).
+    pub generation: Settings,
+    /// Every party of the cluster, in the order of the file.
+    pub parties: Vec<PartyEntry>,
+    key_der: Zeroizing<Vec<u8>>,
+    own_id: PartyId,
+    path: PathBuf,
+}
+
+impl fmt::Debug for ClusterConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterConfig")
+            .field("name", &self.name)
+            .field("generation", &self.generation)
+            .field("parties", &self.parties)
+            .field("key_der", &"...")
+            .field("own_id", &self.own_id)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+/// The file as written, before any checks.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterFile {
+    format: String,
+    name: String,
+    key: PathBuf,
+    generation: Settings,
+    #[serde(default)]
+    party: Vec<PartyFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartyFile {
+    id: PartyId,
+    address: String,
+    certificate: PathBuf,
+}
+
+impl ClusterConfig {
+    /// Reads and checks the configuration at `path`.
+    ///
+    /// Rejects unknown fields, a wrong `format`, fewer than three parties, a zero or repeated
+    /// id, a malformed or repeated address, a certificate file that is missing or holds no
+    /// single valid PEM `CERTIFICATE`, a repeated certificate, a key that is not a PKCS#8 PEM
+    /// key or matches none of the listed certificates, and invalid generation settings.
+    pub fn load(path: &Path) -> Result<Self> {
+        let fail = |problem: String| Error::Config(format!("{}: {problem}", path.display()));
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        let file: ClusterFile = toml::from_str(&text).map_err(|e| fail(e.to_string()))?;
+        if file.format != CLUSTER_FORMAT {
+            return Err(fail(format!(
+                "format {:?} is not supported (expected {CLUSTER_FORMAT:?})",
+                file.format
+            )));
+        }
+        file.generation
+            .validate()
+            .map_err(|e| fail(format!("[generation]: {e}")))?;
+        if file.party.len() < MIN_CLUSTER_PARTIES {
+            return Err(fail(format!(
+                "{} [[party]] entries; a cluster needs at least {MIN_CLUSTER_PARTIES}",
+                file.party.len()
+            )));
+        }
+        if file.generation.min_parties > file.party.len() {
+            return Err(fail(format!(
+                "[generation] min_parties is {} but the cluster has only {} parties",
+                file.generation.min_parties,
+                file.party.len()
+            )));
+        }
+
+        let base = path.parent().unwrap_or(Path::new(""));
+        let mut ids = HashSet::new();
+        let mut addresses = HashSet::new();
+        let mut parties: Vec<PartyEntry> = Vec::with_capacity(file.party.len());
+        for party in file.party {
+            if party.id == 0 {
+                return Err(fail("party id 0: ids start at 1".into()));
+            }
+            if !ids.insert(party.id) {
+                return Err(fail(format!("party id {} is listed twice", party.id)));
+            }
+            if !is_address(&party.address) {
+                return Err(fail(format!(
+                    "party {}: address {:?} is not ip:port or host:port",
+                    party.id, party.address
+                )));
+            }
+            if !addresses.insert(party.address.clone()) {
+                return Err(fail(format!(
+                    "party {}: address {} is used by another party",
+                    party.id, party.address
+                )));
+            }
+            let cert_path = base.join(&party.certificate);
+            let certificate = read_certificate(&cert_path).map_err(|problem| {
+                fail(format!(
+                    "party {}: certificate {}: {problem}",
+                    party.id,
+                    cert_path.display()
+                ))
+            })?;
+            if let Some(twin) = parties.iter().find(|p| p.certificate == certificate) {
+                return Err(fail(format!(
+                    "parties {} and {} have the same certificate",
+                    twin.id, party.id
+                )));
+            }
+            parties.push(PartyEntry {
+                id: party.id,
+                address: party.address,
+                certificate,
+            });
+        }
+
+        let key_path = base.join(&file.key);
+        let pem = Zeroizing::new(
+            std::fs::read(&key_path)
+                .map_err(|e| Error::io(format!("reading key {}", key_path.display()), e))?,
+        );
+        let key_der = match PrivatePkcs8KeyDer::from_pem_slice(&pem) {
+            Ok(key) => Zeroizing::new(key.secret_pkcs8_der().to_vec()),
+            Err(_) => {
+                return Err(fail(format!(
+                    "key {}: no PKCS#8 PEM private key (\"BEGIN PRIVATE KEY\")",
+                    key_path.display()
+                )))
+            }
+        };
+        let signing_key = signing_key_from(&key_der).map_err(|e| {
+            fail(format!(
+                "key {}: unusable private key: {e}",
+                key_path.display()
+            ))
+        })?;
+        let own_id = parties
+            .iter()
+            .find(|p| key_matches(&signing_key, &p.certificate))
+            .map(|p| p.id)
+            .ok_or_else(|| {
+                fail(format!(
+                    "key {} matches none of the parties' certificates",
+                    key_path.display()
+                ))
+            })?;
+
+        Ok(ClusterConfig {
+            name: file.name,
+            generation: file.generation,
+            parties,
+            key_der,
+            own_id,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this configuration was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The party whose certificate matches this configuration's private key.
+    ///
+    /// Always `Some` for a configuration returned by [`ClusterConfig::load`], which rejects a
+    /// key that matches no party.
+    pub fn own_id(&self) -> Option<PartyId> {
+        Some(self.own_id)
+    }
+
+    /// The party with identifier `id`.
+    pub fn party(&self, id: PartyId) -> Option<&PartyEntry> {
+        self.parties.iter().find(|p| p.id == id)
+    }
+
+    /// Every party's identifier, in increasing order.
+    pub fn ids(&self) -> Vec<PartyId> {
+        let mut ids: Vec<PartyId> = self.parties.iter().map(|p| p.id).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// This party's TLS signing key (for the TLS transport).
+    pub(crate) fn signing_key(&self) -> Result<Arc<dyn SigningKey>> {
+        signing_key_from(&self.key_der).map_err(|e| {
+            Error::Config(format!(
+                "{}: unusable private key: {e}",
+                self.path.display()
+            ))
+        })
+    }
+}
+
+/// Loads a PKCS#8 key with the ring provider, wiping the temporary copy.
+fn signing_key_from(pkcs8: &[u8]) -> std::result::Result<Arc<dyn SigningKey>, rustls::Error> {
+    let mut der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8.to_vec()));
+    let key = any_supported_type(&der);
+    der.zeroize();
+    key
+}
+
+/// Whether the certificate (DER) carries the public key of `key`.
+fn key_matches(key: &Arc<dyn SigningKey>, certificate: &[u8]) -> bool {
+    let certified = CertifiedKey::new(
+        vec![CertificateDer::from(certificate.to_vec())],
+        Arc::clone(key),
+    );
+    certified.keys_match().is_ok()
+}
+
+/// The single certificate of a PEM file, checked to be a parsable X.509 certificate.
+fn read_certificate(path: &Path) -> std::result::Result<Vec<u8>, String> {
+    let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut certs = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        certs.push(cert.map_err(|e| format!("bad PEM: {e}"))?);
+    }
+    let cert = match certs.len() {
+        0 => return Err("no PEM CERTIFICATE in the file".into()),
+        1 => certs.remove(0),
+        n => return Err(format!("{n} certificates; pin exactly one per party")),
+    };
+    ParsedCertificate::try_from(&cert).map_err(|e| format!("not an X.509 certificate: {e}"))?;
+    Ok(cert.to_vec())
+}
+
+/// `ip:port`, `[ipv6]:port` or `host:port` with a nonzero port.
+fn is_address(address: &str) -> bool {
+    if let Ok(addr) = address.parse::<SocketAddr>() {
+        return addr.port() != 0;
+    }
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return false;
+    };
+    let port_ok = port.parse::<u16>().is_ok_and(|p| p != 0);
+    let host_ok = !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+    port_ok && host_ok
+}
+
+/// Writes a ready cluster of `parties` parties into `dir`, for running all parties on one
+/// machine, and returns the configuration files (`party-1.toml`, ...).
+///
+/// Every party gets a fresh self-signed ECDSA P-256 certificate (subject
+/// `CN=hourglass dkg party i`, name `party-i.hourglass.invalid`) in `certs/party-i.crt.pem`,
+/// its key in `keys/party-i.key.pem` (created with mode 0600) and the address
+/// `127.0.0.1:<base_port + i - 1>`. `dir` is created if needed and must otherwise be empty;
+/// on failure, what was written is removed again.
+pub fn init_cluster(
+    dir: &Path,
+    parties: usize,
+    settings: &Settings,
+    base_port: u16,
+    name: &str,
+) -> Result<Vec<PathBuf>> {
+    if parties < MIN_CLUSTER_PARTIES {
+        return Err(Error::Config(format!(
+            "{parties} parties: a cluster needs at least {MIN_CLUSTER_PARTIES}"
+        )));
+    }
+    settings.validate()?;
+    if settings.min_parties > parties {
+        return Err(Error::Config(format!(
+            "min_parties is {} but the cluster would have only {parties} parties",
+            settings.min_parties
+        )));
+    }
+    let last_port = usize::from(base_port) + parties - 1;
+    if base_port == 0 || last_port > usize::from(u16::MAX) {
+        return Err(Error::Config(format!(
+            "ports {base_port} to {last_port}: use a base port from 1 to {}",
+            usize::from(u16::MAX) + 1 - parties
+        )));
+    }
+    let created_dir = match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(Error::Config(format!(
+                    "refusing to write a cluster into {}: the directory is not empty",
+                    dir.display()
+                )));
+            }
+            false
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+            true
+        }
+        Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
+    };
+
+    let result = write_cluster(dir, parties, settings, base_port, name);
+    if result.is_err() {
+        // The directory was empty or absent: everything in it is ours.
+        if created_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        } else {
+            let _ = std::fs::remove_dir_all(dir.join("certs"));
+            let _ = std::fs::remove_dir_all(dir.join("keys"));
+            for i in 1..=parties {
+                let _ = std::fs::remove_file(dir.join(format!("party-{i}.toml")));
+            }
+        }
+    }
+    result
+}
+
+fn write_cluster(
+    dir: &Path,
+    parties: usize,
+    settings: &Settings,
+    base_port: u16,
+    name: &str,
+) -> Result<Vec<PathBuf>> {
+    let tls = |what: &str, e: rcgen::Error| Error::Tls(format!("{what}: {e}"));
+    for sub in ["certs", "keys"] {
+        let sub = dir.join(sub);
+        std::fs::create_dir(&sub)
+            .map_err(|e| Error::io(format!("creating {}", sub.display()), e))?;
+    }
+    for i in 1..=parties {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
+            .map_err(|e| tls("generating a key", e))?;
+        let mut params =
+            rcgen::CertificateParams::new(vec![format!("party-{i}.hourglass.invalid")])
+                .map_err(|e| tls("certificate parameters", e))?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(
+            rcgen::DnType::CommonName,
+            format!("hourglass dkg party {i}"),
+        );
+        let cert = params
+            .self_signed(&key)
+            .map_err(|e| tls("signing a certificate", e))?;
+        write_new(
+            &dir.join(format!("certs/party-{i}.crt.pem")),
+            cert.pem().as_bytes(),
+            0o644,
+        )?;
+        let key_pem = Zeroizing::new(key.serialize_pem());
+        write_new(
+            &dir.join(format!("keys/party-{i}.key.pem")),
+            key_pem.as_bytes(),
+            0o600,
+        )?;
+    }
+
+    let generation = toml::to_string(settings)
+        .map_err(|e| Error::Config(format!("writing the [generation] table: {e}")))?;
+    let quoted_name = toml::Value::String(name.to_string()).to_string();
+    let mut party_tables = String::new();
+    for i in 1..=parties {
+        let port = usize::from(base_port) + i - 1;
+        party_tables.push_str(&format!(
+            "\n[[party]]\nid = {i}\naddress = \"127.0.0.1:{port}\"\n\
+             certificate = \"certs/party-{i}.crt.pem\"\n"
+        ));
+    }
+    let mut paths = Vec::with_capacity(parties);
+    for i in 1..=parties {
+        let text = format!(
+            "# hourglass dkg cluster configuration: party {i} of {parties}\n\
+             format = \"{CLUSTER_FORMAT}\"\n\
+             name = {quoted_name}\n\
+             # This party's TLS private key (PKCS#8 PEM), relative to this file.\n\
+             key = \"keys/party-{i}.key.pem\"\n\
+             \n\
+             [generation]\n\
+             {generation}{party_tables}"
+        );
+        let path = dir.join(format!("party-{i}.toml"));
+        write_new(&path, text.as_bytes(), 0o644)?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// Creates `path` (which must not exist) with `mode` from the start, and writes `data`.
+fn write_new(path: &Path, data: &[u8], mode: u32) -> Result<()> {
+    let io = |e| Error::io(format!("writing {}", path.display()), e);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(mode);
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(path).map_err(io)?;
+    file.write_all(data).map_err(io)?;
+    file.sync_all().map_err(io)
+}
+
+/// Finds `count` consecutive loopback ports that are free right now (each one binds), for
+/// tests and local clusters.
+///
+/// Ports are taken from 20000 to 32767, below Linux's default range of ephemeral ports, so
+/// that outgoing connections do not take them. Successive calls in one process return
+/// disjoint ranges. The ports are released again before returning, so another process may
+/// still take them.
+pub fn free_loopback_base_port(count: usize) -> Result<u16> {
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_768;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let count32 = u32::try_from(count)
+        .ok()
+        .filter(|&c| (1..=256).contains(&c))
+        .ok_or_else(|| Error::Config(format!("{count} ports: ask for 1 to 256")))?;
+    let seed = {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        nanos ^ std::process::id().wrapping_mul(2_654_435_761)
+    };
+    for _ in 0..200 {
+        let offset = seed.wrapping_add(NEXT.fetch_add(count32, Ordering::Relaxed)) % SPAN;
+        let offset = offset.min(SPAN - count32);
+        let base = LOW + offset;
+        let all_free = (base..base + count32)
+            .map(|port| {
+                let port = u16::try_from(port).ok()?;
+                TcpListener::bind(("127.0.0.1", port)).ok()
+            })
+            .collect::<Option<Vec<TcpListener>>>()
+            .is_some();
+        if all_free {
+            return u16::try_from(base)
+                .map_err(|_| Error::Config("port arithmetic overflowed".into()));
+        }
+    }
+    Err(Error::Config(format!(
+        "found no {count} consecutive free loopback ports"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        for good in [
+            "127.0.0.1:7101",
+            "[::1]:7101",
+            "party-1.example.org:443",
+            "host:1",
+        ] {
+            assert!(is_address(good), "{good}");
+        }
+        for bad in [
+            "127.0.0.1",
+            "127.0.0.1:0",
+            ":7101",
+            "host:",
+            "host:70000",
+            "ho st:1",
+            "-host:1",
+            "a..b:1",
+            "::1:7101x",
+        ] {
+            assert!(!is_address(bad), "{bad}");
+        }
+    }
+}

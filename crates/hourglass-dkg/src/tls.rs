@@ -1,1 +1,858 @@
-//! TLS transport (being written).
+//! Mutually authenticated TLS 1.3 links between the parties of a cluster.
+//!
+//! [`TlsTransport::connect`] gives one party a link to every other party of a
+//! [`ClusterConfig`]: it dials every party with a lower id and accepts the parties with a
+//! higher id, so each pair shares exactly one connection. Both ends present their certificate
+//! and accept only the exact certificates pinned in the configuration; a peer's id is the id
+//! whose certificate it presented, never anything it claims.
+//!
+//! On the wire, each frame is a 4-byte big-endian length followed by the frame. All network
+//! work runs on a background thread with a single-threaded tokio runtime: every link has a
+//! reader task, which forwards frames to [`Transport::recv_until`], and a writer task, which
+//! applies the [`Shaper`] of [`TlsOptions::sim`] and writes whatever is due in one batch.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::ToSocketAddrs;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::Resumption;
+use rustls::crypto::{verify_tls13_signature, WebPkiSupportedAlgorithms};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::sign::{CertifiedKey, SingleCertAndKey};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, DistinguishedName, OtherError,
+    ServerConfig, SignatureScheme,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter, ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc as async_mpsc;
+use tokio::sync::oneshot;
+use tokio::task::JoinSet;
+use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
+
+use crate::cluster::ClusterConfig;
+use crate::transport::{Event, NetSim, Shaper, TrafficStats, Transport, DEFAULT_MAX_FRAME};
+use crate::{Error, PartyId, Result};
+
+/// Exchanged right after the handshake: the dialling party learns that its certificate was
+/// accepted (in TLS 1.3 the client finishes its handshake before the server has checked it).
+const HELLO: &[u8; 8] = b"HGDKG/1\n";
+
+/// Longest time an accepted connection may take to finish its handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long dropping a transport waits for queued frames to be written.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// Longest pause between two attempts to dial a party that is not listening yet.
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Writes are batched up to this size before reaching TLS.
+const WRITE_BUFFER: usize = 64 << 10;
+
+/// How a [`TlsTransport`] connects and what it accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TlsOptions {
+    /// How long to wait for every peer (parties start at different times).
+    pub connect_timeout: Duration,
+    /// Simulated network conditions added to every outgoing frame.
+    pub sim: NetSim,
+    /// Largest frame accepted from a peer; a larger one drops the link.
+    pub max_frame: usize,
+}
+
+impl Default for TlsOptions {
+    fn default() -> Self {
+        TlsOptions {
+            connect_timeout: Duration::from_secs(30),
+            sim: NetSim::default(),
+            max_frame: DEFAULT_MAX_FRAME,
+        }
+    }
+}
+
+/// A frame queued for a writer task, with the time [`Transport::send`] was called.
+type Outgoing = (Instant, Vec<u8>);
+
+/// One party's TLS links to the other parties of a cluster (see the [module
+/// documentation](self)).
+///
+/// Dropping it closes every connection (after writing what was queued, for at most two
+/// seconds), stops the network thread and frees the port.
+pub struct TlsTransport {
+    me: PartyId,
+    peers: Vec<PartyId>,
+    missing: Vec<PartyId>,
+    links: HashMap<PartyId, async_mpsc::UnboundedSender<Outgoing>>,
+    events: mpsc::Receiver<Event>,
+    bytes_sent: AtomicU64,
+    frames_sent: AtomicU64,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TlsTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsTransport")
+            .field("me", &self.me)
+            .field("peers", &self.peers)
+            .field("missing", &self.missing)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The certificates of the other parties, by id.
+type Pins = Arc<Vec<(PartyId, CertificateDer<'static>)>>;
+
+fn pinned_party(pins: &Pins, cert: &CertificateDer<'_>) -> Option<PartyId> {
+    pins.iter()
+        .find(|(_, pinned)| pinned.as_ref() == cert.as_ref())
+        .map(|&(id, _)| id)
+}
+
+fn rejected(reason: String) -> rustls::Error {
+    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+        std::io::Error::other(reason),
+    ))))
+}
+
+/// An I/O error of a handshake, with the reason of a rejected certificate spelled out.
+fn describe(e: &std::io::Error) -> String {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(rustls::Error::InvalidCertificate(CertificateError::Other(other))) => {
+            format!("invalid peer certificate: {}", other.0)
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Server side: accepts exactly the pinned certificates of the parties that dial this one.
+#[derive(Debug)]
+struct PinnedClients {
+    me: PartyId,
+    pins: Pins,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ClientCertVerifier for PinnedClients {
+    fn client_auth_mandatory(&self) -> bool {
+        true
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> std::result::Result<ClientCertVerified, rustls::Error> {
+        match pinned_party(&self.pins, end_entity) {
+            Some(id) if id > self.me => Ok(ClientCertVerified::assertion()),
+            Some(id) => Err(rejected(format!(
+                "certificate of party {id}, which does not dial party {} (higher ids dial lower ids)",
+                self.me
+            ))),
+            None => Err(rejected(
+                "certificate not pinned in the cluster configuration".into(),
+            )),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("TLS 1.2 is not used".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// Client side: accepts only the pinned certificate of the party being dialled.
+#[derive(Debug)]
+struct PinnedServer {
+    party: PartyId,
+    cert: CertificateDer<'static>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for PinnedServer {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        if end_entity.as_ref() == self.cert.as_ref() {
+            Ok(ServerCertVerified::assertion())
+        } else {
+            Err(rejected(format!(
+                "not the certificate pinned for party {}",
+                self.party
+            )))
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("TLS 1.2 is not used".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// What the network thread needs.
+struct Setup {
+    me: PartyId,
+    listener: Option<std::net::TcpListener>,
+    acceptor: TlsAcceptor,
+    /// Parties with a lower id: (id, address, connector pinned to its certificate).
+    dial: Vec<(PartyId, String, TlsConnector)>,
+    pins: Pins,
+    deadline: Instant,
+    sim: NetSim,
+    max_frame: usize,
+    events: mpsc::Sender<Event>,
+    outgoing: HashMap<PartyId, async_mpsc::UnboundedReceiver<Outgoing>>,
+}
+
+impl TlsTransport {
+    /// Connects party `me` to the other parties of `config`.
+    ///
+    /// Listens on `me`'s address, dials every party with a lower id (retrying until
+    /// [`TlsOptions::connect_timeout`], since parties start at different times) and accepts
+    /// the parties with a higher id. Returns once every link is up, or when the timeout
+    /// passes: then with the links it has, and [`TlsTransport::missing`] names the others.
+    ///
+    /// Fails if `me` is not in the configuration or the configuration's key belongs to
+    /// another party, if the address cannot be bound, or if TLS cannot be set up.
+    /// Connections that fail authentication are refused and logged on standard error.
+    pub fn connect(config: &ClusterConfig, me: PartyId, options: &TlsOptions) -> Result<Self> {
+        let deadline = Instant::now() + options.connect_timeout;
+        let own = config.party(me).ok_or_else(|| {
+            Error::Config(format!(
+                "{}: party {me} is not in the cluster",
+                config.path().display()
+            ))
+        })?;
+        match config.own_id() {
+            Some(id) if id == me => {}
+            Some(id) => {
+                return Err(Error::Config(format!(
+                    "{}: the key is party {id}'s, not party {me}'s",
+                    config.path().display()
+                )))
+            }
+            None => {
+                return Err(Error::Config(format!(
+                    "{}: the key matches no party",
+                    config.path().display()
+                )))
+            }
+        }
+
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let algorithms = provider.signature_verification_algorithms;
+        let own_cert = CertificateDer::from(own.certificate.clone());
+        let certified = Arc::new(CertifiedKey::new(vec![own_cert], config.signing_key()?));
+        let pins: Pins = Arc::new(
+            config
+                .parties
+                .iter()
+                .filter(|p| p.id != me)
+                .map(|p| (p.id, CertificateDer::from(p.certificate.clone())))
+                .collect(),
+        );
+
+        let mut server = ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(|e| Error::Tls(e.to_string()))?
+            .with_client_cert_verifier(Arc::new(PinnedClients {
+                me,
+                pins: Arc::clone(&pins),
+                algorithms,
+            }))
+            .with_cert_resolver(Arc::new(SingleCertAndKey::from(Arc::clone(&certified))));
+        server.send_tls13_tickets = 0;
+        let acceptor = TlsAcceptor::from(Arc::new(server));
+
+        let mut dial = Vec::new();
+        for party in config.parties.iter().filter(|p| p.id < me) {
+            let mut client = ClientConfig::builder_with_provider(Arc::clone(&provider))
+                .with_protocol_versions(&[&rustls::version::TLS13])
+                .map_err(|e| Error::Tls(e.to_string()))?
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(PinnedServer {
+                    party: party.id,
+                    cert: CertificateDer::from(party.certificate.clone()),
+                    algorithms,
+                }))
+                .with_client_cert_resolver(Arc::new(SingleCertAndKey::from(Arc::clone(
+                    &certified,
+                ))));
+            client.resumption = Resumption::disabled();
+            dial.push((
+                party.id,
+                party.address.clone(),
+                TlsConnector::from(Arc::new(client)),
+            ));
+        }
+
+        let has_higher = config.parties.iter().any(|p| p.id > me);
+        let listener = if has_higher {
+            let addrs: Vec<_> = own
+                .address
+                .to_socket_addrs()
+                .map_err(|e| Error::io(format!("resolving {}", own.address), e))?
+                .collect();
+            let listener = std::net::TcpListener::bind(&addrs[..])
+                .map_err(|e| Error::io(format!("party {me}: listening on {}", own.address), e))?;
+            listener
+                .set_nonblocking(true)
+                .map_err(|e| Error::io("configuring the listening socket", e))?;
+            Some(listener)
+        } else {
+            // The highest-numbered party only dials: nobody connects to it.
+            None
+        };
+
+        let mut links = HashMap::new();
+        let mut outgoing = HashMap::new();
+        for &(id, _) in pins.iter() {
+            let (tx, rx) = async_mpsc::unbounded_channel();
+            links.insert(id, tx);
+            outgoing.insert(id, rx);
+        }
+        let (events_tx, events) = mpsc::channel();
+        let setup = Setup {
+            me,
+            listener,
+            acceptor,
+            dial,
+            pins,
+            deadline,
+            sim: options.sim,
+            max_frame: options.max_frame,
+            events: events_tx,
+            outgoing,
+        };
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("starting the network runtime", e))?;
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("dkg-tls-{me}"))
+            .spawn(move || runtime.block_on(run(setup, ready_tx, shutdown_rx)))
+            .map_err(|e| Error::io("starting the network thread", e))?;
+        let mut transport = TlsTransport {
+            me,
+            peers: Vec::new(),
+            missing: Vec::new(),
+            links,
+            events,
+            bytes_sent: AtomicU64::new(0),
+            frames_sent: AtomicU64::new(0),
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+        };
+        let connected = match ready_rx.recv() {
+            Ok(Ok(connected)) => connected,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(Error::Tls("the network thread stopped during setup".into())),
+        };
+        transport.links.retain(|id, _| connected.contains(id));
+        transport.missing = config
+            .ids()
+            .into_iter()
+            .filter(|&id| id != me && !connected.contains(&id))
+            .collect();
+        transport.peers = connected;
+        Ok(transport)
+    }
+
+    /// The peers that did not connect within the connect timeout, in increasing order.
+    pub fn missing(&self) -> Vec<PartyId> {
+        self.missing.clone()
+    }
+}
+
+impl Drop for TlsTransport {
+    fn drop(&mut self) {
+        // Closing the queues lets every writer write what is queued, then close its link.
+        self.links.clear();
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Transport for TlsTransport {
+    fn me(&self) -> PartyId {
+        self.me
+    }
+
+    fn peers(&self) -> Vec<PartyId> {
+        self.peers.clone()
+    }
+
+    fn send(&self, to: PartyId, frame: Vec<u8>) -> Result<()> {
+        let link = self.links.get(&to).ok_or_else(|| Error::PartyFailed {
+            party: to,
+            reason: if self.missing.contains(&to) {
+                "never connected".into()
+            } else {
+                "not a peer of this party".into()
+            },
+        })?;
+        if u32::try_from(frame.len()).is_err() {
+            return Err(Error::InvalidParameters(format!(
+                "a frame of {} bytes does not fit the 4-byte length prefix",
+                frame.len()
+            )));
+        }
+        let len = frame.len() as u64;
+        link.send((Instant::now(), frame))
+            .map_err(|_| Error::PartyFailed {
+                party: to,
+                reason: "connection closed".into(),
+            })?;
+        self.bytes_sent.fetch_add(len, Ordering::Relaxed);
+        self.frames_sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        if let Ok(event) = self.events.try_recv() {
+            return Some(event);
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return None;
+        }
+        match self.events.recv_timeout(wait) {
+            Ok(event) => Some(event),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                None
+            }
+        }
+    }
+
+    fn stats(&self) -> TrafficStats {
+        TrafficStats {
+            bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
+            frames_sent: self.frames_sent.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The network thread: set up the links, run them, close them on shutdown.
+async fn run(
+    mut setup: Setup,
+    ready: mpsc::Sender<Result<Vec<PartyId>>>,
+    shutdown: oneshot::Receiver<()>,
+) {
+    let listener = match setup.listener.take().map(tokio::net::TcpListener::from_std) {
+        None => None,
+        Some(Ok(listener)) => Some(listener),
+        Some(Err(e)) => {
+            let _ = ready.send(Err(Error::io("registering the listening socket", e)));
+            return;
+        }
+    };
+    let streams = establish(&setup, listener).await;
+
+    let mut connected: Vec<PartyId> = streams.keys().copied().collect();
+    connected.sort_unstable();
+    let mut links = JoinSet::new();
+    for (peer, stream) in streams {
+        let Some(outgoing) = setup.outgoing.remove(&peer) else {
+            continue;
+        };
+        let seed = (u64::from(setup.me) << 32) | u64::from(peer);
+        links.spawn(run_link(
+            peer,
+            stream,
+            outgoing,
+            setup.events.clone(),
+            Shaper::new(setup.sim, seed),
+            setup.max_frame,
+        ));
+    }
+    // Queues of peers that never connected are closed: sending to them fails.
+    drop(setup);
+    if ready.send(Ok(connected)).is_err() {
+        return;
+    }
+    let _ = shutdown.await;
+    let _ = tokio::time::timeout(CLOSE_GRACE, async {
+        while links.join_next().await.is_some() {}
+    })
+    .await;
+    // Returning drops the runtime, which aborts what is left and closes the sockets.
+}
+
+/// Dials the lower parties and accepts the higher ones until all are connected or the
+/// deadline passes. A party connecting twice replaces its earlier connection.
+async fn establish(
+    setup: &Setup,
+    listener: Option<tokio::net::TcpListener>,
+) -> HashMap<PartyId, TlsStream<TcpStream>> {
+    let deadline = tokio::time::Instant::from_std(setup.deadline);
+    let wanted = setup.pins.len();
+    let (found_tx, mut found) = async_mpsc::unbounded_channel();
+    let mut tasks = JoinSet::new();
+    if let Some(listener) = listener {
+        tasks.spawn(accept_loop(
+            setup.me,
+            listener,
+            setup.acceptor.clone(),
+            Arc::clone(&setup.pins),
+            found_tx.clone(),
+        ));
+    }
+    for (peer, address, connector) in &setup.dial {
+        tasks.spawn(dial(
+            setup.me,
+            *peer,
+            address.clone(),
+            connector.clone(),
+            found_tx.clone(),
+            deadline,
+        ));
+    }
+    drop(found_tx);
+
+    let mut streams = HashMap::new();
+    let timeout = tokio::time::sleep_until(deadline);
+    tokio::pin!(timeout);
+    while streams.len() < wanted {
+        tokio::select! {
+            got = found.recv() => match got {
+                Some((peer, stream)) => {
+                    streams.insert(peer, stream);
+                }
+                None => break,
+            },
+            () = &mut timeout => break,
+        }
+    }
+    // Stops listening (the port is free again) and stops dialling.
+    tasks.shutdown().await;
+    streams
+}
+
+type Found = async_mpsc::UnboundedSender<(PartyId, TlsStream<TcpStream>)>;
+
+async fn accept_loop(
+    me: PartyId,
+    listener: tokio::net::TcpListener,
+    acceptor: TlsAcceptor,
+    pins: Pins,
+    found: Found,
+) {
+    let mut handshakes = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, remote)) => {
+                    handshakes.spawn(accept_one(
+                        me,
+                        tcp,
+                        remote,
+                        acceptor.clone(),
+                        Arc::clone(&pins),
+                        found.clone(),
+                    ));
+                }
+                Err(e) => {
+                    eprintln!("hourglass-dkg: party {me}: accepting a connection failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = handshakes.join_next(), if !handshakes.is_empty() => {}
+        }
+    }
+}
+
+async fn accept_one(
+    me: PartyId,
+    tcp: TcpStream,
+    remote: std::net::SocketAddr,
+    acceptor: TlsAcceptor,
+    pins: Pins,
+    found: Found,
+) {
+    let _ = tcp.set_nodelay(true);
+    let handshake = async {
+        let mut tls = acceptor.accept(tcp).await?;
+        let peer = tls
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|certs| certs.first())
+            .and_then(|cert| pinned_party(&pins, cert))
+            .ok_or_else(|| std::io::Error::other("no pinned certificate"))?;
+        let mut hello = [0u8; HELLO.len()];
+        tls.read_exact(&mut hello).await?;
+        if &hello != HELLO {
+            return Err(std::io::Error::other("not an hourglass dkg party"));
+        }
+        tls.write_all(HELLO).await?;
+        tls.flush().await?;
+        Ok((peer, tls))
+    };
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+        Ok(Ok((peer, tls))) => {
+            let _ = found.send((peer, TlsStream::Server(tls)));
+        }
+        Ok(Err(e)) => {
+            eprintln!(
+                "hourglass-dkg: party {me}: refused a connection from {remote}: {}",
+                describe(&e)
+            )
+        }
+        Err(_) => eprintln!(
+            "hourglass-dkg: party {me}: refused a connection from {remote}: \
+             no handshake within {HANDSHAKE_TIMEOUT:?}"
+        ),
+    }
+}
+
+async fn dial(
+    me: PartyId,
+    peer: PartyId,
+    address: String,
+    connector: TlsConnector,
+    found: Found,
+    deadline: tokio::time::Instant,
+) {
+    let name = match ServerName::try_from(format!("party-{peer}.hourglass.invalid")) {
+        Ok(name) => name,
+        Err(e) => {
+            eprintln!("hourglass-dkg: party {me}: no server name for party {peer}: {e}");
+            return;
+        }
+    };
+    let mut backoff = Duration::from_millis(20);
+    loop {
+        let tcp =
+            match tokio::time::timeout_at(deadline, TcpStream::connect(address.as_str())).await {
+                Err(_) => return,
+                Ok(Ok(tcp)) => tcp,
+                Ok(Err(_)) => {
+                    // Not listening yet: try again until the deadline.
+                    if tokio::time::Instant::now() + backoff >= deadline {
+                        return;
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    continue;
+                }
+            };
+        let _ = tcp.set_nodelay(true);
+        let handshake = async {
+            let mut tls = connector.connect(name.clone(), tcp).await?;
+            tls.write_all(HELLO).await?;
+            tls.flush().await?;
+            let mut hello = [0u8; HELLO.len()];
+            tls.read_exact(&mut hello).await?;
+            if &hello != HELLO {
+                return Err(std::io::Error::other("not an hourglass dkg party"));
+            }
+            Ok(tls)
+        };
+        match tokio::time::timeout_at(deadline, handshake).await {
+            Ok(Ok(tls)) => {
+                let _ = found.send((peer, TlsStream::Client(tls)));
+            }
+            Ok(Err(e)) => eprintln!(
+                "hourglass-dkg: party {me}: could not connect to party {peer} at {address}: {}",
+                describe(&e)
+            ),
+            Err(_) => {}
+        }
+        // Authentication failures are not retried: they do not go away by themselves.
+        return;
+    }
+}
+
+/// Runs one link until it fails or its queue is closed; reports a failure as [`Event::Lost`].
+async fn run_link(
+    peer: PartyId,
+    stream: TlsStream<TcpStream>,
+    outgoing: async_mpsc::UnboundedReceiver<Outgoing>,
+    events: mpsc::Sender<Event>,
+    shaper: Shaper,
+    max_frame: usize,
+) {
+    let (reader, writer) = tokio::io::split(stream);
+    let lost = tokio::select! {
+        reason = read_frames(peer, reader, &events, max_frame) => Some(reason),
+        written = write_frames(writer, outgoing, shaper) => {
+            written.err().map(|e| format!("sending failed: {e}"))
+        }
+    };
+    // Returning drops both halves, which closes the connection.
+    if let Some(reason) = lost {
+        let _ = events.send(Event::Lost {
+            party: peer,
+            reason,
+        });
+    }
+}
+
+/// Forwards frames until the link fails; returns why.
+async fn read_frames(
+    peer: PartyId,
+    mut reader: ReadHalf<TlsStream<TcpStream>>,
+    events: &mpsc::Sender<Event>,
+    max_frame: usize,
+) -> String {
+    loop {
+        let mut prefix = [0u8; 4];
+        match reader.read_exact(&mut prefix).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return "connection closed".into()
+            }
+            Err(e) => return format!("connection failed: {e}"),
+        }
+        let len = u64::from(u32::from_be_bytes(prefix));
+        if len > max_frame as u64 {
+            return format!("oversized frame ({len} bytes, limit {max_frame})");
+        }
+        // Grows as the bytes arrive, rather than trusting the length up front.
+        let mut frame = Vec::with_capacity(len.min(1 << 16) as usize);
+        match (&mut reader).take(len).read_to_end(&mut frame).await {
+            Ok(n) if n as u64 == len => {}
+            Ok(_) => return "connection closed in the middle of a frame".into(),
+            Err(e) => return format!("connection failed in the middle of a frame: {e}"),
+        }
+        if events
+            .send(Event::Frame {
+                from: peer,
+                bytes: frame,
+            })
+            .is_err()
+        {
+            return "transport dropped".into();
+        }
+    }
+}
+
+/// Writes queued frames when the shaper says they are due, all due frames in one batch;
+/// when the queue is closed, writes the rest and closes the TLS session.
+async fn write_frames(
+    writer: WriteHalf<TlsStream<TcpStream>>,
+    mut outgoing: async_mpsc::UnboundedReceiver<Outgoing>,
+    mut shaper: Shaper,
+) -> std::io::Result<()> {
+    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, writer);
+    let mut queue: VecDeque<(tokio::time::Instant, Vec<u8>)> = VecDeque::new();
+    let mut open = true;
+    let mut schedule = |queue: &mut VecDeque<_>, (sent, frame): Outgoing| {
+        let at = tokio::time::Instant::from_std(shaper.schedule(sent));
+        queue.push_back((at, frame));
+    };
+    loop {
+        if queue.is_empty() {
+            if !open {
+                break;
+            }
+            match outgoing.recv().await {
+                Some(item) => schedule(&mut queue, item),
+                None => {
+                    open = false;
+                    continue;
+                }
+            }
+        }
+        while open {
+            match outgoing.try_recv() {
+                Ok(item) => schedule(&mut queue, item),
+                Err(async_mpsc::error::TryRecvError::Empty) => break,
+                Err(async_mpsc::error::TryRecvError::Disconnected) => open = false,
+            }
+        }
+        let Some(&(due, _)) = queue.front() else {
+            continue;
+        };
+        if due > tokio::time::Instant::now() {
+            if open {
+                tokio::select! {
+                    biased;
+                    () = tokio::time::sleep_until(due) => {}
+                    item = outgoing.recv() => {
+                        match item {
+                            Some(item) => schedule(&mut queue, item),
+                            None => open = false,
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                tokio::time::sleep_until(due).await;
+            }
+        }
+        let now = tokio::time::Instant::now();
+        while queue.front().is_some_and(|&(at, _)| at <= now) {
+            let Some((_, frame)) = queue.pop_front() else {
+                break;
+            };
+            // `send` refused frames whose length does not fit in 32 bits.
+            let len = u32::try_from(frame.len()).map_err(std::io::Error::other)?;
+            writer.write_all(&len.to_be_bytes()).await?;
+            writer.write_all(&frame).await?;
+        }
+        writer.flush().await?;
+    }
+    writer.shutdown().await
+}

@@ -1,0 +1,376 @@
+//! The TLS transport and the cluster configuration, on loopback.
+
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::tls::{TlsOptions, TlsTransport};
+use hourglass_dkg::transport::{Event, NetSim, Transport};
+use hourglass_dkg::{Error, PartyId};
+
+/// A fresh cluster of `parties` on free loopback ports.
+fn cluster(dir: &Path, parties: usize) -> Vec<PathBuf> {
+    let base = free_loopback_base_port(parties).unwrap();
+    init_cluster(dir, parties, &Settings::new(512), base, "test-cluster").unwrap()
+}
+
+fn options(connect_timeout: Duration) -> TlsOptions {
+    TlsOptions {
+        connect_timeout,
+        ..TlsOptions::default()
+    }
+}
+
+/// Connects party `i + 1` with `configs[i]` and `options[i]`, all at once on threads.
+fn connect_all(configs: &[PathBuf], options: &[TlsOptions]) -> Vec<TlsTransport> {
+    let handles: Vec<_> = configs
+        .iter()
+        .zip(options)
+        .enumerate()
+        .map(|(i, (path, options))| {
+            let path = path.clone();
+            let options = *options;
+            thread::spawn(move || {
+                let config = ClusterConfig::load(&path).unwrap();
+                TlsTransport::connect(&config, i as PartyId + 1, &options).unwrap()
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn next_event(transport: &mut TlsTransport) -> Event {
+    transport
+        .recv_until(Instant::now() + Duration::from_secs(10))
+        .expect("no event within 10 s")
+}
+
+fn expect_lost(transport: &mut TlsTransport) -> (PartyId, String) {
+    match next_event(transport) {
+        Event::Lost { party, reason } => (party, reason),
+        Event::Frame { from, .. } => panic!("expected a lost link, got a frame from {from}"),
+    }
+}
+
+#[test]
+fn three_parties_exchange_authenticated_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let mut mesh = connect_all(&configs, &[options(Duration::from_secs(20)); 3]);
+    for t in &mesh {
+        let others: Vec<PartyId> = (1..=3).filter(|&p| p != t.me()).collect();
+        assert_eq!(t.peers(), others);
+        assert!(t.missing().is_empty());
+    }
+
+    // Frame from i to j: [i, j] followed by 100 * i + j bytes.
+    let frame = |from: PartyId, to: PartyId| {
+        let mut bytes = vec![from as u8, to as u8];
+        bytes.resize(2 + (100 * from + to) as usize, 0xa5);
+        bytes
+    };
+    for t in &mesh {
+        for to in t.peers() {
+            t.send(to, frame(t.me(), to)).unwrap();
+        }
+    }
+    for t in &mut mesh {
+        let me = t.me();
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            match next_event(t) {
+                Event::Frame { from, bytes } => {
+                    assert_eq!(bytes, frame(from, me), "party {me} from {from}");
+                    got.push(from);
+                }
+                Event::Lost { party, reason } => panic!("party {me} lost {party}: {reason}"),
+            }
+        }
+        got.sort_unstable();
+        assert_eq!(got, t.peers());
+        assert!(t
+            .recv_until(Instant::now() + Duration::from_millis(100))
+            .is_none());
+        let stats = t.stats();
+        assert_eq!(stats.frames_sent, 2);
+        let expected: u64 = t.peers().iter().map(|&to| frame(me, to).len() as u64).sum();
+        assert_eq!(stats.bytes_sent, expected);
+    }
+}
+
+#[test]
+fn connect_refuses_an_id_that_does_not_match_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let config = ClusterConfig::load(&configs[0]).unwrap();
+    assert_eq!(config.own_id(), Some(1));
+    let err = TlsTransport::connect(&config, 2, &options(Duration::from_secs(1))).unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err}");
+    let err = TlsTransport::connect(&config, 9, &options(Duration::from_secs(1))).unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn init_writes_private_keys_and_refuses_a_non_empty_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 4);
+    assert_eq!(configs.len(), 4);
+    for i in 1..=4 {
+        let key = dir.path().join(format!("keys/party-{i}.key.pem"));
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", key.display());
+        let config = ClusterConfig::load(&configs[i - 1]).unwrap();
+        assert_eq!(config.own_id(), Some(i as PartyId));
+        assert_eq!(config.ids(), vec![1, 2, 3, 4]);
+        assert_eq!(config.name, "test-cluster");
+        assert_eq!(config.generation, Settings::new(512));
+    }
+    let err = init_cluster(dir.path(), 3, &Settings::new(512), 20000, "again").unwrap_err();
+    assert!(err.to_string().contains("not empty"), "{err}");
+    assert!(dir.path().join("party-4.toml").metadata().unwrap().len() > 0);
+}
+
+#[test]
+fn load_rejects_broken_configurations() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let good = std::fs::read_to_string(&configs[0]).unwrap();
+    std::fs::write(
+        dir.path().join("certs/bad.pem"),
+        "-----BEGIN CERTIFICATE-----\n!!not base64!!\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("certs/garbage.pem"),
+        "-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    cluster(other.path(), 3);
+    let foreign_key = other.path().join("keys/party-1.key.pem");
+
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "unknown field",
+            good.replace("name =", "colour = \"blue\"\nname ="),
+            "unknown field",
+        ),
+        (
+            "duplicate id",
+            good.replace("id = 2", "id = 1"),
+            "listed twice",
+        ),
+        ("zero id", good.replace("id = 2", "id = 0"), "id 0"),
+        (
+            "missing certificate",
+            good.replace("certs/party-2.crt.pem", "certs/absent.crt.pem"),
+            "absent.crt.pem",
+        ),
+        (
+            "bad PEM",
+            good.replace("certs/party-2.crt.pem", "certs/bad.pem"),
+            "bad PEM",
+        ),
+        (
+            "not a certificate",
+            good.replace("certs/party-2.crt.pem", "certs/garbage.pem"),
+            "not an X.509 certificate",
+        ),
+        (
+            "key file as certificate",
+            good.replace("certs/party-2.crt.pem", "keys/party-2.key.pem"),
+            "no PEM CERTIFICATE",
+        ),
+        (
+            "repeated certificate",
+            good.replace("certs/party-2.crt.pem", "certs/party-3.crt.pem"),
+            "same certificate",
+        ),
+        (
+            "foreign key",
+            good.replace(
+                "\"keys/party-1.key.pem\"",
+                &format!("{:?}", foreign_key.display().to_string()),
+            ),
+            "matches none",
+        ),
+        (
+            "wrong format",
+            good.replace("hourglass-dkg-cluster-v1", "hourglass-dkg-cluster-v9"),
+            "not supported",
+        ),
+        (
+            "bad address",
+            good.replace("127.0.0.1:", "127.0.0.1;"),
+            "address",
+        ),
+        (
+            "too few parties",
+            good.split("[[party]]")
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("[[party]]"),
+            "at least 3",
+        ),
+        (
+            "bad settings",
+            good.replace("bits = 512", "bits = 100"),
+            "modulus size",
+        ),
+    ];
+    for (what, text, expected) in cases {
+        assert_ne!(text, good, "{what}: the edit did nothing");
+        let path = dir.path().join("broken.toml");
+        std::fs::write(&path, text).unwrap();
+        let err = ClusterConfig::load(&path).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(expected), "{what}: {message}");
+        assert!(message.contains("broken.toml"), "{what}: {message}");
+    }
+}
+
+#[test]
+fn a_party_with_an_unpinned_certificate_cannot_join() {
+    // Two clusters on the same ports. Intruder A is party 3 of the second cluster: nobody in
+    // the first pins its certificate, and it pins other certificates. Intruder B is party 3
+    // of the first cluster with its certificate and key replaced by foreign ones: it accepts
+    // the honest parties' certificates, but they refuse its own.
+    let honest_dir = tempfile::tempdir().unwrap();
+    let intruder_dir = tempfile::tempdir().unwrap();
+    let base = free_loopback_base_port(3).unwrap();
+    let settings = Settings::new(512);
+    let honest = init_cluster(honest_dir.path(), 3, &settings, base, "honest").unwrap();
+    let intruder = init_cluster(intruder_dir.path(), 3, &settings, base, "honest").unwrap();
+    let edited = honest_dir.path().join("intruder.toml");
+    let text = std::fs::read_to_string(&honest[2]).unwrap();
+    let foreign =
+        |file: &str| format!("{:?}", intruder_dir.path().join(file).display().to_string());
+    let text = text
+        .replace("\"keys/party-3.key.pem\"", &foreign("keys/party-3.key.pem"))
+        .replace(
+            "\"certs/party-3.crt.pem\"",
+            &foreign("certs/party-3.crt.pem"),
+        );
+    std::fs::write(&edited, text).unwrap();
+    assert_eq!(ClusterConfig::load(&edited).unwrap().own_id(), Some(3));
+
+    for intruder_config in [intruder[2].clone(), edited] {
+        let configs = [honest[0].clone(), honest[1].clone(), intruder_config];
+        let mut mesh = connect_all(&configs, &[options(Duration::from_secs(2)); 3]);
+        assert_eq!(mesh[0].peers(), vec![2]);
+        assert_eq!(mesh[0].missing(), vec![3]);
+        assert_eq!(mesh[1].peers(), vec![1]);
+        assert_eq!(mesh[1].missing(), vec![3]);
+        assert!(mesh[2].peers().is_empty());
+        assert_eq!(mesh[2].missing(), vec![1, 2]);
+        assert!(matches!(
+            mesh[0].send(3, vec![1]),
+            Err(Error::PartyFailed { party: 3, .. })
+        ));
+
+        // The honest parties still talk to each other.
+        mesh[1].send(1, b"still here".to_vec()).unwrap();
+        match next_event(&mut mesh[0]) {
+            Event::Frame { from, bytes } => {
+                assert_eq!(from, 2);
+                assert_eq!(bytes, b"still here");
+            }
+            Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+        }
+        assert!(mesh[2]
+            .recv_until(Instant::now() + Duration::from_millis(50))
+            .is_none());
+    }
+}
+
+#[test]
+fn an_oversized_frame_drops_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let small = TlsOptions {
+        max_frame: 100,
+        ..options(Duration::from_secs(20))
+    };
+    let large = options(Duration::from_secs(20));
+    let mut mesh = connect_all(&configs, &[small, large, large]);
+
+    mesh[1].send(1, vec![7; 100]).unwrap();
+    mesh[1].send(1, vec![7; 1000]).unwrap();
+    match next_event(&mut mesh[0]) {
+        Event::Frame { from, bytes } => assert_eq!((from, bytes.len()), (2, 100)),
+        Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+    }
+    let (party, reason) = expect_lost(&mut mesh[0]);
+    assert_eq!(party, 2);
+    assert_eq!(reason, "oversized frame (1000 bytes, limit 100)");
+    assert!(mesh[0].send(2, vec![1]).is_err());
+    // The sender sees its link to party 1 close; party 3 is unaffected.
+    let (party, _) = expect_lost(&mut mesh[1]);
+    assert_eq!(party, 1);
+    mesh[2].send(1, vec![3; 10]).unwrap();
+    match next_event(&mut mesh[0]) {
+        Event::Frame { from, .. } => assert_eq!(from, 3),
+        Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+    }
+}
+
+#[test]
+fn dropping_a_transport_is_reported_to_its_peers() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let mut mesh = connect_all(&configs, &[options(Duration::from_secs(20)); 3]);
+    let third = mesh.pop().unwrap();
+    third.send(1, b"last words".to_vec()).unwrap();
+    drop(third);
+    match next_event(&mut mesh[0]) {
+        Event::Frame { from, bytes } => {
+            assert_eq!((from, bytes.as_slice()), (3, &b"last words"[..]))
+        }
+        Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+    }
+    for t in &mut mesh {
+        let (party, reason) = expect_lost(t);
+        assert_eq!(party, 3, "{reason}");
+        assert!(matches!(
+            t.send(3, vec![1]),
+            Err(Error::PartyFailed { party: 3, .. })
+        ));
+    }
+    // The port is free again: the same party can come back (alone, it finds nobody).
+    let config = ClusterConfig::load(&configs[2]).unwrap();
+    drop(mesh);
+    let alone = TlsTransport::connect(&config, 3, &options(Duration::from_millis(300))).unwrap();
+    assert_eq!(alone.missing(), vec![1, 2]);
+    let config = ClusterConfig::load(&configs[0]).unwrap();
+    let alone = TlsTransport::connect(&config, 1, &options(Duration::from_millis(300))).unwrap();
+    assert_eq!(alone.missing(), vec![2, 3]);
+}
+
+#[test]
+fn a_simulated_round_trip_delays_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let slow = TlsOptions {
+        sim: NetSim {
+            rtt: Duration::from_millis(100),
+            ..NetSim::default()
+        },
+        ..options(Duration::from_secs(20))
+    };
+    let mut mesh = connect_all(&configs, &[slow; 3]);
+    let start = Instant::now();
+    for i in 0..5u8 {
+        mesh[1].send(1, vec![i]).unwrap();
+    }
+    for i in 0..5u8 {
+        match next_event(&mut mesh[0]) {
+            Event::Frame { from, bytes } => assert_eq!((from, bytes), (2, vec![i])),
+            Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+        }
+        assert!(start.elapsed() >= Duration::from_millis(50));
+    }
+}
