@@ -15,6 +15,7 @@ use crate::{Error, Result};
 pub struct Shamir {
     modulus: Integer,
     lambda: Vec<Integer>,
+    lambda_inv: Vec<Integer>,
 }
 
 impl Shamir {
@@ -35,7 +36,16 @@ impl Shamir {
             })?;
             lambda.push((num * inv).rem_euc(&modulus));
         }
-        Ok(Shamir { modulus, lambda })
+        let lambda_inv = lambda
+            .iter()
+            .map(|l| l.clone().invert(&modulus))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| Error::InvalidParameters("Lagrange coefficient not invertible".into()))?;
+        Ok(Shamir {
+            modulus,
+            lambda,
+            lambda_inv,
+        })
     }
 
     /// The modulus.
@@ -77,6 +87,26 @@ impl Shamir {
         shares
     }
 
+    /// The dealer's own share of a sharing of zero whose other shares come from pairwise
+    /// streams: the member at position `j` gets `streams[j-1].below(m)` (it draws the same
+    /// value from its copy of the stream, so nothing is sent), and the dealer's share solves
+    /// `sum_j lambda_j z_j = 0`. The shares are those of a random polynomial of degree `k - 1`
+    /// with value 0 at 0, which hides a BGW product at least as well as degree `2t`.
+    pub fn zero_from_streams(&self, position: usize, streams: &mut [Option<Drbg>]) -> Integer {
+        let mut acc = Integer::new();
+        for (j, stream) in streams.iter_mut().enumerate() {
+            if j + 1 == position {
+                continue;
+            }
+            if let Some(stream) = stream {
+                let z = stream.below(&self.modulus);
+                acc += Integer::from(&z * &self.lambda[j]);
+            }
+        }
+        let own = -(acc % &self.modulus) * &self.lambda_inv[position - 1];
+        own.rem_euc(&self.modulus)
+    }
+
     /// `sum_j lambda_j * values[j-1] mod m`: the value at zero of the polynomial through the
     /// points, or the additive share `lambda_j * value` summed.
     pub fn interpolate(&self, values: &[Integer]) -> Integer {
@@ -113,6 +143,34 @@ mod tests {
                 assert_ne!(sa[0], a);
             }
             assert_eq!(sh.interpolate(&prod), (a * b).rem_euc(&p));
+        }
+    }
+
+    #[test]
+    fn zero_sharings_from_streams_interpolate_to_zero() {
+        let p = Integer::from(1_000_000_007u64);
+        let k = 5;
+        let sh = Shamir::new(p.clone(), k).unwrap();
+        for dealer in 1..=k {
+            let key = |j: usize| [(dealer * 16 + j) as u8; 32];
+            // The dealer's streams and the receivers' copies, from the same seeds.
+            let mut dealer_streams: Vec<Option<Drbg>> = (1..=k)
+                .map(|j| (j != dealer).then(|| Drbg::from_key(&key(j))))
+                .collect();
+            let mut receiver_streams: Vec<Option<Drbg>> = (1..=k)
+                .map(|j| (j != dealer).then(|| Drbg::from_key(&key(j))))
+                .collect();
+            for _ in 0..3 {
+                let own = sh.zero_from_streams(dealer, &mut dealer_streams);
+                let shares: Vec<Integer> = (1..=k)
+                    .map(|j| match receiver_streams[j - 1].as_mut() {
+                        Some(s) => s.below(&p),
+                        None => own.clone(),
+                    })
+                    .collect();
+                assert_eq!(sh.interpolate(&shares), 0);
+                assert!(shares.iter().any(|z| *z != 0));
+            }
         }
     }
 

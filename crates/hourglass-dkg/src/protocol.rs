@@ -196,7 +196,6 @@ pub fn generate(
         let mut nonce = [0u8; 16];
         run.rng.fill_bytes(&mut nonce);
         let outcome = run
-            .session
             .hello(cluster, &digest, &nonce)
             .and_then(|()| run.search(progress));
         report.candidates_all_epochs += run.candidates;
@@ -264,6 +263,9 @@ struct Run<'s, 't, 'r> {
     k: usize,
     t: usize,
     me: usize,
+    /// Pairwise streams by position: this party's to each member, and each member's to it.
+    streams_out: Vec<Option<Drbg>>,
+    streams_in: Vec<Option<Drbg>>,
     round: u64,
     candidates: u64,
     batches: u64,
@@ -314,11 +316,40 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             k,
             t: (k - 1) / 2,
             me,
+            streams_out: Vec::new(),
+            streams_in: Vec::new(),
             round: 0,
             candidates: 0,
             batches: 0,
             tests: 0,
         })
+    }
+
+    /// The first round: agree on the session and exchange the pairwise stream seeds.
+    fn hello(&mut self, cluster: &str, digest: &[u8; 32], nonce: &[u8; 16]) -> RoundResult<()> {
+        let mut seeds = std::collections::BTreeMap::new();
+        self.streams_out = (1..=self.k).map(|_| None).collect();
+        for pos in 1..=self.k {
+            if pos != self.me {
+                let mut seed = [0u8; 32];
+                self.rng.fill_bytes(&mut seed);
+                self.streams_out[pos - 1] = Some(Drbg::from_key(&seed));
+                seeds.insert(self.session.member_at(pos), seed);
+                zeroize::Zeroize::zeroize(&mut seed);
+            }
+        }
+        let received = self.session.hello(cluster, digest, nonce, &seeds)?;
+        for seed in seeds.values_mut() {
+            zeroize::Zeroize::zeroize(seed);
+        }
+        self.streams_in = (1..=self.k)
+            .map(|pos| {
+                received
+                    .get(&self.session.member_at(pos))
+                    .map(Drbg::from_key)
+            })
+            .collect();
+        Ok(())
     }
 
     fn next_round(&mut self) -> u64 {
@@ -434,8 +465,10 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                             .then(|| self.over_m.share(&vals[2 * i], self.t, self.rng)),
                         hy.includes(self.me)
                             .then(|| self.over_m.share(&vals[2 * i + 1], self.t, self.rng)),
-                        Some(self.over_m.share(&Integer::ZERO, 2 * self.t, self.rng)),
                     ];
+                    mine[2] = self
+                        .over_m
+                        .zero_from_streams(self.me, &mut self.streams_out);
                     for (c, shares) in dealt.into_iter().enumerate() {
                         if let Some(mut shares) = shares {
                             for (q, w) in out.iter_mut().enumerate() {
@@ -455,15 +488,19 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             for (pos, payload) in replies {
                 let sender = self.session.member_at(pos);
                 let mut r = Reader::new(&payload);
+                let stream = self.streams_in[pos - 1]
+                    .as_mut()
+                    .ok_or_else(|| bad(sender, "no pairwise seed"))?;
                 for row in acc.iter_mut() {
                     for (i, sums) in row.iter_mut().enumerate() {
-                        let holders = [shape[2 * i], shape[2 * i + 1], Holders::All];
+                        let holders = [shape[2 * i], shape[2 * i + 1]];
                         for (c, h) in holders.iter().enumerate() {
                             if h.includes(pos) {
                                 let v = r.int_below(&m).map_err(|e| bad(sender, e))?;
                                 sums[c] += v;
                             }
                         }
+                        sums[2] += stream.below(&m);
                     }
                 }
                 r.end().map_err(|e| bad(sender, e))?;
@@ -513,9 +550,11 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let dealt = [
                 self.over_p.share(&pair.p, self.t, self.rng),
                 self.over_p.share(&pair.q, self.t, self.rng),
-                self.over_p.share(&Integer::ZERO, 2 * self.t, self.rng),
             ];
             let mut mine = [Integer::new(), Integer::new(), Integer::new()];
+            mine[2] = self
+                .over_p
+                .zero_from_streams(self.me, &mut self.streams_out);
             for (c, mut shares) in dealt.into_iter().enumerate() {
                 for (q, w) in out.iter_mut().enumerate() {
                     if q + 1 != self.me {
@@ -531,10 +570,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         for (pos, payload) in replies {
             let sender = self.session.member_at(pos);
             let mut r = Reader::new(&payload);
+            let stream = self.streams_in[pos - 1]
+                .as_mut()
+                .ok_or_else(|| bad(sender, "no pairwise seed"))?;
             for s in sums.iter_mut() {
-                for v in s.iter_mut() {
+                for v in s[..2].iter_mut() {
                     *v += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
                 }
+                s[2] += stream.below(&big_p);
             }
             r.end().map_err(|e| bad(sender, e))?;
         }
@@ -675,7 +718,6 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let dealt = [
             over_n.share(&r_j, self.t, self.rng),
             over_n.share(&x_j, self.t, self.rng),
-            over_n.share(&Integer::ZERO, 2 * self.t, self.rng),
         ];
         wipe(&mut x_j);
         let mut out: Vec<Writer> = (0..self.k)
@@ -688,6 +730,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             })
             .collect();
         let mut sums = [Integer::new(), Integer::new(), Integer::new()];
+        sums[2] = over_n.zero_from_streams(self.me, &mut self.streams_out);
         for (c, shares) in dealt.iter().enumerate() {
             for (q, w) in out.iter_mut().enumerate() {
                 if q + 1 != self.me {
@@ -705,9 +748,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             table[pos - 1] = r
                 .ints_below(rounds as usize - 1, n)
                 .map_err(|e| bad(sender, e))?;
-            for s in sums.iter_mut() {
+            for s in sums[..2].iter_mut() {
                 *s += r.int_below(n).map_err(|e| bad(sender, e))?;
             }
+            sums[2] += self.streams_in[pos - 1]
+                .as_mut()
+                .ok_or_else(|| bad(sender, "no pairwise seed"))?
+                .below(n);
             r.end().map_err(|e| bad(sender, e))?;
         }
         let all_pass = (0..rounds as usize - 1).all(|col| {

@@ -116,12 +116,17 @@ impl<'t> Session<'t> {
 
     /// The first round of an epoch: every member sends the digest of its settings, the member
     /// list and a fresh nonce; all must agree, and the session identifier is the hash of it all.
+    ///
+    /// Each member also sends every other a fresh secret `seeds[peer]` (over the encrypted
+    /// link); the seeds received are returned, for the pairwise streams of
+    /// [`crate::bgw::Shamir::zero_from_streams`].
     pub fn hello(
         &mut self,
         name: &str,
         settings_digest: &[u8; 32],
         nonce: &[u8; 16],
-    ) -> RoundResult<()> {
+        seeds: &BTreeMap<PartyId, [u8; 32]>,
+    ) -> RoundResult<BTreeMap<PartyId, [u8; 32]>> {
         self.session = [0; 16];
         let mut w = Writer::new();
         w.bytes(settings_digest).bytes(nonce);
@@ -135,8 +140,18 @@ impl<'t> Session<'t> {
             step: 0,
         };
         let others: Vec<PartyId> = self.others();
-        let outgoing = others.iter().map(|&p| (p, payload.clone())).collect();
+        let outgoing = others
+            .iter()
+            .map(|&p| {
+                let mut w = Writer::new();
+                w.bytes(seeds.get(&p).map_or(&[0u8; 32][..], |s| &s[..]));
+                let mut with_seed = payload.clone();
+                with_seed.extend_from_slice(&w.finish());
+                (p, with_seed)
+            })
+            .collect();
         let replies = self.exchange_kind(Kind::Hello, tag, outgoing)?;
+        let mut received = BTreeMap::new();
         let mut h = Sha256::new();
         h.update(b"hourglass dkg session v1\0");
         h.update((name.len() as u64).to_be_bytes());
@@ -164,6 +179,14 @@ impl<'t> Session<'t> {
                 let id: [u8; 4] = b.try_into().map_err(|_| bad(m, "bad member id"))?;
                 listed.push(u32::from_be_bytes(id));
             }
+            if m != self.me() {
+                let seed: [u8; 32] = r
+                    .bytes()
+                    .map_err(|e| bad(m, e))?
+                    .try_into()
+                    .map_err(|_| bad(m, "pairwise seed must be 32 bytes"))?;
+                received.insert(m, seed);
+            }
             r.end().map_err(|e| bad(m, e))?;
             if listed != self.members {
                 return Err(Halt::Fatal(Error::Config(format!(
@@ -176,7 +199,7 @@ impl<'t> Session<'t> {
         }
         let digest = h.finalize();
         self.session.copy_from_slice(&digest[..16]);
-        Ok(())
+        Ok(received)
     }
 
     fn others(&self) -> Vec<PartyId> {

@@ -1,14 +1,17 @@
 //! Distributed sieving (paper section 3.1), generalised to any number of parties.
 //!
 //! Every prime candidate is `p = offset + sum_j p_j`. With `M` the product of the sieving
-//! primes `>= k` and `M_4` four times the product of the odd primes below `k`:
+//! primes `> k` and `M_4` four times the product of the odd primes up to `k`:
 //!
 //! - `p ≡ a (mod M)` where `a = prod a_i` is a product of random units, additively shared as
 //!   `sum b_j` by the BGW-with-additive-sharing tree in [`crate::protocol`], so `p` has no
 //!   prime factor in `M`;
 //! - `p_j ≡ 0 (mod M_4)` for every party but the first, and `p_1 ≡ t (mod M_4)` with `t` a unit
 //!   that is `3 mod 4` (the paper's `r_i` construction, with 4 in place of 2), so `p` has no
-//!   prime factor below `k` and `p ≡ 3 (mod 4)` as the biprimality test needs;
+//!   prime factor up to `k` and `p ≡ 3 (mod 4)` as the biprimality test needs;
+//! - the paper puts `k` itself in `M` when it is prime; we put it in `M_4`, so that every
+//!   Lagrange coefficient for the points `1..k` is a unit mod `M`, which the zero sharings
+//!   drawn from pairwise streams need ([`crate::bgw::Shamir::zero_from_streams`]);
 //! - `offset` is a public multiple of `M * M_4` near `3 * 2^(n-2)` and the random parts are
 //!   bounded so that `3 * 2^(n-2) <= p < 2^n`: `N = pq` has exactly `2n` bits.
 
@@ -68,7 +71,7 @@ impl Sieve {
         let mut m = Integer::from(1);
         let mut m4 = Integer::from(4);
         for p in primes_up_to(bound) {
-            if p >= k {
+            if p > k {
                 m *= p;
             } else if p > 2 {
                 m4 *= p;
@@ -76,7 +79,7 @@ impl Sieve {
         }
         if m == 1 {
             return Err(Error::InvalidParameters(format!(
-                "sieving bound {bound} has no prime >= {parties} (the party count) to sieve with"
+                "sieving bound {bound} has no prime above {parties} (the party count) to sieve with"
             )));
         }
         let m_inv = m
@@ -117,7 +120,7 @@ impl Sieve {
     /// `hourglass bench dkg --sieve-bounds`).
     pub fn default_bound(prime_bits: u32, parties: usize) -> Result<u32> {
         let mut best = None;
-        for p in primes_up_to(65535).filter(|&p| p >= parties as u32) {
+        for p in primes_up_to(65535).filter(|&p| p > parties as u32) {
             match Self::build(prime_bits, parties, p) {
                 Ok(_) => best = Some(p),
                 Err(_) if best.is_some() => break,
@@ -136,7 +139,7 @@ impl Sieve {
         self.bound
     }
 
-    /// `M`, the product of the sieving primes `>= k` (the BGW modulus of the sieving rounds).
+    /// `M`, the product of the sieving primes `> k` (the BGW modulus of the sieving rounds).
     pub fn modulus(&self) -> &Integer {
         &self.m
     }
