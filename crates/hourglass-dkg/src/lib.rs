@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod rng;
 pub mod session;
 pub mod sieve;
+pub mod sign;
 pub mod tls;
 pub mod transport;
 pub mod wire;

@@ -9,7 +9,7 @@
 use hourglass_arith::entropy::EntropySource;
 
 use crate::key::{PrivateKey, PublicKey};
-use crate::padding::{i2osp, mgf1_xor as mgf1, os2ip, HashAlg};
+use crate::padding::{i2osp, mgf1_xor as mgf1, os2ip, HashAlg, Pkcs1v15Sign};
 use crate::{Error, Result};
 
 /// Textbook RSA encryption of a big-endian message `m < n`, as `k` bytes.
@@ -95,4 +95,10 @@ pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Re
     rest[..h_len].copy_from_slice(&h);
     rest[h_len] = 0xbc;
     Ok(em)
+}
+
+/// EMSA-PKCS1-v1_5 encoding of `digest` (RFC 8017 9.2) as `k` bytes: what is raised to `d`
+/// (used by distributed signing, where no single party holds `d`).
+pub fn pkcs1v15_encode(hash: HashAlg, digest: &[u8], k: usize) -> Result<Vec<u8>> {
+    Pkcs1v15Sign::new(hash).encode(digest, k)
 }

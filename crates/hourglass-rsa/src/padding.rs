@@ -387,7 +387,7 @@ impl Pkcs1v15Sign {
         Self { hash }
     }
 
-    fn encode(&self, digest: &[u8], k: usize) -> Result<Vec<u8>> {
+    pub(crate) fn encode(&self, digest: &[u8], k: usize) -> Result<Vec<u8>> {
         check_digest_len(self.hash, digest)?;
         let prefix = self.hash.digest_info_prefix();
         let t_len = prefix.len() + digest.len();

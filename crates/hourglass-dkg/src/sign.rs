@@ -1,0 +1,314 @@
+//! Signing with the shares: every member raises the encoded message to its share, and the
+//! product is a standard RSA signature (PKCS#1 v1.5 or PSS, RFC 8017) that any verifier
+//! accepts with the public key.
+//!
+//! Rounds: (1) every member broadcasts what it was asked to sign (the digest, the padding,
+//! the hash, the key) and a fresh salt; all must agree, and the salt of the lowest member is
+//! used for PSS; (2) every member broadcasts `m^(d_j) mod N`, computed with constant-time
+//! exponentiation. Each member multiplies the partial signatures and checks the result with
+//! the public exponent before releasing it, so a fault or a deviating member never yields a
+//! wrong signature.
+
+use std::time::Duration;
+
+use hourglass_arith::entropy::EntropySource;
+use hourglass_rsa::hazmat;
+use hourglass_rsa::padding::{i2osp, os2ip};
+use hourglass_rsa::HashAlg;
+use rug::Integer;
+use sha2::{Digest, Sha256};
+
+use crate::keyshare::KeyShare;
+use crate::protocol::partial_power;
+use crate::session::{Halt, Session};
+use crate::transport::Transport;
+use crate::wire::{Reader, Writer};
+use crate::{Error, Result};
+
+/// The signature scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// RSASSA-PKCS1-v1_5.
+    Pkcs1v15,
+    /// RSASSA-PSS with MGF1 of the same hash and a salt as long as the hash.
+    Pss,
+}
+
+impl Scheme {
+    fn code(self) -> u8 {
+        match self {
+            Scheme::Pkcs1v15 => 1,
+            Scheme::Pss => 2,
+        }
+    }
+}
+
+fn halt(e: Halt) -> Error {
+    match e {
+        Halt::Fatal(e) => e,
+        Halt::Failed(parties, reason) => Error::PartyFailed {
+            party: parties.first().copied().unwrap_or(0),
+            reason: format!("{reason} (signing needs every member)"),
+        },
+    }
+}
+
+/// The encoded message representative for `digest` under `scheme`.
+pub fn encode(
+    share: &KeyShare,
+    scheme: Scheme,
+    hash: HashAlg,
+    digest: &[u8],
+    salt: &[u8],
+) -> Result<Integer> {
+    let k = share.public.size();
+    let em = match scheme {
+        Scheme::Pkcs1v15 => hazmat::pkcs1v15_encode(hash, digest, k)?,
+        Scheme::Pss => hazmat::pss_encode(hash, digest, salt, share.public.bits() - 1)?,
+    };
+    Ok(os2ip(&em))
+}
+
+/// Produces the signature of `digest` (a `hash` digest of the message) together with the
+/// other members, who must run this with the same digest at the same time.
+pub fn sign_jointly(
+    transport: &mut dyn Transport,
+    share: &KeyShare,
+    scheme: Scheme,
+    hash: HashAlg,
+    digest: &[u8],
+    timeout: Duration,
+    entropy: &mut dyn EntropySource,
+) -> Result<Vec<u8>> {
+    if digest.len() != hash.output_len() {
+        return Err(Error::InvalidParameters(format!(
+            "a {} digest has {} bytes, not {}",
+            hash.name(),
+            hash.output_len(),
+            digest.len()
+        )));
+    }
+    if transport.me() != share.party {
+        return Err(Error::Config(format!(
+            "the share belongs to party {}, this is party {}",
+            share.party,
+            transport.me()
+        )));
+    }
+    let n = share.public.n().clone();
+    let mut session = Session::new(transport, share.members.clone(), timeout);
+    // Round 1: agree on the request; the lowest member's salt is used.
+    let mut request = Sha256::new();
+    request.update(b"hourglass dkg signing request v1\0");
+    request.update(share.session);
+    request.update(n.to_digits::<u8>(rug::integer::Order::Msf));
+    request.update([scheme.code()]);
+    request.update(hash.name().as_bytes());
+    request.update([0]);
+    request.update(digest);
+    let request: [u8; 32] = request.finalize().into();
+    let mut salt = vec![0u8; hash.output_len()];
+    entropy.fill(&mut salt)?;
+    let mut w = Writer::new();
+    w.bytes(&request).bytes(&salt);
+    let replies = session.broadcast(1, 1, w.finish()).map_err(halt)?;
+    let mut chosen = (share.party, salt);
+    for (&from, payload) in &replies {
+        let mut r = Reader::new(payload);
+        let bad = |reason: String| Error::BadMessage {
+            sender: from,
+            reason,
+        };
+        let theirs = r.bytes().map_err(bad)?;
+        let their_salt = r.bytes().map_err(bad)?.to_vec();
+        r.end().map_err(bad)?;
+        if theirs != request {
+            return Err(Error::BadMessage {
+                sender: from,
+                reason:
+                    "it was asked to sign something else (another message, scheme, hash or key)"
+                        .into(),
+            });
+        }
+        if their_salt.len() != hash.output_len() {
+            return Err(Error::BadMessage {
+                sender: from,
+                reason: "salt of the wrong length".into(),
+            });
+        }
+        if from < chosen.0 {
+            chosen = (from, their_salt);
+        }
+    }
+    let m = encode(share, scheme, hash, digest, &chosen.1)?;
+    // Round 2: partial signatures.
+    let partial = partial_power(&m, share.d_share(), &n)?;
+    let mut w = Writer::new();
+    w.int(&partial);
+    let replies = session.broadcast(1, 2, w.finish()).map_err(halt)?;
+    let mut s = partial;
+    for (&from, payload) in &replies {
+        let mut r = Reader::new(payload);
+        let bad = |reason: String| Error::BadMessage {
+            sender: from,
+            reason,
+        };
+        let v = r.int_below(&n).map_err(bad)?;
+        r.end().map_err(bad)?;
+        s = (s * v) % &n;
+    }
+    let check = share
+        .public
+        .public_op(&s)
+        .map_err(|e| Error::Signature(e.to_string()))?;
+    if check != m {
+        return Err(Error::Signature(
+            "a partial signature is wrong (a share does not belong to this key, or a fault)".into(),
+        ));
+    }
+    Ok(i2osp(&s, share.public.size())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{memory_mesh, NetSim};
+    use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_rsa::padding::{Pkcs1v15Sign, Pss};
+    use hourglass_rsa::PublicKey;
+
+    /// Shares of a textbook key: d split additively at random.
+    fn dealt_shares() -> Vec<KeyShare> {
+        let p = Integer::from_str_radix(
+            "e0dfd2c2a288acebc705efab30e4447541a8c5a47a37185c5a9cb98389ce4de19199aa3069b404fd98c801568cb9170eb712bf10b4955ce9c9dc8ce6855c6123",
+            16,
+        )
+        .unwrap()
+        .next_prime();
+        let q = Integer::from_str_radix(
+            "ebe0fcf21866fd9a9f0d72f5c9c1d0f93c7e1ed3fbb4dd0f4b0a2d37bd8b5a8e9a8d1a5a3ef6e1f5a3ecb2c6c1b1d65c4b6d1b3a2b1fa2d4c35f1f2a7a8d4c7",
+            16,
+        )
+        .unwrap()
+        .next_prime();
+        let n = Integer::from(&p * &q);
+        let e = Integer::from(65537);
+        let phi = Integer::from(&p - 1u32) * Integer::from(&q - 1u32);
+        let d = e.clone().invert(&phi).unwrap();
+        let public = PublicKey::new(n.clone(), e).unwrap();
+        let d1 = Integer::from(&d + 12345u32);
+        let d2 = Integer::from(-7000);
+        let d3 = Integer::from(&d - &d1) - &d2;
+        [d1, d2, d3]
+            .into_iter()
+            .enumerate()
+            .map(|(i, dj)| {
+                KeyShare::new(
+                    "t".into(),
+                    [1; 16],
+                    i as u32 + 1,
+                    vec![1, 2, 3],
+                    public.clone(),
+                    dj,
+                )
+            })
+            .collect()
+    }
+
+    fn sign_all(
+        shares: Vec<KeyShare>,
+        scheme: Scheme,
+        digests: [Vec<u8>; 3],
+    ) -> Vec<Result<Vec<u8>>> {
+        let mesh = memory_mesh(&[1, 2, 3], NetSim::default());
+        let handles: Vec<_> = mesh
+            .into_iter()
+            .zip(shares)
+            .zip(digests)
+            .map(|((mut t, share), digest)| {
+                std::thread::spawn(move || {
+                    let mut rng = SeededEntropy::new(&[share.party as u8]);
+                    sign_jointly(
+                        &mut t,
+                        &share,
+                        scheme,
+                        HashAlg::Sha256,
+                        &digest,
+                        Duration::from_secs(5),
+                        &mut rng,
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    }
+
+    #[test]
+    fn joint_signatures_verify_as_standard_rsa() {
+        let msg = b"hello committee";
+        let digest = HashAlg::Sha256.digest(msg);
+        for scheme in [Scheme::Pkcs1v15, Scheme::Pss] {
+            let shares = dealt_shares();
+            let public = shares[0].public.clone();
+            let sigs = sign_all(
+                shares,
+                scheme,
+                [digest.clone(), digest.clone(), digest.clone()],
+            );
+            let sig = sigs[0].as_ref().unwrap();
+            for s in &sigs {
+                assert_eq!(
+                    s.as_ref().unwrap(),
+                    sig,
+                    "every member outputs the same signature"
+                );
+            }
+            match scheme {
+                Scheme::Pkcs1v15 => Pkcs1v15Sign::new(HashAlg::Sha256)
+                    .verify(&public, msg, sig)
+                    .unwrap(),
+                Scheme::Pss => Pss::new(HashAlg::Sha256).verify(&public, msg, sig).unwrap(),
+            }
+        }
+    }
+
+    #[test]
+    fn members_asked_to_sign_different_things_refuse() {
+        let a = HashAlg::Sha256.digest(b"a");
+        let b = HashAlg::Sha256.digest(b"b");
+        let results = sign_all(dealt_shares(), Scheme::Pkcs1v15, [a.clone(), a, b]);
+        assert!(results.iter().all(|r| r.is_err()));
+        let err = results[0].as_ref().unwrap_err().to_string();
+        assert!(
+            err.contains("party 3") && err.contains("something else"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_share_never_yields_a_signature() {
+        let mut shares = dealt_shares();
+        let bad = shares.pop().unwrap();
+        let wrong = KeyShare::new(
+            "t".into(),
+            [1; 16],
+            3,
+            vec![1, 2, 3],
+            bad.public.clone(),
+            Integer::from(bad.d_share() + 1u32),
+        );
+        shares.push(wrong);
+        let digest = HashAlg::Sha256.digest(b"m");
+        let results = sign_all(
+            shares,
+            Scheme::Pss,
+            [digest.clone(), digest.clone(), digest],
+        );
+        for r in results {
+            assert!(r
+                .unwrap_err()
+                .to_string()
+                .contains("partial signature is wrong"));
+        }
+    }
+}
