@@ -8,6 +8,7 @@ mod ca_cmd;
 mod cli_error;
 mod demo;
 mod demo_submission;
+mod dkg_cmd;
 mod entropy_args;
 mod files;
 mod output_file;
@@ -30,6 +31,7 @@ Examples:
   hourglass rsa keygen --variant rebalanced --bits 3072 -o key.pem
   hourglass rsa inspect -i key.pem
   hourglass vdf eval --input 'block 1234' --iterations 2^20 -o proof.json
+  hourglass dkg local --parties 3 --bits 2048 -o cluster
   hourglass bench rsa --bits 2048,3072";
 
 /// RSA-based timed cryptography: RSA and its fast variants, with benchmarks against OpenSSL.
@@ -54,6 +56,8 @@ enum Command {
     Timelock(timelock_cmd::TimelockArgs),
     /// Verifiable delay functions: Wesolowski and Pietrzak proofs in RSA groups.
     Vdf(vdf_cmd::VdfArgs),
+    /// Distributed RSA key generation (nobody learns the factors) and signing with the shares.
+    Dkg(dkg_cmd::DkgArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Submit(args) => submit_cmd::run(args),
         Command::Timelock(args) => timelock_cmd::run(args),
         Command::Vdf(args) => vdf_cmd::run(args),
+        Command::Dkg(args) => dkg_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
     };

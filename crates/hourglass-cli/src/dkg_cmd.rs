@@ -1,0 +1,797 @@
+//! `hourglass dkg ...`: distributed RSA key generation among parties that do not trust each
+//! other (Boneh-Franklin), over mutually authenticated TLS, and signing with the shares.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
+use hourglass_dkg::keyshare::KeyShare;
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::protocol::{generate, Progress, Report};
+use hourglass_dkg::sign::{sign_jointly, Scheme};
+use hourglass_dkg::tls::{TlsOptions, TlsTransport};
+use hourglass_dkg::transport::NetSim;
+use hourglass_dkg::PartyId;
+use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
+use hourglass_rsa::HashAlg;
+use serde::{Deserialize, Serialize};
+
+use crate::cli_error::CliError;
+use crate::entropy_args::EntropyArgs;
+use crate::files::{read_input, write_output, Sensitivity};
+
+/// Arguments of `hourglass dkg`.
+#[derive(Args, Debug)]
+pub struct DkgArgs {
+    #[command(subcommand)]
+    command: DkgCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum DkgCommand {
+    /// Write a ready cluster for testing on one machine: configs, TLS keys, loopback ports.
+    #[command(after_help = "Examples:
+  hourglass dkg init --parties 3 --bits 2048 -o cluster
+  hourglass dkg party --config cluster/party-1.toml --id 1 &   (and so on for 2 and 3)
+For a real deployment, give each organisation its own key and certificate and one config
+listing every party's address and certificate (docs/FORMATS.md section 16).")]
+    Init(InitArgs),
+    /// Run one party of a generation (every party runs this at about the same time).
+    #[command(after_help = "Examples:
+  hourglass dkg party --config cluster/party-2.toml --id 2
+  hourglass dkg party --config party.toml --id 7 -o /secure/dir --rtt-ms 80
+Writes public.pem (the public key, readable by OpenSSL) and party-I.share.json (this party's
+share of d, mode 0600). If a party dies or stops answering, the others restart without it,
+down to min_parties.")]
+    Party(PartyArgs),
+    /// Run every party of a fresh loopback cluster as separate processes, and report.
+    #[command(after_help = "Examples:
+  hourglass dkg local --parties 3 --bits 2048 -o cluster
+  hourglass dkg local --parties 10 --bits 2048 --batch 64 -o cluster10
+  hourglass dkg local --parties 4 --bits 1024 --kill 3 --kill-after-ms 500 -o c4   (failure tolerance)")]
+    Local(LocalArgs),
+    /// Sign a file with the shares in a cluster directory (runs every party-sign locally).
+    #[command(after_help = "Examples:
+  hourglass dkg sign --cluster cluster -i contract.pdf -o contract.sig
+  hourglass dkg sign --cluster cluster -i contract.pdf -o contract.sig --pss
+  openssl dgst -sha256 -verify cluster/public.pem -signature contract.sig contract.pdf
+  (for --pss add: -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:-1)")]
+    Sign(SignArgs),
+    /// One party's part of a joint signature (every party runs this with the same file).
+    #[command(after_help = "Examples:
+  hourglass dkg party-sign --config party.toml --id 2 -i contract.pdf
+  hourglass dkg party-sign --config party.toml --id 1 -i contract.pdf -o contract.sig --pss")]
+    PartySign(PartySignArgs),
+}
+
+/// Generation settings shared by `init` and `local`.
+#[derive(Args, Debug, Clone)]
+struct GenerationArgs {
+    /// Modulus size in bits.
+    #[arg(long, default_value_t = 2048)]
+    bits: u32,
+    /// Candidate pairs per round trip.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Largest sieving prime (default: the largest that fits, as measured best).
+    #[arg(long)]
+    sieve_bound: Option<u32>,
+    /// Biprimality test repetitions.
+    #[arg(long, default_value_t = 64)]
+    rounds: u32,
+    /// Fewest parties to continue with after failures.
+    #[arg(long, default_value_t = 3)]
+    min_parties: usize,
+    /// Seconds to wait for a party before declaring it failed.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+}
+
+impl GenerationArgs {
+    fn settings(&self) -> Result<Settings, CliError> {
+        if !(self.timeout > 0.0 && self.timeout < 86_400.0) {
+            return Err(CliError::usage(
+                "--timeout must be between 0 and 86400 seconds",
+            ));
+        }
+        let settings = Settings {
+            bits: self.bits,
+            batch: self.batch,
+            sieve_bound: self.sieve_bound,
+            biprimality_rounds: self.rounds,
+            min_parties: self.min_parties,
+            timeout_ms: (self.timeout * 1000.0) as u64,
+        };
+        settings
+            .validate()
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        Ok(settings)
+    }
+}
+
+#[derive(Args, Debug)]
+struct InitArgs {
+    /// Number of parties.
+    #[arg(long)]
+    parties: usize,
+    #[command(flatten)]
+    generation: GenerationArgs,
+    /// Output directory (must not exist or be empty).
+    #[arg(short, long)]
+    out: PathBuf,
+    /// First loopback port (default: a free range).
+    #[arg(long)]
+    base_port: Option<u16>,
+    /// Cluster name (mixed into the session identifier).
+    #[arg(long, default_value = "test-cluster")]
+    name: String,
+}
+
+/// Simulated network conditions.
+#[derive(Args, Debug, Clone, Default)]
+struct NetSimArgs {
+    /// Add this round-trip time to every link (milliseconds), to simulate a wide-area network.
+    #[arg(long, default_value_t = 0.0)]
+    rtt_ms: f64,
+    /// Add up to this much random one-way delay (milliseconds).
+    #[arg(long, default_value_t = 0.0)]
+    jitter_ms: f64,
+    /// Fraction of frames delayed by a retransmission timeout (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+}
+
+impl NetSimArgs {
+    fn sim(&self) -> Result<NetSim, CliError> {
+        if !(0.0..=60_000.0).contains(&self.rtt_ms) || !(0.0..=60_000.0).contains(&self.jitter_ms) {
+            return Err(CliError::usage(
+                "--rtt-ms and --jitter-ms must be between 0 and 60000",
+            ));
+        }
+        if !(0.0..=0.5).contains(&self.loss) {
+            return Err(CliError::usage("--loss must be between 0 and 0.5"));
+        }
+        Ok(NetSim {
+            rtt: Duration::from_secs_f64(self.rtt_ms / 1000.0),
+            jitter: Duration::from_secs_f64(self.jitter_ms / 1000.0),
+            loss: self.loss,
+        })
+    }
+
+    fn to_args(&self) -> Vec<String> {
+        vec![
+            "--rtt-ms".into(),
+            self.rtt_ms.to_string(),
+            "--jitter-ms".into(),
+            self.jitter_ms.to_string(),
+            "--loss".into(),
+            self.loss.to_string(),
+        ]
+    }
+}
+
+#[derive(Args, Debug)]
+struct PartyArgs {
+    /// This party's cluster configuration.
+    #[arg(long)]
+    config: PathBuf,
+    /// This party's id (must match the key in the configuration).
+    #[arg(long)]
+    id: PartyId,
+    /// Directory for public.pem and the share file (default: the configuration's directory).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    /// Seconds to wait for all parties to connect.
+    #[arg(long, default_value_t = 30.0)]
+    connect_timeout: f64,
+    #[command(flatten)]
+    net: NetSimArgs,
+    /// Print the report as JSON on standard output.
+    #[arg(long)]
+    json: bool,
+    /// No progress on standard error.
+    #[arg(short, long)]
+    quiet: bool,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct LocalArgs {
+    /// Number of parties.
+    #[arg(long, default_value_t = 3)]
+    parties: usize,
+    #[command(flatten)]
+    generation: GenerationArgs,
+    /// Cluster directory to create (configs, keys, shares, public.pem).
+    #[arg(short, long)]
+    out: PathBuf,
+    #[command(flatten)]
+    net: NetSimArgs,
+    /// Kill this party's process during the generation (failure-tolerance demonstration).
+    #[arg(long)]
+    kill: Option<PartyId>,
+    /// When to kill it, in milliseconds after start.
+    #[arg(long, default_value_t = 1000)]
+    kill_after_ms: u64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct SignArgs {
+    /// Cluster directory (party-I.toml and party-I.share.json files).
+    #[arg(long)]
+    cluster: PathBuf,
+    /// File to sign.
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Signature output.
+    #[arg(short, long)]
+    out: PathBuf,
+    #[command(flatten)]
+    scheme: SchemeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+struct SchemeArgs {
+    /// RSASSA-PSS instead of PKCS#1 v1.5 (salt as long as the hash).
+    #[arg(long)]
+    pss: bool,
+    /// Hash: sha256, sha384 or sha512.
+    #[arg(long, default_value = "sha256")]
+    hash: String,
+}
+
+impl SchemeArgs {
+    fn parse(&self) -> Result<(Scheme, HashAlg), CliError> {
+        let hash = match self.hash.as_str() {
+            "sha256" => HashAlg::Sha256,
+            "sha384" => HashAlg::Sha384,
+            "sha512" => HashAlg::Sha512,
+            other => {
+                return Err(CliError::usage(format!(
+                    "unknown --hash {other:?}: use sha256, sha384 or sha512"
+                )))
+            }
+        };
+        let scheme = if self.pss {
+            Scheme::Pss
+        } else {
+            Scheme::Pkcs1v15
+        };
+        Ok((scheme, hash))
+    }
+
+    fn to_args(&self) -> Vec<String> {
+        let mut v = vec!["--hash".into(), self.hash.clone()];
+        if self.pss {
+            v.push("--pss".into());
+        }
+        v
+    }
+}
+
+#[derive(Args, Debug)]
+struct PartySignArgs {
+    /// This party's cluster configuration.
+    #[arg(long)]
+    config: PathBuf,
+    /// This party's id.
+    #[arg(long)]
+    id: PartyId,
+    /// This party's share (default: party-I.share.json beside the configuration).
+    #[arg(long)]
+    share: Option<PathBuf>,
+    /// File to sign.
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Write the signature here (any party may; all compute the same signature).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    scheme: SchemeArgs,
+    /// Seconds to wait for the other parties.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+/// What `dkg party --json` prints.
+#[derive(Debug, Serialize, Deserialize)]
+struct PartyReport {
+    party: PartyId,
+    members: Vec<PartyId>,
+    bits: u32,
+    n_sha256: String,
+    candidates: u64,
+    candidates_all_epochs: u64,
+    expected_candidates: f64,
+    biprimality_tests: u64,
+    batches: u64,
+    bytes_sent: u64,
+    seconds: f64,
+    sieve_bound: u32,
+    removed: Vec<(PartyId, String)>,
+    public_key: String,
+    share: String,
+}
+
+fn dkg_error(e: hourglass_dkg::Error) -> CliError {
+    use hourglass_dkg::Error as E;
+    let hint = match &e {
+        E::BadMessage { .. } => Some("the run was aborted; check that every party runs the same hourglass version and configuration"),
+        E::TooFewParties { .. } => Some("start the missing parties (or lower min_parties in the [generation] table) and run again"),
+        E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
+        E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
+        E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
+        _ => None,
+    };
+    let err = CliError::new(e.to_string());
+    match hint {
+        Some(h) => err.hint(h),
+        None => err,
+    }
+}
+
+fn share_path(dir: &Path, id: PartyId) -> PathBuf {
+    dir.join(format!("party-{id}.share.json"))
+}
+
+fn config_dir(config: &ClusterConfig) -> PathBuf {
+    config
+        .path()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn seconds(value: f64, what: &str) -> Result<Duration, CliError> {
+    if !(value > 0.0 && value < 86_400.0) {
+        return Err(CliError::usage(format!(
+            "{what} must be between 0 and 86400 seconds"
+        )));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(data))
+}
+
+/// Runs `hourglass dkg ...`.
+pub fn run(args: DkgArgs) -> Result<(), CliError> {
+    match args.command {
+        DkgCommand::Init(a) => run_init(a),
+        DkgCommand::Party(a) => run_party(a),
+        DkgCommand::Local(a) => run_local(a),
+        DkgCommand::Sign(a) => run_sign(a),
+        DkgCommand::PartySign(a) => run_party_sign(a),
+    }
+}
+
+fn run_init(args: InitArgs) -> Result<(), CliError> {
+    let settings = args.generation.settings()?;
+    if args.parties < 3 || args.parties > 256 {
+        return Err(CliError::usage("--parties must be between 3 and 256"));
+    }
+    let base = match args.base_port {
+        Some(p) => p,
+        None => free_loopback_base_port(args.parties).map_err(dkg_error)?,
+    };
+    let configs =
+        init_cluster(&args.out, args.parties, &settings, base, &args.name).map_err(dkg_error)?;
+    println!(
+        "wrote a {}-party cluster in {} (ports {}-{}):",
+        args.parties,
+        args.out.display(),
+        base,
+        u32::from(base) + args.parties as u32 - 1
+    );
+    for (i, c) in configs.iter().enumerate() {
+        println!(
+            "  hourglass dkg party --config {} --id {}",
+            c.display(),
+            i + 1
+        );
+    }
+    Ok(())
+}
+
+fn run_party(args: PartyArgs) -> Result<(), CliError> {
+    let config = ClusterConfig::load(&args.config).map_err(dkg_error)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| config_dir(&config));
+    if !out_dir.is_dir() {
+        return Err(CliError::new(format!(
+            "output directory {} does not exist",
+            out_dir.display()
+        )));
+    }
+    let options = TlsOptions {
+        connect_timeout: seconds(args.connect_timeout, "--connect-timeout")?,
+        sim: args.net.sim()?,
+        ..TlsOptions::default()
+    };
+    let mut entropy = args.entropy.source()?;
+    let quiet = args.quiet;
+    let me = args.id;
+    if !quiet {
+        eprintln!(
+            "party {me}: connecting to {} parties of cluster {:?}",
+            config.parties.len() - 1,
+            config.name
+        );
+    }
+    let mut transport = TlsTransport::connect(&config, me, &options).map_err(dkg_error)?;
+    let missing = transport.missing();
+    if !missing.is_empty() && !quiet {
+        eprintln!("party {me}: parties {missing:?} did not connect; continuing without them");
+    }
+    let mut last = Instant::now();
+    let mut progress = |p: &Progress| {
+        if quiet {
+            return;
+        }
+        match p {
+            Progress::Started {
+                epoch,
+                members,
+                sieve_bound,
+                expected,
+            } => eprintln!(
+                "party {me}: generation {epoch} with parties {members:?}, sieving to {sieve_bound}, ~{expected:.0} candidate pairs expected"
+            ),
+            Progress::Batch { candidates, tests } => {
+                if last.elapsed() >= Duration::from_secs(2) {
+                    last = Instant::now();
+                    eprintln!("party {me}: {candidates} candidate pairs, {tests} biprimality tests");
+                }
+            }
+            Progress::Restart { removed, reason } => eprintln!(
+                "party {me}: parties {removed:?} failed ({reason}); restarting without them"
+            ),
+        }
+    };
+    let generated = generate(
+        &mut transport,
+        &config.ids(),
+        &config.generation,
+        &config.name,
+        entropy.as_mut(),
+        &mut progress,
+    )
+    .map_err(dkg_error)?;
+    drop(transport);
+    let share = &generated.share;
+    let public_pem = encode_public_key(&share.public, KeyFormat::Pem)?;
+    let public_path = out_dir.join("public.pem");
+    let share_file = share_path(&out_dir, me);
+    write_output(&share_file, share.to_json().as_bytes(), Sensitivity::Secret)?;
+    write_output(&public_path, &public_pem, Sensitivity::Public)?;
+    let report: &Report = &generated.report;
+    let summary = PartyReport {
+        party: me,
+        members: share.members.clone(),
+        bits: share.public.bits(),
+        n_sha256: sha256_hex(&share.public.n().to_digits::<u8>(rug::integer::Order::Msf)),
+        candidates: report.candidates,
+        candidates_all_epochs: report.candidates_all_epochs,
+        expected_candidates: report.expected_candidates,
+        biprimality_tests: report.biprimality_tests,
+        batches: report.batches,
+        bytes_sent: report.bytes_sent,
+        seconds: report.elapsed.as_secs_f64(),
+        sieve_bound: report.sieve_bound,
+        removed: report.removed.clone(),
+        public_key: public_path.display().to_string(),
+        share: share_file.display().to_string(),
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&summary).map_err(|e| CliError::new(e.to_string()))?
+        );
+    } else {
+        println!(
+            "party {me}: {}-bit modulus with parties {:?} in {:.1} s ({} candidate pairs, {} biprimality tests, {:.1} MB sent)",
+            summary.bits,
+            summary.members,
+            summary.seconds,
+            summary.candidates,
+            summary.biprimality_tests,
+            summary.bytes_sent as f64 / 1e6
+        );
+        println!("  public key: {}", summary.public_key);
+        println!(
+            "  share:      {} (mode 0600; keep it secret)",
+            summary.share
+        );
+    }
+    Ok(())
+}
+
+fn spawn_self(args: &[String]) -> Result<Child, CliError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::new(format!("cannot find the hourglass executable: {e}")))?;
+    Process::new(exe)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| CliError::new(format!("cannot start a party process: {e}")))
+}
+
+/// The party processes of a local run, killed if the coordinator stops early.
+struct Parties(Vec<(PartyId, Option<Child>)>);
+
+impl Drop for Parties {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            if let Some(c) = child {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
+fn run_local(args: LocalArgs) -> Result<(), CliError> {
+    let settings = args.generation.settings()?;
+    if args.parties < 3 || args.parties > 256 {
+        return Err(CliError::usage("--parties must be between 3 and 256"));
+    }
+    if let Some(k) = args.kill {
+        if k == 0 || k as usize > args.parties {
+            return Err(CliError::usage(format!("--kill {k}: no such party")));
+        }
+    }
+    args.net.sim()?;
+    let base = free_loopback_base_port(args.parties).map_err(dkg_error)?;
+    let configs =
+        init_cluster(&args.out, args.parties, &settings, base, "local").map_err(dkg_error)?;
+    let start = Instant::now();
+    let mut parties = Parties(Vec::new());
+    for (i, config) in configs.iter().enumerate() {
+        let id = i as PartyId + 1;
+        let mut a = vec![
+            "dkg".to_string(),
+            "party".into(),
+            "--config".into(),
+            config.display().to_string(),
+            "--id".into(),
+            id.to_string(),
+            "--json".into(),
+            "--quiet".into(),
+        ];
+        a.extend(args.net.to_args());
+        parties.0.push((id, Some(spawn_self(&a)?)));
+    }
+    if let Some(victim) = args.kill {
+        std::thread::sleep(Duration::from_millis(args.kill_after_ms));
+        if let Some((_, Some(child))) = parties.0.iter_mut().find(|(id, _)| *id == victim) {
+            let _ = child.kill();
+            if !args.json {
+                eprintln!(
+                    "killed party {victim} after {} ms",
+                    start.elapsed().as_millis()
+                );
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    let mut failures = Vec::new();
+    for (id, child) in &mut parties.0 {
+        let Some(child) = child.take() else { continue };
+        let output = child
+            .wait_with_output()
+            .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
+        if Some(*id) == args.kill {
+            continue;
+        }
+        if output.status.success() {
+            let text = String::from_utf8_lossy(&output.stdout);
+            let report: PartyReport = serde_json::from_str(text.trim()).map_err(|e| {
+                CliError::new(format!("party {id} printed an unreadable report: {e}"))
+            })?;
+            reports.push(report);
+        } else {
+            failures.push(format!(
+                "party {id}: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+    }
+    if !failures.is_empty() {
+        return Err(CliError::new(format!(
+            "the generation failed:\n  {}",
+            failures.join("\n  ")
+        )));
+    }
+    let first = reports
+        .first()
+        .ok_or_else(|| CliError::new("no party finished"))?;
+    if reports.iter().any(|r| r.n_sha256 != first.n_sha256) {
+        return Err(CliError::new("the parties disagree on the modulus"));
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let max_bytes = reports.iter().map(|r| r.bytes_sent).max().unwrap_or(0);
+    if args.json {
+        let summary = serde_json::json!({
+            "parties": args.parties,
+            "members": first.members,
+            "bits": first.bits,
+            "seconds": elapsed,
+            "candidates": first.candidates,
+            "candidates_all_epochs": first.candidates_all_epochs,
+            "expected_candidates": first.expected_candidates,
+            "biprimality_tests": first.biprimality_tests,
+            "max_bytes_sent_per_party": max_bytes,
+            "removed": first.removed,
+            "public_key": first.public_key,
+        });
+        println!("{summary}");
+    } else {
+        println!(
+            "{} parties generated a {}-bit key in {elapsed:.1} s",
+            first.members.len(),
+            first.bits
+        );
+        println!(
+            "  candidate pairs: {} (expected ~{:.0}), biprimality tests: {}, at most {:.1} MB sent per party",
+            first.candidates,
+            first.expected_candidates,
+            first.biprimality_tests,
+            max_bytes as f64 / 1e6
+        );
+        for (party, reason) in &first.removed {
+            println!("  party {party} failed ({reason}) and was left out");
+        }
+        println!("  public key: {}", first.public_key);
+        println!("  shares:     {}/party-I.share.json", args.out.display());
+        println!(
+            "next: hourglass dkg sign --cluster {} -i FILE -o FILE.sig",
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
+    let (scheme, hash) = args.scheme.parse()?;
+    let config = ClusterConfig::load(&args.config).map_err(dkg_error)?;
+    let share_file = args
+        .share
+        .clone()
+        .unwrap_or_else(|| share_path(&config_dir(&config), args.id));
+    let share = KeyShare::load(&share_file).map_err(dkg_error)?;
+    let data = read_input(&args.input, "input")?;
+    let digest = hash.digest(&data);
+    let timeout = seconds(args.timeout, "--timeout")?;
+    let options = TlsOptions {
+        connect_timeout: timeout,
+        ..TlsOptions::default()
+    };
+    let mut entropy = args.entropy.source()?;
+    let mut transport = TlsTransport::connect(&config, args.id, &options).map_err(dkg_error)?;
+    let sig = sign_jointly(
+        &mut transport,
+        &share,
+        scheme,
+        hash,
+        &digest,
+        timeout,
+        entropy.as_mut(),
+    )
+    .map_err(dkg_error)?;
+    drop(transport);
+    if let Some(out) = &args.out {
+        write_output(out, &sig, Sensitivity::Public)?;
+    }
+    Ok(())
+}
+
+fn run_sign(args: SignArgs) -> Result<(), CliError> {
+    args.scheme.parse()?;
+    // Every party with a share in the directory signs.
+    let mut ids: Vec<PartyId> = Vec::new();
+    let entries = std::fs::read_dir(&args.cluster).map_err(|e| {
+        CliError::new(format!(
+            "cannot read cluster {}: {e}",
+            args.cluster.display()
+        ))
+    })?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(id) = name
+            .strip_prefix("party-")
+            .and_then(|r| r.strip_suffix(".share.json"))
+            .and_then(|r| r.parse::<PartyId>().ok())
+        {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    if ids.is_empty() {
+        return Err(CliError::new(format!(
+            "no share files (party-I.share.json) in {}",
+            args.cluster.display()
+        ))
+        .hint("generate a key first: hourglass dkg local --parties 3 -o DIR"));
+    }
+    // Check the shares belong together before starting any process.
+    let first = KeyShare::load(&share_path(&args.cluster, ids[0])).map_err(dkg_error)?;
+    if first.members != ids {
+        return Err(CliError::new(format!(
+            "the key was shared among parties {:?} but {} holds shares of {:?}",
+            first.members,
+            args.cluster.display(),
+            ids
+        )));
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".dkg-sign.")
+        .tempdir_in(
+            args.out
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+        )
+        .map_err(|e| CliError::new(format!("cannot write beside {}: {e}", args.out.display())))?;
+    let sig_tmp = tmp.path().join("sig");
+    let mut parties = Parties(Vec::new());
+    for &id in &ids {
+        let mut a = vec![
+            "dkg".to_string(),
+            "party-sign".into(),
+            "--config".into(),
+            args.cluster
+                .join(format!("party-{id}.toml"))
+                .display()
+                .to_string(),
+            "--id".into(),
+            id.to_string(),
+            "-i".into(),
+            args.input.display().to_string(),
+        ];
+        a.extend(args.scheme.to_args());
+        if id == ids[0] {
+            a.push("-o".into());
+            a.push(sig_tmp.display().to_string());
+        }
+        parties.0.push((id, Some(spawn_self(&a)?)));
+    }
+    let mut failures = Vec::new();
+    for (id, child) in &mut parties.0 {
+        let Some(child) = child.take() else { continue };
+        let output = child
+            .wait_with_output()
+            .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
+        if !output.status.success() {
+            failures.push(format!(
+                "party {id}: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+    }
+    if !failures.is_empty() {
+        return Err(CliError::new(format!(
+            "joint signing failed:\n  {}",
+            failures.join("\n  ")
+        )));
+    }
+    let sig = read_input(&sig_tmp, "signature")?;
+    write_output(&args.out, &sig, Sensitivity::Public)?;
+    eprintln!(
+        "{} parties signed {} ({} bytes) -> {}",
+        ids.len(),
+        args.input.display(),
+        sig.len(),
+        args.out.display()
+    );
+    Ok(())
+}
