@@ -1,6 +1,8 @@
 //! Writes seed corpora for the fuzz targets: small insecure keys of every variant, private and
 //! public, in every form hourglass writes (PKCS#8 / SPKI PEM, PKCS#1 PEM, DER, hex, JSON), plus
-//! bare PKCS#1 DER (which the decoder accepts but never writes) and a few near-miss inputs.
+//! bare PKCS#1 DER (which the decoder accepts but never writes) and a few near-miss inputs;
+//! and for the distributed key generation's parsers: wire frames of every kind, share files
+//! and cluster configurations.
 //!
 //! Run from the repository root or from `fuzz/`:
 //!
@@ -13,6 +15,11 @@
 use std::path::{Path, PathBuf};
 
 use hourglass_arith::entropy::SeededEntropy;
+use hourglass_dkg::cluster::init_cluster;
+use hourglass_dkg::keyshare::KeyShare;
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::wire::{Frame, Kind, Tag, Writer};
+use hourglass_dkg::Integer;
 use hourglass_rsa::encoding::{encode_private_key, encode_public_key, KeyFormat};
 use hourglass_rsa::{KeyGenOptions, Variant};
 
@@ -28,8 +35,112 @@ fn format_name(f: KeyFormat) -> &'static str {
     }
 }
 
+/// Writes `seeds` into `corpus/target/seed-NAME`.
+fn write_seeds(root: &Path, target: &str, seeds: &[(String, Vec<u8>)]) {
+    let dir = root.join(target);
+    std::fs::create_dir_all(&dir).expect("create corpus directory");
+    for (name, bytes) in seeds {
+        std::fs::write(dir.join(format!("seed-{name}")), bytes).expect("write seed");
+    }
+    println!("wrote {} seeds into {}", seeds.len(), dir.display());
+}
+
+/// Frames of every kind, with integer, byte-string and empty payloads.
+fn dkg_frames() -> Vec<(String, Vec<u8>)> {
+    let frame = |kind, round, step, payload| Frame {
+        kind,
+        session: *b"hourglass seeds!",
+        tag: Tag {
+            epoch: 0,
+            round,
+            step,
+        },
+        sender: 2,
+        payload,
+    };
+    let mut ints = Writer::new();
+    ints.int(&Integer::from(65537))
+        .int(&Integer::ZERO)
+        .int(&((Integer::from(1) << 512) - 569u32));
+    let mut hello = Writer::new();
+    hello
+        .bytes(&[0x5a; 32])
+        .bytes(b"\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x03");
+    let mut abort = Writer::new();
+    abort.int(&Integer::from(3));
+    vec![
+        (
+            "hello".into(),
+            frame(Kind::Hello, 0, 0, hello.finish()).encode(),
+        ),
+        (
+            "data-ints".into(),
+            frame(Kind::Data, 7, 2, ints.finish()).encode(),
+        ),
+        (
+            "data-empty".into(),
+            frame(Kind::Data, 1, 1, Vec::new()).encode(),
+        ),
+        (
+            "abort".into(),
+            frame(Kind::Abort, u64::MAX, 0, abort.finish()).encode(),
+        ),
+    ]
+}
+
+/// Share files of a three-party cluster over a 512-bit modulus (the parser does not check
+/// the shares against each other, so the exponent shares are made up).
+fn dkg_shares() -> Vec<(String, Vec<u8>)> {
+    let mut rng = SeededEntropy::new(b"hourglass fuzz corpus dkg share");
+    let key = KeyGenOptions::new(512, Variant::Standard)
+        .allow_insecure(true)
+        .generate(&mut rng)
+        .expect("a 512-bit key");
+    (1..=3u32)
+        .map(|party| {
+            let d = Integer::from(key.public().n() >> (3 + party));
+            let d = if party == 1 { d } else { -d };
+            let share = KeyShare::new(
+                "fuzz-cluster".into(),
+                *b"hourglass seeds!",
+                party,
+                vec![1, 2, 3],
+                key.public_key(),
+                d,
+            );
+            (
+                format!("share-{party}"),
+                share.to_json().as_bytes().to_vec(),
+            )
+        })
+        .collect()
+}
+
+/// The configurations `init_cluster` writes (the certificates and keys are not part of the
+/// seeds; `dkg_cluster` makes its own), with default and with explicit settings.
+fn dkg_clusters() -> Vec<(String, Vec<u8>)> {
+    let tmp = std::env::temp_dir().join(format!("hourglass-gen-corpus-{}", std::process::id()));
+    let mut seeds = Vec::new();
+    let mut explicit = Settings::new(1024);
+    explicit.sieve_bound = Some(3000);
+    explicit.batch = 4;
+    for (name, settings) in [("default", Settings::new(512)), ("explicit", explicit)] {
+        let dir = tmp.join(name);
+        let paths = init_cluster(&dir, 3, &settings, 7101, "fuzz-cluster").expect("init_cluster");
+        for (i, path) in paths.iter().enumerate() {
+            let text = std::fs::read(path).expect("read the configuration");
+            seeds.push((format!("cluster-{name}-party-{}", i + 1), text));
+        }
+    }
+    std::fs::remove_dir_all(&tmp).expect("remove the temporary cluster");
+    seeds
+}
+
 fn main() {
     let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    write_seeds(&root, "dkg_frame", &dkg_frames());
+    write_seeds(&root, "dkg_share", &dkg_shares());
+    write_seeds(&root, "dkg_cluster", &dkg_clusters());
     let mut seeds: Vec<(String, Vec<u8>)> = Vec::new();
     for variant in Variant::ALL {
         let mut rng = SeededEntropy::new(format!("hourglass fuzz corpus {variant}").as_bytes());

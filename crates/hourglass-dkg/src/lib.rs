@@ -33,6 +33,10 @@ pub use transport::PartyId;
 /// Errors of distributed key generation and signing.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The generation stopped after the requested number of batches, before a key was found
+    /// (benchmarks measure iterations this way); the report says what was done.
+    #[error("stopped after {} batches without a key", .0.batches)]
+    Stopped(Box<protocol::Report>),
     /// A party sent something malformed, unexpected or oversized; the run is aborted.
     #[error("bad message from party {sender}: {reason}")]
     BadMessage {

@@ -162,6 +162,23 @@ pub fn generate(
     entropy: &mut dyn EntropySource,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Generated> {
+    generate_limited(
+        transport, members, settings, cluster, entropy, progress, None,
+    )
+}
+
+/// [`generate`], stopping with [`Error::Stopped`] after `max_batches` batches of an epoch if
+/// no key was found (every party must pass the same limit): benchmarks measure the time per
+/// iteration this way without waiting for a success.
+pub fn generate_limited(
+    transport: &mut dyn Transport,
+    members: &[PartyId],
+    settings: &Settings,
+    cluster: &str,
+    entropy: &mut dyn EntropySource,
+    progress: &mut dyn FnMut(&Progress),
+    max_batches: Option<u64>,
+) -> Result<Generated> {
     settings.validate()?;
     if !members.contains(&transport.me()) {
         return Err(Error::Config(format!(
@@ -197,15 +214,20 @@ pub fn generate(
         run.rng.fill_bytes(&mut nonce);
         let outcome = run
             .hello(cluster, &digest, &nonce)
-            .and_then(|()| run.search(progress));
+            .and_then(|()| run.search(progress, max_batches));
         report.candidates_all_epochs += run.candidates;
+        let finished = matches!(outcome, Ok(_) | Err(Halt::Fatal(Error::Stopped(_))));
+        if finished {
+            report.candidates = run.candidates;
+            report.batches = run.batches;
+            report.biprimality_tests = run.tests;
+            report.parties = run.k;
+            report.epoch_elapsed = epoch_start.elapsed();
+            report.bytes_sent = session.bytes_sent();
+            report.elapsed = start.elapsed();
+        }
         match outcome {
             Ok((public, d_share, prime_shares)) => {
-                report.candidates = run.candidates;
-                report.batches = run.batches;
-                report.biprimality_tests = run.tests;
-                report.parties = run.k;
-                report.epoch_elapsed = epoch_start.elapsed();
                 let share = KeyShare::new(
                     cluster.to_string(),
                     session.id(),
@@ -214,14 +236,13 @@ pub fn generate(
                     public,
                     d_share,
                 );
-                report.bytes_sent = session.bytes_sent();
-                report.elapsed = start.elapsed();
                 return Ok(Generated {
                     share,
                     report,
                     prime_shares,
                 });
             }
+            Err(Halt::Fatal(Error::Stopped(_))) => return Err(Error::Stopped(Box::new(report))),
             Err(Halt::Fatal(e)) => return Err(e),
             Err(Halt::Failed(failed, reason)) => {
                 let removed = session.restart(&failed, settings.min_parties)?;
@@ -399,8 +420,15 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     }
 
     /// Batches until a modulus passes; returns the public key, `d_j` and `(p_j, q_j)`.
-    fn search(&mut self, progress: &mut dyn FnMut(&Progress)) -> RoundResult<Accepted> {
+    fn search(
+        &mut self,
+        progress: &mut dyn FnMut(&Progress),
+        max_batches: Option<u64>,
+    ) -> RoundResult<Accepted> {
         loop {
+            if max_batches.is_some_and(|m| self.batches >= m) {
+                return Err(Halt::Fatal(Error::Stopped(Box::default())));
+            }
             self.next_round();
             let pairs = self.sieve_batch()?;
             let moduli = self.compute_moduli(&pairs)?;

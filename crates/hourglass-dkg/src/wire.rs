@@ -178,10 +178,12 @@ impl<'a> Reader<'a> {
         self.rest
     }
 
-    /// The next byte string.
+    /// The next byte string (on failure nothing is consumed).
     pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let start = self.rest;
         let len = u32::from_be_bytes(self.array()?) as usize;
         if self.rest.len() < len {
+            self.rest = start;
             return Err(format!(
                 "value of {len} bytes but only {} left",
                 self.rest.len()

@@ -1,6 +1,7 @@
 //! `hourglass bench ...`: measurements that reproduce the papers' tables, against OpenSSL
 //! timed in the same run.
 
+mod dkg;
 mod keygen;
 mod openssl_baseline;
 mod plot;
@@ -52,6 +53,13 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench squaring\n  hourglass bench squaring --bits 2048 --seconds 1 --json"
     )]
     Squaring(squaring::SquaringBenchArgs),
+    /// Distributed key generation (paper 001's Tables 1-4): iterations, data sent, time per
+    /// iteration and total time by modulus size, network latency, batch size and party count,
+    /// over loopback TLS; `--tables targets` runs the full-generation targets.
+    #[command(
+        after_help = "Examples:\n  hourglass bench dkg\n  hourglass bench dkg --tables 1 --bits 1024,2048,4096 --runs 5\n  hourglass bench dkg --tables 2,3 --rtt-ms 200\n  hourglass bench dkg --tables targets --runs 3 --json"
+    )]
+    Dkg(dkg::DkgBenchArgs),
 }
 
 /// Runs `hourglass bench ...`.
@@ -61,6 +69,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         BenchCommand::Keygen(a) => keygen::run(a),
         BenchCommand::Vdf(a) => vdf::run(a),
         BenchCommand::Squaring(a) => squaring::run(a),
+        BenchCommand::Dkg(a) => dkg::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();
             puzzle::run(a)

@@ -1,0 +1,29 @@
+//! The distributed key generation's share-file parser on arbitrary bytes: never panics;
+//! whatever parses serialises and parses back to the same share (cluster, session, party,
+//! members, public key and exponent share), and serialising that gives the same text.
+#![no_main]
+
+use hourglass_dkg::keyshare::KeyShare;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(share) = KeyShare::from_json(&text) {
+        let json = share.to_json();
+        let again = match KeyShare::from_json(&json) {
+            Ok(s) => s,
+            Err(e) => panic!(
+                "a parsed share does not parse after to_json: {e}\n{}",
+                *json
+            ),
+        };
+        assert_eq!(again.cluster, share.cluster);
+        assert_eq!(again.session, share.session);
+        assert_eq!(again.party, share.party);
+        assert_eq!(again.members, share.members);
+        assert_eq!(again.public.n(), share.public.n());
+        assert_eq!(again.public.e(), share.public.e());
+        assert_eq!(again.d_share(), share.d_share());
+        assert_eq!(*again.to_json(), *json);
+    }
+});
