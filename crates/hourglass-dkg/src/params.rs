@@ -58,7 +58,7 @@ impl Settings {
 
     /// Checks the settings on their own (the party count is checked when a session starts).
     pub fn validate(&self) -> Result<()> {
-        if !(512..=8192).contains(&self.bits) || self.bits % 16 != 0 {
+        if !(512..=8192).contains(&self.bits) || !self.bits.is_multiple_of(16) {
             return Err(Error::InvalidParameters(format!(
                 "modulus size {} bits: use a multiple of 16 from 512 to 8192",
                 self.bits

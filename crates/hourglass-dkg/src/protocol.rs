@@ -197,7 +197,7 @@ pub fn generate_limited(
         });
     }
     let mut rng = Drbg::new(entropy)?;
-    let big_p = Integer::from(Integer::from(1) << settings.bits).next_prime();
+    let big_p = (Integer::from(1) << settings.bits).next_prime();
     let mut report = Report::default();
     loop {
         let epoch_start = Instant::now();
@@ -820,7 +820,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         // Additive sharing of phi_j mod e.
         let mut parts: Vec<Integer> = (1..self.k).map(|_| self.rng.below(&e)).collect();
         let sum_parts: Integer = parts.iter().sum();
-        let own = Integer::from(&phi_j - sum_parts).rem_euc(&e);
+        let own = (&phi_j - sum_parts).rem_euc(&e);
         let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
         let mut next = parts.iter();
         for (q, w) in out.iter_mut().enumerate() {
@@ -856,7 +856,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             wipe(&mut phi_j);
             return Ok(None);
         };
-        let zeta = Integer::from(&e - inv);
+        let zeta = &e - inv;
         let mut numerator = zeta * &phi_j;
         if self.me == 1 {
             numerator += 1u32;

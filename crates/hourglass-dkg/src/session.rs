@@ -34,6 +34,9 @@ impl From<Error> for Halt {
 /// Results of a round.
 pub type RoundResult<T> = std::result::Result<T, Halt>;
 
+/// A buffered frame's kind, tag and sender.
+type BufferKey = (u8, Tag, PartyId);
+
 /// A party's view of the session.
 pub struct Session<'t> {
     transport: &'t mut dyn Transport,
@@ -41,7 +44,7 @@ pub struct Session<'t> {
     session: [u8; 16],
     epoch: u32,
     timeout: Duration,
-    buffer: HashMap<(u8, Tag, PartyId), ([u8; 16], Vec<u8>)>,
+    buffer: HashMap<BufferKey, ([u8; 16], Vec<u8>)>,
     aborts: HashMap<(u32, PartyId), Vec<PartyId>>,
     lost: BTreeMap<PartyId, String>,
     last: Option<Tag>,

@@ -170,7 +170,7 @@ impl Sieve {
         };
         let mut r = Integer::from(&target - b) * &self.m_inv;
         r = r.rem_euc(&self.m4);
-        r += Integer::from(&self.m4 * rng.below(&self.free_bound));
+        r += &self.m4 * rng.below(&self.free_bound);
         let mut share = r * &self.m + b;
         if position == 1 {
             share += &self.offset;
@@ -216,7 +216,7 @@ mod tests {
                     (acc * sieve.random_unit(&mut rng)).rem_euc(sieve.modulus())
                 });
                 let mut bs: Vec<Integer> = (1..k).map(|_| rng.below(sieve.modulus())).collect();
-                let rest = Integer::from(&a - bs.iter().sum::<Integer>()).rem_euc(sieve.modulus());
+                let rest = (&a - bs.iter().sum::<Integer>()).rem_euc(sieve.modulus());
                 bs.push(rest);
                 let p: Integer = bs
                     .iter()
