@@ -219,6 +219,10 @@ struct LocalArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// INSECURE: derive each party's randomness from this text and its id (reproducible tests
+    /// only; anyone who knows the text knows the factors).
+    #[arg(long, value_name = "TEXT")]
+    seed: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -569,6 +573,10 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             "--quiet".into(),
         ];
         a.extend(args.net.to_args());
+        if let Some(seed) = &args.seed {
+            a.push("--seed".into());
+            a.push(format!("{seed}-{id}"));
+        }
         parties.0.push((id, Some(spawn_self(&a)?)));
     }
     if let Some(victim) = args.kill {

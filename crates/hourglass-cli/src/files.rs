@@ -90,3 +90,22 @@ pub fn write_output(path: &Path, data: &[u8], sensitivity: Sensitivity) -> Resul
         CliError::new(e.to_string()).hint("check that the directory exists and is writable")
     })
 }
+
+/// The modulus of an RSA key file (PEM, DER, hex or JSON; a public key from `hourglass dkg`
+/// or `vdf setup`), for the delay commands' `--modulus`. A private key is accepted with a
+/// warning: whoever holds it can shortcut any delay.
+pub fn modulus_from_key_file(path: &Path) -> Result<hourglass_arith::Integer, CliError> {
+    let bytes = read_input(path, "modulus")?;
+    let key = hourglass_rsa::encoding::decode_key(&bytes)
+        .map_err(|e| CliError::from(e).context(path.display()))?;
+    Ok(match key {
+        Ok(private) => {
+            eprintln!(
+                "hourglass: warning: {} is a private key: whoever holds it can shortcut the delay",
+                path.display()
+            );
+            private.public().n().clone()
+        }
+        Err(public) => public.n().clone(),
+    })
+}

@@ -61,6 +61,7 @@ Nothing is written unless the whole content authenticates.")]
   hourglass timelock open-rsw --n \"$N\" --base 2 --squarings 79685186856218 --z \"$Z\" \\
       --checkpoint lcs35.ckpt          (Rivest's LCS35; rerun the same command to resume)
 
+  hourglass timelock open-rsw --modulus committee.pem --base 2 --squarings 1000000
 N, A and Z are decimal, or hexadecimal with a 0x prefix. The message is shown as text when it is
 printable, in hex otherwise (the bytes of w XOR Z, big-endian)."
     )]
@@ -110,8 +111,12 @@ struct OpenArgs {
 #[derive(Args, Debug)]
 struct OpenRswArgs {
     /// The modulus N (decimal, or hex with 0x).
-    #[arg(long = "n", value_name = "N")]
-    n: String,
+    #[arg(long = "n", value_name = "N", required_unless_present = "modulus")]
+    n: Option<String>,
+    /// Or the modulus of an RSA public key file (for example a committee's key from
+    /// `hourglass dkg`, whose factors nobody knows).
+    #[arg(long, value_name = "FILE", conflicts_with = "n")]
+    modulus: Option<PathBuf>,
     /// The base A (Rivest's puzzles use 2).
     #[arg(long, value_name = "A")]
     base: String,
@@ -420,7 +425,11 @@ fn integer_arg(flag: &str, value: &str) -> Result<Integer, CliError> {
 }
 
 fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
-    let n = integer_arg("--n", &a.n)?;
+    let n = match (&a.n, &a.modulus) {
+        (_, Some(path)) => crate::files::modulus_from_key_file(path)?,
+        (Some(n), None) => integer_arg("--n", n)?,
+        (None, None) => return Err(CliError::usage("give --n N or --modulus FILE")),
+    };
     let base = integer_arg("--base", &a.base)?;
     let z = a.z.as_deref().map(|z| integer_arg("--z", z)).transpose()?;
     let puzzle = RswPuzzle::new(n, base, a.squarings).map_err(|e| {

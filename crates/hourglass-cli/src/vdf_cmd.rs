@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::Integer;
-use hourglass_rsa::encoding::{decode_key, encode_public_key, KeyFormat};
+use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
 use hourglass_rsa::PublicKey;
 use hourglass_vdf::eval::{evaluate, powers_path, EvalOptions, EvalOutcome};
 use hourglass_vdf::group::RsaGroup;
@@ -19,7 +19,7 @@ use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{read_input, write_output, Sensitivity};
+use crate::files::{modulus_from_key_file, read_input, write_output, Sensitivity};
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
@@ -108,17 +108,7 @@ fn load_group(name: &str, policy: ModulusPolicy) -> Result<RsaGroup, CliError> {
         ))
         .hint("use rsa-2048 or the path of an RSA public key file"));
     }
-    let bytes = read_input(path, "modulus")?;
-    let n = match decode_key(&bytes).map_err(|e| CliError::from(e).context(path.display()))? {
-        Ok(private) => {
-            eprintln!(
-                "hourglass: warning: {} is a private key: whoever holds it can compute any VDF output instantly",
-                path.display()
-            );
-            private.public().n().clone()
-        }
-        Err(public) => public.n().clone(),
-    };
+    let n = modulus_from_key_file(path)?;
     let group = match policy {
         ModulusPolicy::Secure => RsaGroup::new(n),
         ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n),

@@ -263,7 +263,11 @@ impl<'t> Session<'t> {
                 payload,
             };
             if let Err(e) = self.transport.send(to, frame.encode()) {
-                return Err(Halt::Failed(vec![to], e.to_string()));
+                let reason = match e {
+                    Error::PartyFailed { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                return Err(Halt::Failed(vec![to], reason));
             }
         }
         let mut got = BTreeMap::new();

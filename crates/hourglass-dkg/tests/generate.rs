@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_dkg::params::Settings;
-use hourglass_dkg::protocol::{generate, partial_power, Generated, Progress};
-use hourglass_dkg::transport::{memory_mesh, NetSim, PartyId, Transport};
+use hourglass_dkg::protocol::{generate, generate_limited, partial_power, Generated, Progress};
+use hourglass_dkg::transport::{
+    memory_mesh, Event, MemoryTransport, NetSim, PartyId, TrafficStats, Transport,
+};
+use hourglass_dkg::wire::{Frame, Kind, Writer};
 use hourglass_dkg::Integer;
 
 fn run_cluster(k: usize, settings: &Settings, seed: u8) -> Vec<hourglass_dkg::Result<Generated>> {
@@ -121,13 +124,22 @@ fn a_party_that_dies_is_dropped_and_the_rest_finish() {
             let settings = settings.clone();
             thread::spawn(move || {
                 let me = transport.me();
+                let mut entropy = SeededEntropy::new(&[9, me as u8]);
                 if me == 3 {
-                    // Dies after a short while: dropping the transport closes its links.
-                    thread::sleep(Duration::from_millis(30));
-                    drop(transport);
+                    // Stops after its first batch (deterministic with these seeds: no key is
+                    // found in it) and dies: dropping the transport closes its links.
+                    let out = generate_limited(
+                        &mut transport,
+                        &ids,
+                        &settings,
+                        "test",
+                        &mut entropy,
+                        &mut |_| {},
+                        Some(1),
+                    );
+                    assert!(matches!(out, Err(hourglass_dkg::Error::Stopped(_))));
                     return None;
                 }
-                let mut entropy = SeededEntropy::new(&[9, me as u8]);
                 let mut restarts = Vec::new();
                 let out = generate(
                     &mut transport,
@@ -152,10 +164,123 @@ fn a_party_that_dies_is_dropped_and_the_rest_finish() {
             assert_eq!(g.share.members, vec![1, 2, 4]);
             assert_eq!(restarts, vec![vec![3]]);
             assert_eq!(g.report.removed.len(), 1);
+            assert!(g.report.candidates_all_epochs > g.report.candidates);
             results.push(g);
         }
     }
     check_key(&results);
+}
+
+/// How a party misbehaves on the wire.
+#[derive(Debug, Clone, Copy)]
+enum Tampering {
+    Garbage,
+    OutOfRange,
+    Truncated,
+    WrongSender,
+    Duplicate,
+}
+
+/// Party 2's transport, damaging every protocol frame it sends after the first round.
+struct Tamper {
+    inner: MemoryTransport,
+    how: Tampering,
+}
+
+impl Transport for Tamper {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, frame: Vec<u8>) -> hourglass_dkg::Result<()> {
+        let mut f = Frame::decode(&frame).unwrap();
+        if f.kind != Kind::Data {
+            return self.inner.send(to, frame);
+        }
+        match self.how {
+            Tampering::Garbage => self
+                .inner
+                .send(to, b"garbage that is not a frame at all".to_vec()),
+            Tampering::OutOfRange => {
+                let mut w = Writer::new();
+                w.int(&(Integer::from(1) << 20_000));
+                f.payload = w.finish();
+                self.inner.send(to, f.encode())
+            }
+            Tampering::Truncated => {
+                f.payload.pop();
+                self.inner.send(to, f.encode())
+            }
+            Tampering::WrongSender => {
+                f.sender = 3;
+                self.inner.send(to, f.encode())
+            }
+            Tampering::Duplicate => {
+                self.inner.send(to, frame.clone())?;
+                self.inner.send(to, frame)
+            }
+        }
+    }
+    fn recv_until(&mut self, deadline: std::time::Instant) -> Option<Event> {
+        self.inner.recv_until(deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn tampered_and_garbage_messages_abort_the_run_naming_the_sender() {
+    for how in [
+        Tampering::Garbage,
+        Tampering::OutOfRange,
+        Tampering::Truncated,
+        Tampering::WrongSender,
+        Tampering::Duplicate,
+    ] {
+        let ids: Vec<PartyId> = vec![1, 2, 3];
+        let mut settings = Settings::new(512);
+        settings.timeout_ms = 2_000;
+        let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
+            .into_iter()
+            .map(|inner| {
+                let ids = ids.clone();
+                let settings = settings.clone();
+                thread::spawn(move || {
+                    let me = inner.me();
+                    let mut entropy = SeededEntropy::new(&[7, me as u8]);
+                    let mut transport: Box<dyn Transport> = if me == 2 {
+                        Box::new(Tamper { inner, how })
+                    } else {
+                        Box::new(inner)
+                    };
+                    let out = generate(
+                        &mut *transport,
+                        &ids,
+                        &settings,
+                        "t",
+                        &mut entropy,
+                        &mut |_| {},
+                    );
+                    (me, out.map(|_| ()))
+                })
+            })
+            .collect();
+        for h in handles {
+            let (me, out) = h.join().unwrap();
+            if me == 2 {
+                continue;
+            }
+            match out {
+                Err(hourglass_dkg::Error::BadMessage { sender, reason }) => {
+                    assert_eq!(sender, 2, "{how:?}: {reason}");
+                }
+                other => panic!("{how:?}: party {me} got {other:?}"),
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,0 +1,308 @@
+//! `hourglass dkg`: parties as separate processes over loopback TLS, signatures that OpenSSL
+//! and our own verification accept, the public key as a VDF and time-lock modulus, failure
+//! tolerance, and clear errors.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{hg, hg_fail, openssl, require_openssl, s, tempdir};
+
+fn local(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["dkg", "local", "--json", "-o", s(dir)];
+    args.extend_from_slice(extra);
+    let out = hg(&args);
+    serde_json::from_slice(&out.stdout).expect("dkg local --json prints JSON")
+}
+
+#[test]
+fn three_processes_generate_a_key_that_openssl_and_hourglass_verify_signatures_with() {
+    require_openssl();
+    let tmp = tempdir();
+    let cluster = tmp.path().join("c");
+    let report = local(
+        &cluster,
+        &["--parties", "3", "--bits", "1024", "--seed", "t1"],
+    );
+    assert_eq!(report["bits"], 1024);
+    assert_eq!(report["members"], serde_json::json!([1, 2, 3]));
+    let public = cluster.join("public.pem");
+    let text = openssl(&["pkey", "-pubin", "-in", s(&public), "-noout", "-text"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("1024 bit"));
+    for id in 1..=3 {
+        let share = cluster.join(format!("party-{id}.share.json"));
+        let mode = std::fs::metadata(&share).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "share files are private");
+    }
+    let msg = tmp.path().join("msg.txt");
+    std::fs::write(&msg, b"the committee approves").unwrap();
+    for pss in [false, true] {
+        let sig = tmp.path().join(if pss { "msg.pss" } else { "msg.sig" });
+        let mut args = vec![
+            "dkg",
+            "sign",
+            "--cluster",
+            s(&cluster),
+            "-i",
+            s(&msg),
+            "-o",
+            s(&sig),
+        ];
+        if pss {
+            args.push("--pss");
+        }
+        hg(&args);
+        assert_eq!(std::fs::read(&sig).unwrap().len(), 128);
+        let mut verify = vec![
+            "dgst",
+            "-sha256",
+            "-verify",
+            s(&public),
+            "-signature",
+            s(&sig),
+        ];
+        if pss {
+            verify.extend_from_slice(&[
+                "-sigopt",
+                "rsa_padding_mode:pss",
+                "-sigopt",
+                "rsa_pss_saltlen:-1",
+            ]);
+        }
+        verify.push(s(&msg));
+        let out = openssl(&verify);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Verified OK"));
+        let mut ours = vec![
+            "rsa",
+            "verify",
+            "-k",
+            s(&public),
+            "-i",
+            s(&msg),
+            "--sig",
+            s(&sig),
+        ];
+        if !pss {
+            ours.push("--pkcs1v15");
+        }
+        hg(&ours);
+        // A different message does not verify.
+        let other = tmp.path().join("other.txt");
+        std::fs::write(&other, b"the committee refuses").unwrap();
+        let mut ours = vec![
+            "rsa",
+            "verify",
+            "-k",
+            s(&public),
+            "-i",
+            s(&other),
+            "--sig",
+            s(&sig),
+        ];
+        if !pss {
+            ours.push("--pkcs1v15");
+        }
+        hg_fail(1, &ours);
+    }
+}
+
+#[test]
+fn the_committee_key_is_a_vdf_and_time_lock_modulus() {
+    let tmp = tempdir();
+    let cluster = tmp.path().join("c");
+    local(
+        &cluster,
+        &["--parties", "3", "--bits", "1024", "--seed", "t2"],
+    );
+    let public = cluster.join("public.pem");
+    let proof = tmp.path().join("p.json");
+    hg(&[
+        "vdf",
+        "eval",
+        "--modulus",
+        s(&public),
+        "--input",
+        "beacon 1",
+        "--iterations",
+        "2000",
+        "-o",
+        s(&proof),
+        "--quiet",
+    ]);
+    hg(&["vdf", "verify", s(&proof), "--modulus", s(&public)]);
+    let out = hg(&[
+        "timelock",
+        "open-rsw",
+        "--modulus",
+        s(&public),
+        "--base",
+        "2",
+        "--squarings",
+        "100",
+        "--quiet",
+    ]);
+    assert!(!out.stdout.is_empty());
+}
+
+#[test]
+fn a_party_killed_mid_generation_is_left_out_and_the_others_finish() {
+    let tmp = tempdir();
+    let cluster = tmp.path().join("c");
+    // With this seed the four parties need about 10,000 candidate pairs (many seconds), so
+    // the kill lands mid-generation on any machine.
+    let report = local(
+        &cluster,
+        &[
+            "--parties",
+            "4",
+            "--bits",
+            "2048",
+            "--seed",
+            "b",
+            "--kill",
+            "3",
+            "--kill-after-ms",
+            "1500",
+            "--timeout",
+            "10",
+        ],
+    );
+    assert_eq!(report["members"], serde_json::json!([1, 2, 4]));
+    let removed = report["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0][0], 3);
+    assert!(cluster.join("party-4.share.json").exists());
+    assert!(!cluster.join("party-3.share.json").exists());
+    // The three remaining shares sign.
+    let msg = tmp.path().join("m");
+    std::fs::write(&msg, b"m").unwrap();
+    let sig = tmp.path().join("m.sig");
+    hg(&[
+        "dkg",
+        "sign",
+        "--cluster",
+        s(&cluster),
+        "-i",
+        s(&msg),
+        "-o",
+        s(&sig),
+    ]);
+    hg(&[
+        "rsa",
+        "verify",
+        "-k",
+        s(&cluster.join("public.pem")),
+        "-i",
+        s(&msg),
+        "--sig",
+        s(&sig),
+        "--pkcs1v15",
+    ]);
+}
+
+#[test]
+fn usage_errors_and_damaged_files_fail_clearly_without_output() {
+    let tmp = tempdir();
+    let err = hg_fail(
+        2,
+        &[
+            "dkg",
+            "local",
+            "--parties",
+            "2",
+            "-o",
+            s(&tmp.path().join("x")),
+        ],
+    );
+    assert!(err.contains("--parties"), "{err}");
+    let err = hg_fail(
+        2,
+        &[
+            "dkg",
+            "init",
+            "--parties",
+            "3",
+            "--bits",
+            "1000",
+            "-o",
+            s(&tmp.path().join("y")),
+        ],
+    );
+    assert!(err.contains("multiple of 16"), "{err}");
+    assert!(!tmp.path().join("y").exists());
+    // A cluster directory is never overwritten.
+    let cluster = tmp.path().join("c");
+    hg(&[
+        "dkg",
+        "init",
+        "--parties",
+        "3",
+        "--bits",
+        "1024",
+        "-o",
+        s(&cluster),
+    ]);
+    let err = hg_fail(
+        1,
+        &[
+            "dkg",
+            "init",
+            "--parties",
+            "3",
+            "--bits",
+            "1024",
+            "-o",
+            s(&cluster),
+        ],
+    );
+    assert!(err.contains("not empty") || err.contains("exists"), "{err}");
+    // A config whose key belongs to another party.
+    let err = hg_fail(
+        1,
+        &[
+            "dkg",
+            "party",
+            "--config",
+            s(&cluster.join("party-1.toml")),
+            "--id",
+            "2",
+        ],
+    );
+    assert!(err.contains("party"), "{err}");
+    // Signing without shares, and with a damaged share.
+    let msg = tmp.path().join("m");
+    std::fs::write(&msg, b"m").unwrap();
+    let sig = tmp.path().join("m.sig");
+    let err = hg_fail(
+        1,
+        &[
+            "dkg",
+            "sign",
+            "--cluster",
+            s(&cluster),
+            "-i",
+            s(&msg),
+            "-o",
+            s(&sig),
+        ],
+    );
+    assert!(err.contains("no share files"), "{err}");
+    std::fs::write(cluster.join("party-1.share.json"), b"{\"format\": 1}").unwrap();
+    std::fs::write(cluster.join("party-2.share.json"), b"{}").unwrap();
+    std::fs::write(cluster.join("party-3.share.json"), b"{}").unwrap();
+    let err = hg_fail(
+        1,
+        &[
+            "dkg",
+            "sign",
+            "--cluster",
+            s(&cluster),
+            "-i",
+            s(&msg),
+            "-o",
+            s(&sig),
+        ],
+    );
+    assert!(err.contains("party-1.share.json"), "{err}");
+    assert!(!sig.exists(), "no signature file after a failure");
+}
