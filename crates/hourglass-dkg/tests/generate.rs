@@ -1,7 +1,6 @@
 //! End-to-end generations over the in-memory mesh: the key is correct, nobody holds it.
 
 use std::thread;
-use std::time::Duration;
 
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_dkg::params::Settings;
