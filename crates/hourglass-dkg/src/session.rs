@@ -327,6 +327,7 @@ impl<'t> Session<'t> {
                 self.lost.entry(party).or_insert(reason);
                 Ok(())
             }
+            Event::Rejected { party, reason } => Err(bad(party, reason)),
             Event::Frame { from, bytes } => {
                 let frame = Frame::decode(&bytes).map_err(|e| bad(from, e))?;
                 if frame.sender != from {

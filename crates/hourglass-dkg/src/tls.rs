@@ -735,18 +735,31 @@ async fn run_link(
 ) {
     let (reader, writer) = tokio::io::split(stream);
     let lost = tokio::select! {
-        reason = read_frames(peer, reader, &events, max_frame) => Some(reason),
+        ended = read_frames(peer, reader, &events, max_frame) => Some(ended),
         written = write_frames(writer, outgoing, shaper) => {
-            written.err().map(|e| format!("sending failed: {e}"))
+            written.err().map(|e| Ended::Lost(format!("sending failed: {e}")))
         }
     };
     // Returning drops both halves, which closes the connection.
-    if let Some(reason) = lost {
-        let _ = events.send(Event::Lost {
+    let _ = match lost {
+        Some(Ended::Lost(reason)) => events.send(Event::Lost {
             party: peer,
             reason,
-        });
-    }
+        }),
+        Some(Ended::Rejected(reason)) => events.send(Event::Rejected {
+            party: peer,
+            reason,
+        }),
+        None => Ok(()),
+    };
+}
+
+/// Why a link's reader stopped.
+enum Ended {
+    /// Closed or failed.
+    Lost(String),
+    /// The peer broke the framing.
+    Rejected(String),
 }
 
 /// Forwards frames until the link fails; returns why.
@@ -755,26 +768,28 @@ async fn read_frames(
     mut reader: ReadHalf<TlsStream<TcpStream>>,
     events: &mpsc::Sender<Event>,
     max_frame: usize,
-) -> String {
+) -> Ended {
     loop {
         let mut prefix = [0u8; 4];
         match reader.read_exact(&mut prefix).await {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return "connection closed".into()
+                return Ended::Lost("connection closed".into())
             }
-            Err(e) => return format!("connection failed: {e}"),
+            Err(e) => return Ended::Lost(format!("connection failed: {e}")),
         }
         let len = u64::from(u32::from_be_bytes(prefix));
         if len > max_frame as u64 {
-            return format!("oversized frame ({len} bytes, limit {max_frame})");
+            return Ended::Rejected(format!("oversized frame ({len} bytes, limit {max_frame})"));
         }
         // Grows as the bytes arrive, rather than trusting the length up front.
         let mut frame = Vec::with_capacity(len.min(1 << 16) as usize);
         match (&mut reader).take(len).read_to_end(&mut frame).await {
             Ok(n) if n as u64 == len => {}
-            Ok(_) => return "connection closed in the middle of a frame".into(),
-            Err(e) => return format!("connection failed in the middle of a frame: {e}"),
+            Ok(_) => return Ended::Lost("connection closed in the middle of a frame".into()),
+            Err(e) => {
+                return Ended::Lost(format!("connection failed in the middle of a frame: {e}"))
+            }
         }
         if events
             .send(Event::Frame {
@@ -783,7 +798,7 @@ async fn read_frames(
             })
             .is_err()
         {
-            return "transport dropped".into();
+            return Ended::Lost("transport dropped".into());
         }
     }
 }

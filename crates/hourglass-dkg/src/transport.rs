@@ -34,11 +34,18 @@ pub enum Event {
         /// The frame.
         bytes: Vec<u8>,
     },
-    /// The link to `party` failed: closed, reset, or it sent an oversized frame.
+    /// The link to `party` failed: closed or reset.
     Lost {
         /// The peer.
         party: PartyId,
         /// What happened.
+        reason: String,
+    },
+    /// `party` broke the framing (an oversized frame); its link was dropped.
+    Rejected {
+        /// The peer.
+        party: PartyId,
+        /// What it sent.
         reason: String,
     },
 }
@@ -344,7 +351,7 @@ mod tests {
         for _ in 0..3 {
             match a.recv_until(deadline).unwrap() {
                 Event::Frame { from, bytes } => got.push((from, bytes[0])),
-                Event::Lost { .. } => panic!("unexpected loss"),
+                other => panic!("unexpected {other:?}"),
             }
         }
         let from_b: Vec<u8> = got.iter().filter(|g| g.0 == 2).map(|g| g.1).collect();
@@ -354,7 +361,7 @@ mod tests {
         drop(c);
         match a.recv_until(deadline).unwrap() {
             Event::Lost { party, .. } => assert_eq!(party, 3),
-            Event::Frame { .. } => panic!("expected a loss"),
+            other => panic!("expected a loss, got {other:?}"),
         }
         assert!(a
             .recv_until(Instant::now() + Duration::from_millis(20))

@@ -12,8 +12,17 @@ use hourglass_dkg::wire::{Frame, Kind, Writer};
 use hourglass_dkg::Integer;
 
 fn run_cluster(k: usize, settings: &Settings, seed: u8) -> Vec<hourglass_dkg::Result<Generated>> {
+    run_cluster_on(k, settings, seed, NetSim::default())
+}
+
+fn run_cluster_on(
+    k: usize,
+    settings: &Settings,
+    seed: u8,
+    sim: NetSim,
+) -> Vec<hourglass_dkg::Result<Generated>> {
     let ids: Vec<PartyId> = (1..=k as u32).collect();
-    let mesh = memory_mesh(&ids, NetSim::default());
+    let mesh = memory_mesh(&ids, sim);
     let handles: Vec<_> = mesh
         .into_iter()
         .map(|mut transport| {
@@ -106,6 +115,24 @@ fn five_and_six_parties_with_small_batches() {
             .collect();
         check_key(&results);
     }
+}
+
+#[test]
+fn frames_arriving_out_of_order_under_jitter_and_loss_are_buffered() {
+    // Jitter reorders frames across links, so fast parties' frames of later rounds arrive
+    // before slow parties' frames of earlier ones.
+    let sim = NetSim {
+        rtt: std::time::Duration::from_millis(2),
+        jitter: std::time::Duration::from_millis(15),
+        loss: 0.02,
+    };
+    let mut settings = Settings::new(512);
+    settings.batch = 8;
+    let results: Vec<Generated> = run_cluster_on(4, &settings, 11, sim)
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    check_key(&results);
 }
 
 #[test]

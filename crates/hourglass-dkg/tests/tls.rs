@@ -50,7 +50,7 @@ fn next_event(transport: &mut TlsTransport) -> Event {
 fn expect_lost(transport: &mut TlsTransport) -> (PartyId, String) {
     match next_event(transport) {
         Event::Lost { party, reason } => (party, reason),
-        Event::Frame { from, .. } => panic!("expected a lost link, got a frame from {from}"),
+        other => panic!("expected a lost link, got {other:?}"),
     }
 }
 
@@ -85,7 +85,7 @@ fn three_parties_exchange_authenticated_frames() {
                     assert_eq!(bytes, frame(from, me), "party {me} from {from}");
                     got.push(from);
                 }
-                Event::Lost { party, reason } => panic!("party {me} lost {party}: {reason}"),
+                other => panic!("party {me} unexpected {other:?}"),
             }
         }
         got.sort_unstable();
@@ -279,7 +279,7 @@ fn a_party_with_an_unpinned_certificate_cannot_join() {
                 assert_eq!(from, 2);
                 assert_eq!(bytes, b"still here");
             }
-            Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+            other => panic!("unexpected {other:?}"),
         }
         assert!(mesh[2]
             .recv_until(Instant::now() + Duration::from_millis(50))
@@ -302,11 +302,15 @@ fn an_oversized_frame_drops_the_link() {
     mesh[1].send(1, vec![7; 1000]).unwrap();
     match next_event(&mut mesh[0]) {
         Event::Frame { from, bytes } => assert_eq!((from, bytes.len()), (2, 100)),
-        Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+        other => panic!("unexpected {other:?}"),
     }
-    let (party, reason) = expect_lost(&mut mesh[0]);
-    assert_eq!(party, 2);
-    assert_eq!(reason, "oversized frame (1000 bytes, limit 100)");
+    match next_event(&mut mesh[0]) {
+        Event::Rejected { party, reason } => {
+            assert_eq!(party, 2);
+            assert_eq!(reason, "oversized frame (1000 bytes, limit 100)");
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
     assert!(mesh[0].send(2, vec![1]).is_err());
     // The sender sees its link to party 1 close; party 3 is unaffected.
     let (party, _) = expect_lost(&mut mesh[1]);
@@ -314,7 +318,7 @@ fn an_oversized_frame_drops_the_link() {
     mesh[2].send(1, vec![3; 10]).unwrap();
     match next_event(&mut mesh[0]) {
         Event::Frame { from, .. } => assert_eq!(from, 3),
-        Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+        other => panic!("unexpected {other:?}"),
     }
 }
 
@@ -330,7 +334,7 @@ fn dropping_a_transport_is_reported_to_its_peers() {
         Event::Frame { from, bytes } => {
             assert_eq!((from, bytes.as_slice()), (3, &b"last words"[..]))
         }
-        Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+        other => panic!("unexpected {other:?}"),
     }
     for t in &mut mesh {
         let (party, reason) = expect_lost(t);
@@ -369,7 +373,7 @@ fn a_simulated_round_trip_delays_frames() {
     for i in 0..5u8 {
         match next_event(&mut mesh[0]) {
             Event::Frame { from, bytes } => assert_eq!((from, bytes), (2, vec![i])),
-            Event::Lost { party, reason } => panic!("lost {party}: {reason}"),
+            other => panic!("unexpected {other:?}"),
         }
         assert!(start.elapsed() >= Duration::from_millis(50));
     }
