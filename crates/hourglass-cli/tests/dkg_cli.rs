@@ -148,8 +148,8 @@ fn the_committee_key_is_a_vdf_and_time_lock_modulus() {
 fn a_party_killed_mid_generation_is_left_out_and_the_others_finish() {
     let tmp = tempdir();
     let cluster = tmp.path().join("c");
-    // With this seed the four parties need about 10,000 candidate pairs (many seconds), so
-    // the kill lands mid-generation on any machine.
+    // With this seed the four parties need about 7,000 candidate pairs (10 s here), so the
+    // kill lands mid-generation on any machine.
     let report = local(
         &cluster,
         &[

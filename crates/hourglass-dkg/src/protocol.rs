@@ -11,14 +11,15 @@
 //!    polynomial and `N` is interpolated at 0.
 //! 3. **Trial division** of every `N` by the primes below 2^16, in public.
 //! 4. **Biprimality** (1 round for all survivors, then 2 for the first that passes): Boneh and
-//!    Franklin's test with `p = q = 3 mod 4`: for a public `g` with Jacobi symbol 1, member 1
-//!    reveals `g^((N - p_1 - q_1 + 1)/4)`, the others `g^((p_j + q_j)/4)`; accept when the first
+//!    Franklin's test with `p = q = 3 mod 4`: for a public `g` with Jacobi symbol 1, the pair's
+//!    lead (the paper's "party 1": position `i mod k + 1` for the `i`-th pair of a batch, so the
+//!    long exponent rotates over the members) reveals `g^((N - p_1 - q_1 + 1)/4)`, the others `g^((p_j + q_j)/4)`; accept when the first
 //!    is `±` the product of the others, for `rounds` values of `g`. Then
 //!    `z = r (p + q - 1) mod N` is computed by BGW over `Z_N` and `gcd(z, N) = 1` is required,
 //!    which excludes `N` with a repeated prime factor.
 //! 5. **Shares of d** (3 rounds): `phi mod e` by additive sharing mod `e` (only `phi mod e` is
 //!    revealed), `d_j` by the rounding of Boneh and Franklin, and the rounding error
-//!    (`0..k-1`) found by trial on a test message and added to member 1's share.
+//!    (`0..k-1`) found by trial on a test message and added to the lead's share.
 //!
 //! Every `N` is built from fresh `p` and `q` candidates, so no two revealed moduli share one.
 
@@ -90,7 +91,7 @@ impl std::fmt::Debug for Generated {
 }
 
 impl Generated {
-    /// This party's additive shares `(p_j, q_j)` of the primes (member 1's include the public
+    /// This party's additive shares `(p_j, q_j)` of the primes (the lead's include the public
     /// offset). **For checking the protocol in tests only**: reconstructing `p` and `q` needs
     /// every party's shares, and a deployment never writes them anywhere.
     pub fn prime_shares_for_testing(&self) -> (&Integer, &Integer) {
@@ -295,6 +296,9 @@ struct Run<'s, 't, 'r> {
 
 /// A candidate pair in this party's hands.
 struct Pair {
+    /// The position playing the paper's "party 1" for this pair (rotating over the batch, so
+    /// the long biprimality exponent is spread over the members).
+    lead: usize,
     p: Integer,
     q: Integer,
 }
@@ -559,10 +563,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .map(|mut v| v.pop().unwrap_or_default())
             .collect();
         let mut pairs = Vec::with_capacity(self.settings.batch);
-        for chunk in shares.chunks(2) {
+        for (i, chunk) in shares.chunks(2).enumerate() {
+            let lead = i % self.k + 1;
+            let leads = lead == self.me;
             pairs.push(Pair {
-                p: self.sieve.candidate_share(self.me, &chunk[0], self.rng),
-                q: self.sieve.candidate_share(self.me, &chunk[1], self.rng),
+                lead,
+                p: self.sieve.candidate_share(leads, &chunk[0], self.rng),
+                q: self.sieve.candidate_share(leads, &chunk[1], self.rng),
             });
         }
         shares.iter_mut().for_each(wipe);
@@ -639,11 +646,11 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .collect())
     }
 
-    /// This member's biprimality value for `g`: `g^((N - p_1 - q_1 + 1)/4)` for member 1,
+    /// This member's biprimality value for `g`: `g^((N - p_1 - q_1 + 1)/4)` for the lead,
     /// `g^((p_j + q_j)/4)` for the others.
     fn biprimality_value(&self, pair: &Pair, n: &Integer, g: &Integer) -> RoundResult<Integer> {
         let mut exp = Integer::from(&pair.p + &pair.q);
-        if self.me == 1 {
+        if pair.lead == self.me {
             exp = Integer::from(n - &exp) + 1u32;
         }
         if exp.mod_u(4) != 0 {
@@ -677,13 +684,16 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
     }
 
-    fn check_biprimality(values: &[Integer], n: &Integer) -> bool {
+    /// `values[lead - 1] == ± prod` of the other members' values.
+    fn check_biprimality(values: &[Integer], lead: usize, n: &Integer) -> bool {
         let mut prod = Integer::from(1);
-        for v in &values[1..] {
-            prod = (prod * v) % n;
+        for (j, v) in values.iter().enumerate() {
+            if j + 1 != lead {
+                prod = (prod * v) % n;
+            }
         }
         let minus = Integer::from(n - &prod);
-        values[0] == prod || values[0] == minus
+        values[lead - 1] == prod || values[lead - 1] == minus
     }
 
     /// Step 3, first round: one test for every survivor of trial division; the index of the
@@ -720,7 +730,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
         for (col, &i) in survivors.iter().enumerate() {
             let values: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
-            if Self::check_biprimality(&values, &moduli[i]) {
+            if Self::check_biprimality(&values, pairs[i].lead, &moduli[i]) {
                 return Ok(Some(i));
             }
         }
@@ -732,7 +742,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let over_n = Shamir::new(n.clone(), self.k)?;
         let rounds = self.settings.biprimality_rounds;
         // Round 31: the remaining biprimality values (same for all) and BGW shares over Z_N of
-        // r_j and x_j = p_j + q_j (- 1 for member 1), with a zero sharing.
+        // r_j and x_j = p_j + q_j (- 1 for the lead), with a zero sharing.
         let mut values = Vec::new();
         for index in 1..rounds {
             let g = self.public_base(n, index);
@@ -740,7 +750,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
         let r_j = self.rng.below(n);
         let mut x_j = Integer::from(&pair.p + &pair.q);
-        if self.me == 1 {
+        if pair.lead == self.me {
             x_j -= 1;
         }
         let dealt = [
@@ -787,7 +797,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
         let all_pass = (0..rounds as usize - 1).all(|col| {
             let column: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
-            Self::check_biprimality(&column, n)
+            Self::check_biprimality(&column, pair.lead, n)
         });
         let [sr, sx, sz] = sums;
         let point = (sr * sx + sz).rem_euc(n);
@@ -812,7 +822,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// Step 4: `phi mod e`, the shares `d_j`, and the rounding fix.
     fn shares_of_d(&mut self, pair: &Pair, n: &Integer) -> RoundResult<Option<Accepted>> {
         let e = Integer::from(PUBLIC_EXPONENT);
-        let mut phi_j = if self.me == 1 {
+        let mut phi_j = if pair.lead == self.me {
             Integer::from(n - &pair.p) - &pair.q + 1u32
         } else {
             -Integer::from(&pair.p + &pair.q)
@@ -858,7 +868,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         };
         let zeta = &e - inv;
         let mut numerator = zeta * &phi_j;
-        if self.me == 1 {
+        if pair.lead == self.me {
             numerator += 1u32;
         }
         wipe(&mut phi_j);
@@ -893,7 +903,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                     .into(),
             )));
         };
-        if self.me == 1 {
+        if pair.lead == self.me {
             d_j += fix;
         }
         let public = PublicKey::new(n.clone(), e).map_err(Error::from)?;

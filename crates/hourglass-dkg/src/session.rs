@@ -276,6 +276,9 @@ impl<'t> Session<'t> {
         loop {
             for &m in &others {
                 if got.contains_key(&m) {
+                    if self.buffer.contains_key(&(kind as u8, tag, m)) {
+                        return Err(bad(m, format!("duplicate message for {tag:?}")));
+                    }
                     continue;
                 }
                 if let Some((session, payload)) = self.buffer.remove(&(kind as u8, tag, m)) {

@@ -6,7 +6,7 @@
 //! - `p ≡ a (mod M)` where `a = prod a_i` is a product of random units, additively shared as
 //!   `sum b_j` by the BGW-with-additive-sharing tree in [`crate::protocol`], so `p` has no
 //!   prime factor in `M`;
-//! - `p_j ≡ 0 (mod M_4)` for every party but the first, and `p_1 ≡ t (mod M_4)` with `t` a unit
+//! - `p_j ≡ 0 (mod M_4)` for every party but one (the lead), and `p_lead ≡ t (mod M_4)` with `t` a unit
 //!   that is `3 mod 4` (the paper's `r_i` construction, with 4 in place of 2), so `p` has no
 //!   prime factor up to `k` and `p ≡ 3 (mod 4)` as the biprimality test needs;
 //! - the paper puts `k` itself in `M` when it is prime; we put it in `M_4`, so that every
@@ -155,9 +155,9 @@ impl Sieve {
     }
 
     /// This party's share `p_j` of a candidate, from its additive share `b_j` of the sieved
-    /// residue (`position` is 1-based; position 1 adds the offset and the residue mod `M_4`).
-    pub fn candidate_share(&self, position: usize, b: &Integer, rng: &mut Drbg) -> Integer {
-        let target = if position == 1 {
+    /// residue; exactly one member, the `lead`, adds the offset and the residue mod `M_4`.
+    pub fn candidate_share(&self, lead: bool, b: &Integer, rng: &mut Drbg) -> Integer {
+        let target = if lead {
             let odd = Integer::from(&self.m4 >> 2);
             loop {
                 let t = rng.below(&self.m4);
@@ -172,7 +172,7 @@ impl Sieve {
         r = r.rem_euc(&self.m4);
         r += &self.m4 * rng.below(&self.free_bound);
         let mut share = r * &self.m + b;
-        if position == 1 {
+        if lead {
             share += &self.offset;
         }
         share
@@ -221,7 +221,7 @@ mod tests {
                 let p: Integer = bs
                     .iter()
                     .enumerate()
-                    .map(|(j, b)| sieve.candidate_share(j + 1, b, &mut rng))
+                    .map(|(j, b)| sieve.candidate_share(j == k / 2, b, &mut rng))
                     .sum();
                 assert_eq!(p.significant_bits(), bits);
                 assert!(p >= Integer::from(3) << (bits - 2));
