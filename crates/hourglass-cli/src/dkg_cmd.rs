@@ -533,6 +533,44 @@ fn spawn_self(args: &[String]) -> Result<Child, CliError> {
 /// The party processes of a local run, killed if the coordinator stops early.
 struct Parties(Vec<(PartyId, Option<Child>)>);
 
+impl Parties {
+    /// Waits for every process; the standard output of each that succeeded (except
+    /// `ignore`, a party killed on purpose), or an error with every failure's message.
+    fn wait_all(
+        &mut self,
+        what: &str,
+        ignore: Option<PartyId>,
+    ) -> Result<Vec<(PartyId, Vec<u8>)>, CliError> {
+        let mut outputs = Vec::new();
+        let mut failures = Vec::new();
+        for (id, child) in &mut self.0 {
+            let Some(child) = child.take() else { continue };
+            let output = child
+                .wait_with_output()
+                .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
+            if Some(*id) == ignore {
+                continue;
+            }
+            if output.status.success() {
+                outputs.push((*id, output.stdout));
+            } else {
+                failures.push(format!(
+                    "party {id}: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                ));
+            }
+        }
+        if failures.is_empty() {
+            Ok(outputs)
+        } else {
+            Err(CliError::new(format!(
+                "{what} failed:\n  {}",
+                failures.join("\n  ")
+            )))
+        }
+    }
+}
+
 impl Drop for Parties {
     fn drop(&mut self) {
         for (_, child) in &mut self.0 {
@@ -592,33 +630,11 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         }
     }
     let mut reports = Vec::new();
-    let mut failures = Vec::new();
-    for (id, child) in &mut parties.0 {
-        let Some(child) = child.take() else { continue };
-        let output = child
-            .wait_with_output()
-            .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
-        if Some(*id) == args.kill {
-            continue;
-        }
-        if output.status.success() {
-            let text = String::from_utf8_lossy(&output.stdout);
-            let report: PartyReport = serde_json::from_str(text.trim()).map_err(|e| {
-                CliError::new(format!("party {id} printed an unreadable report: {e}"))
-            })?;
-            reports.push(report);
-        } else {
-            failures.push(format!(
-                "party {id}: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
-        }
-    }
-    if !failures.is_empty() {
-        return Err(CliError::new(format!(
-            "the generation failed:\n  {}",
-            failures.join("\n  ")
-        )));
+    for (id, stdout) in parties.wait_all("the generation", args.kill)? {
+        let text = String::from_utf8_lossy(&stdout);
+        let report: PartyReport = serde_json::from_str(text.trim())
+            .map_err(|e| CliError::new(format!("party {id} printed an unreadable report: {e}")))?;
+        reports.push(report);
     }
     let first = reports
         .first()
@@ -773,25 +789,7 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         }
         parties.0.push((id, Some(spawn_self(&a)?)));
     }
-    let mut failures = Vec::new();
-    for (id, child) in &mut parties.0 {
-        let Some(child) = child.take() else { continue };
-        let output = child
-            .wait_with_output()
-            .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
-        if !output.status.success() {
-            failures.push(format!(
-                "party {id}: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
-        }
-    }
-    if !failures.is_empty() {
-        return Err(CliError::new(format!(
-            "joint signing failed:\n  {}",
-            failures.join("\n  ")
-        )));
-    }
+    parties.wait_all("joint signing", None)?;
     let sig = read_input(&sig_tmp, "signature")?;
     write_output(&args.out, &sig, Sensitivity::Public)?;
     eprintln!(

@@ -319,6 +319,19 @@ fn bad(sender: PartyId, reason: impl Into<String>) -> Halt {
 
 type Accepted = (PublicKey, Integer, (Integer, Integer));
 
+/// Appends every other member's share to its payload (`out[q-1]` for position `q`), wipes
+/// the shares, and returns this member's own.
+fn deal(me: usize, out: &mut [Writer], mut shares: Vec<Integer>) -> Integer {
+    for (q, w) in out.iter_mut().enumerate() {
+        if q + 1 != me {
+            w.int(&shares[q]);
+        }
+    }
+    let own = std::mem::take(&mut shares[me - 1]);
+    shares.iter_mut().for_each(wipe);
+    own
+}
+
 impl<'s, 't, 'r> Run<'s, 't, 'r> {
     fn new(
         session: &'s mut Session<'t>,
@@ -502,14 +515,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                         .over_m
                         .zero_from_streams(self.me, &mut self.streams_out);
                     for (c, shares) in dealt.into_iter().enumerate() {
-                        if let Some(mut shares) = shares {
-                            for (q, w) in out.iter_mut().enumerate() {
-                                if q + 1 != self.me {
-                                    w.int(&shares[q]);
-                                }
-                            }
-                            mine[c] = shares[self.me - 1].clone();
-                            shares.iter_mut().for_each(wipe);
+                        if let Some(shares) = shares {
+                            mine[c] = deal(self.me, &mut out, shares);
                         }
                     }
                     row.push(mine);
@@ -590,14 +597,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             mine[2] = self
                 .over_p
                 .zero_from_streams(self.me, &mut self.streams_out);
-            for (c, mut shares) in dealt.into_iter().enumerate() {
-                for (q, w) in out.iter_mut().enumerate() {
-                    if q + 1 != self.me {
-                        w.int(&shares[q]);
-                    }
-                }
-                mine[c] = shares[self.me - 1].clone();
-                shares.iter_mut().for_each(wipe);
+            for (c, shares) in dealt.into_iter().enumerate() {
+                mine[c] = deal(self.me, &mut out, shares);
             }
             sums.push(mine);
         }
@@ -769,13 +770,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .collect();
         let mut sums = [Integer::new(), Integer::new(), Integer::new()];
         sums[2] = over_n.zero_from_streams(self.me, &mut self.streams_out);
-        for (c, shares) in dealt.iter().enumerate() {
-            for (q, w) in out.iter_mut().enumerate() {
-                if q + 1 != self.me {
-                    w.int(&shares[q]);
-                }
-            }
-            sums[c] = shares[self.me - 1].clone();
+        for (c, shares) in dealt.into_iter().enumerate() {
+            sums[c] = deal(self.me, &mut out, shares);
         }
         let replies = self.exchange_shares(31, out)?;
         let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];

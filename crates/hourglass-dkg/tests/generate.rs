@@ -199,6 +199,64 @@ fn a_party_that_dies_is_dropped_and_the_rest_finish() {
     check_key(&results);
 }
 
+#[test]
+fn a_silent_party_is_noticed_within_the_timeout_and_left_out() {
+    let ids: Vec<PartyId> = (1..=4).collect();
+    let mut settings = Settings::new(512);
+    settings.timeout_ms = 1_000;
+    let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
+        .into_iter()
+        .map(|mut transport| {
+            let ids = ids.clone();
+            let settings = settings.clone();
+            thread::spawn(move || {
+                let me = transport.me();
+                if me == 2 {
+                    // Hangs: its links stay open but it never answers.
+                    thread::sleep(std::time::Duration::from_secs(4));
+                    drop(transport);
+                    return None;
+                }
+                let mut entropy = SeededEntropy::new(&[5, me as u8]);
+                let start = std::time::Instant::now();
+                let mut reasons = Vec::new();
+                let out = generate(
+                    &mut transport,
+                    &ids,
+                    &settings,
+                    "t",
+                    &mut entropy,
+                    &mut |p| {
+                        if let Progress::Restart { removed, reason } = p {
+                            reasons.push((removed.clone(), reason.clone(), start.elapsed()));
+                        }
+                    },
+                );
+                Some((out, reasons))
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for h in handles {
+        if let Some((out, reasons)) = h.join().unwrap() {
+            let g = out.unwrap();
+            assert_eq!(g.share.members, vec![1, 3, 4]);
+            assert_eq!(reasons.len(), 1);
+            assert_eq!(reasons[0].0, vec![2]);
+            // Either it timed out itself, or another survivor did first and asked to restart.
+            let reason = &reasons[0].1;
+            assert!(
+                reason.contains("no answer within 1000 ms")
+                    || reason.contains("asked for a restart"),
+                "{reason}"
+            );
+            assert!(reasons[0].2 < std::time::Duration::from_millis(3_500));
+            results.push(g);
+        }
+    }
+    check_key(&results);
+}
+
 /// How a party misbehaves on the wire.
 #[derive(Debug, Clone, Copy)]
 enum Tampering {

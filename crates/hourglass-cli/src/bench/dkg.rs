@@ -6,7 +6,6 @@
 //! over a fixed number of batches and multiplied by the expected number of iterations
 //! ("normalized total time"). Wide-area latency is simulated by the transport's shaper.
 
-use std::path::Path;
 use std::thread;
 use std::time::Duration;
 
@@ -17,7 +16,7 @@ use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_limited, Report};
 use hourglass_dkg::sieve::Sieve;
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
-use hourglass_dkg::transport::NetSim;
+use hourglass_dkg::transport::{memory_mesh, NetSim, Transport};
 use hourglass_dkg::PartyId;
 use serde_json::json;
 
@@ -93,8 +92,47 @@ fn measure(
     let handles: Vec<_> = configs
         .into_iter()
         .enumerate()
-        .map(|(i, path)| thread::spawn(move || party(&path, i as PartyId + 1, sim, max_batches)))
+        .map(|(i, path)| {
+            thread::spawn(move || {
+                let config = ClusterConfig::load(&path).map_err(bench_error)?;
+                let options = TlsOptions {
+                    sim,
+                    ..TlsOptions::default()
+                };
+                let mut transport = TlsTransport::connect(&config, i as PartyId + 1, &options)
+                    .map_err(bench_error)?;
+                party(
+                    &mut transport,
+                    &config.ids(),
+                    &config.generation,
+                    max_batches,
+                )
+            })
+        })
         .collect();
+    collect(handles)
+}
+
+/// The same over the in-memory mesh: the protocol's arithmetic without TLS and sockets.
+fn measure_in_memory(
+    k: usize,
+    settings: &Settings,
+    max_batches: Option<u64>,
+) -> Result<Measured, CliError> {
+    let ids: Vec<PartyId> = (1..=k as PartyId).collect();
+    let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
+        .into_iter()
+        .map(|mut transport| {
+            let (ids, settings) = (ids.clone(), settings.clone());
+            thread::spawn(move || party(&mut transport, &ids, &settings, max_batches))
+        })
+        .collect();
+    collect(handles)
+}
+
+fn collect(
+    handles: Vec<thread::JoinHandle<Result<Report, CliError>>>,
+) -> Result<Measured, CliError> {
     let mut reports = Vec::new();
     for h in handles {
         let r = h
@@ -102,48 +140,54 @@ fn measure(
             .map_err(|_| CliError::new("a benchmark party panicked"))??;
         reports.push(r);
     }
-    let (first, _) = reports
+    let first = reports
         .first()
         .cloned()
         .ok_or_else(|| CliError::new("no parties"))?;
     Ok(Measured {
         seconds: reports
             .iter()
-            .map(|(r, _)| r.elapsed.as_secs_f64())
+            .map(|r| r.elapsed.as_secs_f64())
             .fold(0.0, f64::max),
         candidates: first.candidates,
         tests: first.biprimality_tests,
-        bytes_max: reports.iter().map(|(r, _)| r.bytes_sent).max().unwrap_or(0),
+        bytes_max: reports.iter().map(|r| r.bytes_sent).max().unwrap_or(0),
         expected: first.expected_candidates,
         sieve_bound: first.sieve_bound,
     })
 }
 
+/// One party's generation; a run stopped after `max_batches` reports what it did.
 fn party(
-    config: &Path,
-    id: PartyId,
-    sim: NetSim,
+    transport: &mut dyn Transport,
+    ids: &[PartyId],
+    settings: &Settings,
     max_batches: Option<u64>,
-) -> Result<(Report, bool), CliError> {
-    let config = ClusterConfig::load(config).map_err(bench_error)?;
-    let options = TlsOptions {
-        sim,
-        ..TlsOptions::default()
-    };
-    let mut transport = TlsTransport::connect(&config, id, &options).map_err(bench_error)?;
+) -> Result<Report, CliError> {
     match generate_limited(
-        &mut transport,
-        &config.ids(),
-        &config.generation,
-        &config.name,
+        transport,
+        ids,
+        settings,
+        "bench",
         &mut OsEntropy,
         &mut |_| {},
         max_batches,
     ) {
-        Ok(g) => Ok((g.report.clone(), true)),
-        Err(hourglass_dkg::Error::Stopped(report)) => Ok((*report, false)),
+        Ok(g) => Ok(g.report.clone()),
+        Err(hourglass_dkg::Error::Stopped(report)) => Ok(*report),
         Err(e) => Err(bench_error(e)),
     }
+}
+
+/// `args.runs` full generations of `k` parties on the LAN.
+fn full_runs(k: usize, bits: u32, args: &DkgBenchArgs) -> Result<Vec<Measured>, CliError> {
+    (0..args.runs)
+        .map(|_| measure(k, &settings(bits, args.batch), NetSim::default(), None))
+        .collect()
+}
+
+fn summary(runs: &[Measured], pick: impl Fn(&Measured) -> f64) -> Summary {
+    Summary::of(&runs.iter().map(pick).collect::<Vec<_>>())
 }
 
 fn settings(bits: u32, batch: usize) -> Settings {
@@ -221,20 +265,12 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
         ));
         let mut rows = Vec::new();
         for &b in &bits {
-            let mut runs = Vec::new();
-            for _ in 0..args.runs {
-                runs.push(measure(
-                    3,
-                    &settings(b, args.batch),
-                    NetSim::default(),
-                    None,
-                )?);
-            }
-            let total = Summary::of(&runs.iter().map(|m| m.seconds).collect::<Vec<_>>());
-            let iters = Summary::of(&runs.iter().map(|m| m.candidates as f64).collect::<Vec<_>>());
-            let data = Summary::of(&runs.iter().map(|m| m.bytes_max as f64).collect::<Vec<_>>());
-            let tpi = Summary::of(&runs.iter().map(Measured::per_iteration).collect::<Vec<_>>());
-            let tests = Summary::of(&runs.iter().map(|m| m.tests as f64).collect::<Vec<_>>());
+            let runs = full_runs(3, b, &args)?;
+            let total = summary(&runs, |m| m.seconds);
+            let iters = summary(&runs, |m| m.candidates as f64);
+            let data = summary(&runs, |m| m.bytes_max as f64);
+            let tpi = summary(&runs, Measured::per_iteration);
+            let tests = summary(&runs, |m| m.tests as f64);
             let p = paper.iter().find(|p| p.0 == b);
             say(format!(
                 "{:>6} | {:>10.0} ({:>7.0}) | {:>10.0} | {:>18} | {:>20} | {:>20}",
@@ -324,10 +360,11 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
     if want("4") {
         say(format!("\nTable 4: party counts, 1024 bits, batch {}, LAN (WAN column: + rounds x RTT per batch)", args.batch));
         say(format!(
-            "{:>7} | {:>16} | {:>14} | {:>14} | {:>16} | {:>28}",
+            "{:>7} | {:>16} | {:>14} | {:>14} | {:>14} | {:>16} | {:>28}",
             "parties",
             "norm. data sent",
             "time per iter.",
+            "without TLS",
             "norm. total",
             "WAN est. total",
             "paper (PlanetLab)"
@@ -341,14 +378,16 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
         let mut fit = Vec::new();
         for &k in &args.parties {
             let m = measure(k, &settings(1024, args.batch), NetSim::default(), limit)?;
+            let bare = measure_in_memory(k, &settings(1024, args.batch), limit)?;
             let data = m.bytes_per_iteration() * m.expected;
             let wan_tpi = m.per_iteration()
                 + f64::from(rounds_per_batch(k)) * args.rtt_ms / 1e3 / args.batch as f64;
             say(format!(
-                "{:>7} | {:>16} | {:>14} | {:>14} | {:>16} | {:>28}",
+                "{:>7} | {:>16} | {:>14} | {:>14} | {:>14} | {:>16} | {:>28}",
                 k,
                 mb(data),
                 format!("{:.1} ms", m.per_iteration() * 1e3),
+                format!("{:.1} ms", bare.per_iteration() * 1e3),
                 fmt_duration(m.per_iteration() * m.expected),
                 fmt_duration(wan_tpi * m.expected),
                 paper.iter().find(|p| p.0 == k).map_or("", |p| p.1)
@@ -361,6 +400,7 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
             ));
             rows.push(json!({"parties": k, "bytes_per_iteration_per_party": m.bytes_per_iteration(),
                 "normalized_bytes_per_party": data, "seconds_per_iteration": m.per_iteration(),
+                "seconds_per_iteration_in_memory": bare.per_iteration(),
                 "normalized_total_seconds": m.per_iteration() * m.expected, "wan_estimate_seconds": wan_tpi * m.expected}));
         }
         // Extrapolation to 100 parties, one machine each: per party and iteration, bytes and
@@ -373,10 +413,11 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
             let wan100 =
                 cpu100 + f64::from(rounds_per_batch(100)) * args.rtt_ms / 1e3 / args.batch as f64;
             say(format!(
-                "{:>7} | {:>16} | {:>14} | {:>14} | {:>16} | {:>28}",
+                "{:>7} | {:>16} | {:>14} | {:>14} | {:>14} | {:>16} | {:>28}",
                 "100 est",
                 mb(bytes100 * expected),
                 format!("{:.1} ms", cpu100 * 1e3),
+                "",
                 fmt_duration(cpu100 * expected),
                 fmt_duration(wan100 * expected),
                 "(100 machines, extrapolated)"
@@ -430,17 +471,9 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
             (10, 2048, 60.0),
             (50, 1024, 600.0),
         ] {
-            let mut runs = Vec::new();
-            for _ in 0..args.runs {
-                runs.push(measure(
-                    k,
-                    &settings(b, args.batch),
-                    NetSim::default(),
-                    None,
-                )?);
-            }
-            let total = Summary::of(&runs.iter().map(|m| m.seconds).collect::<Vec<_>>());
-            let data = Summary::of(&runs.iter().map(|m| m.bytes_max as f64).collect::<Vec<_>>());
+            let runs = full_runs(k, b, &args)?;
+            let total = summary(&runs, |m| m.seconds);
+            let data = summary(&runs, |m| m.bytes_max as f64);
             say(format!(
                 "{k:>3} parties, {b} bits: median {} (runs: {}), data per party {}; target under {}: {}",
                 fmt_duration(total.median),
