@@ -131,11 +131,22 @@ impl Writer {
         Writer::default()
     }
 
-    /// Appends a non-negative integer.
+    /// Appends a non-negative integer (big-endian, no leading zeros).
     pub fn int(&mut self, x: &Integer) -> &mut Self {
         debug_assert!(*x >= 0);
-        let digits = x.to_digits::<u8>(Order::Msf);
-        self.bytes(&digits)
+        // Export native 64-bit words (a copy in GMP) and order the bytes here.
+        let limbs = x.to_digits::<u64>(Order::Lsf);
+        let len_at = self.out.len();
+        self.out.extend_from_slice(&[0; 4]);
+        let start = self.out.len();
+        for limb in limbs.iter().rev() {
+            self.out.extend_from_slice(&limb.to_be_bytes());
+        }
+        let zeros = self.out[start..].iter().take_while(|&&b| b == 0).count();
+        self.out.drain(start..start + zeros);
+        let len = (self.out.len() - start) as u32;
+        self.out[len_at..start].copy_from_slice(&len.to_be_bytes());
+        self
     }
 
     /// Appends a length-prefixed byte string.
@@ -197,7 +208,16 @@ impl<'a> Reader<'a> {
     /// The next integer, which must be below `bound`.
     pub fn int_below(&mut self, bound: &Integer) -> Result<Integer, String> {
         let b = self.bytes()?;
-        let x = Integer::from_digits(b, Order::Msf);
+        // Big-endian bytes to native 64-bit words, least significant first (a copy in GMP).
+        let limbs: Vec<u64> = b
+            .rchunks(8)
+            .map(|chunk| {
+                let mut word = [0u8; 8];
+                word[8 - chunk.len()..].copy_from_slice(chunk);
+                u64::from_be_bytes(word)
+            })
+            .collect();
+        let x = Integer::from_digits(&limbs, Order::Lsf);
         if x >= *bound {
             return Err(format!(
                 "value of {} bits is out of range (must be below a {}-bit modulus)",
@@ -263,6 +283,38 @@ mod tests {
         bad = bytes.clone();
         bad[5] = 0;
         assert!(Frame::decode(&bad).is_err());
+    }
+
+    #[test]
+    fn integers_round_trip_minimal_and_big_endian() {
+        let values = [
+            Integer::ZERO,
+            Integer::from(1),
+            Integer::from(255),
+            Integer::from(256),
+            Integer::from(u64::MAX),
+            Integer::from(u64::MAX) + 1u32,
+            (Integer::from(1) << 1000) - 1u32,
+            Integer::from(0x0102_0304_0506_0708_090au128),
+        ];
+        let mut w = Writer::new();
+        for v in &values {
+            w.int(v);
+        }
+        let payload = w.finish();
+        let bound = Integer::from(1) << 2000;
+        let mut r = Reader::new(&payload);
+        for v in &values {
+            let expected = v.to_digits::<u8>(Order::Msf);
+            let mut peek = Reader::new(r.rest);
+            assert_eq!(
+                peek.bytes().unwrap(),
+                &expected[..],
+                "big-endian, no leading zeros"
+            );
+            assert_eq!(r.int_below(&bound).unwrap(), *v);
+        }
+        r.end().unwrap();
     }
 
     proptest::proptest! {
