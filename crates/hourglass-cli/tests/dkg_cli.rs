@@ -148,8 +148,9 @@ fn the_committee_key_is_a_vdf_and_time_lock_modulus() {
 fn a_party_killed_mid_generation_is_left_out_and_the_others_finish() {
     let tmp = tempdir();
     let cluster = tmp.path().join("c");
-    // With this seed the four parties need about 7,000 candidate pairs (10 s here), so the
-    // kill lands mid-generation on any machine.
+    // With this seed the four parties need about 8,000 candidate pairs (11 s here), so the
+    // kill lands mid-generation on any machine. (The count depends on every random draw of the
+    // protocol: pick a seed again if the generator or the protocol's order of draws changes.)
     let report = local(
         &cluster,
         &[
@@ -158,7 +159,7 @@ fn a_party_killed_mid_generation_is_left_out_and_the_others_finish() {
             "--bits",
             "2048",
             "--seed",
-            "b",
+            "d",
             "--kill",
             "3",
             "--kill-after-ms",
