@@ -456,9 +456,12 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
                     eprintln!("party {me}: {candidates} candidate pairs, {tests} biprimality tests");
                 }
             }
-            Progress::Restart { removed, reason } => eprintln!(
-                "party {me}: parties {removed:?} failed ({reason}); restarting without them"
-            ),
+            Progress::Restart { removed } => {
+                for (party, reason) in removed {
+                    eprintln!("party {me}: party {party} failed ({reason})");
+                }
+                eprintln!("party {me}: restarting without them");
+            }
         }
     };
     let generated = generate(

@@ -129,10 +129,8 @@ pub enum Progress {
     },
     /// Parties failed; the survivors restart without them.
     Restart {
-        /// Removed parties.
-        removed: Vec<PartyId>,
-        /// What was observed.
-        reason: String,
+        /// The removed parties, each with what was observed of it.
+        removed: Vec<(PartyId, String)>,
     },
 }
 
@@ -246,11 +244,9 @@ pub fn generate_limited(
             Err(Halt::Fatal(Error::Stopped(_))) => return Err(Error::Stopped(Box::new(report))),
             Err(Halt::Fatal(e)) => return Err(e),
             Err(Halt::Failed(failed, reason)) => {
-                let removed = session.restart(&failed, settings.min_parties)?;
-                for &r in &removed {
-                    report.removed.push((r, reason.clone()));
-                }
-                progress(&Progress::Restart { removed, reason });
+                let removed = session.restart(&failed, &reason, settings.min_parties)?;
+                report.removed.extend(removed.iter().cloned());
+                progress(&Progress::Restart { removed });
             }
         }
     }

@@ -45,7 +45,7 @@ pub struct Session<'t> {
     epoch: u32,
     timeout: Duration,
     buffer: HashMap<BufferKey, ([u8; 16], Vec<u8>)>,
-    aborts: HashMap<(u32, PartyId), Vec<PartyId>>,
+    aborts: HashMap<(u32, PartyId), (String, Vec<PartyId>)>,
     lost: BTreeMap<PartyId, String>,
     last: Option<Tag>,
 }
@@ -352,6 +352,11 @@ impl<'t> Session<'t> {
                 match frame.kind {
                     Kind::Abort => {
                         let mut r = Reader::new(&frame.payload);
+                        let reason = r.bytes().map_err(|e| bad(from, e))?;
+                        if reason.len() > MAX_REASON {
+                            return Err(bad(from, "abort reason too long"));
+                        }
+                        let reason = String::from_utf8_lossy(reason).into_owned();
                         let mut dead = Vec::new();
                         while let Ok(b) = r.bytes() {
                             let id: [u8; 4] = b
@@ -360,7 +365,7 @@ impl<'t> Session<'t> {
                             dead.push(u32::from_be_bytes(id));
                         }
                         r.end().map_err(|e| bad(from, e))?;
-                        self.aborts.insert((frame.tag.epoch, from), dead);
+                        self.aborts.insert((frame.tag.epoch, from), (reason, dead));
                         Ok(())
                     }
                     Kind::Data | Kind::Hello => {
@@ -393,9 +398,15 @@ impl<'t> Session<'t> {
 
     /// Agrees with the survivors on who failed and starts a new epoch without them.
     ///
-    /// Returns the parties removed. Fails if this party was excluded by the others or too few
-    /// parties are left.
-    pub fn restart(&mut self, failed: &[PartyId], minimum: usize) -> Result<Vec<PartyId>> {
+    /// `failed` and `reason` are what this party observed. Returns the parties removed, each
+    /// with what was observed of it (by this party, or by the survivor that reported it). Fails
+    /// if this party was excluded by the others or too few parties are left.
+    pub fn restart(
+        &mut self,
+        failed: &[PartyId],
+        reason: &str,
+        minimum: usize,
+    ) -> Result<Vec<(PartyId, String)>> {
         let me = self.me();
         let mut dead: BTreeSet<PartyId> = failed.iter().copied().collect();
         dead.extend(
@@ -406,6 +417,11 @@ impl<'t> Session<'t> {
         );
         dead.remove(&me);
         let mut w = Writer::new();
+        let mut short = reason.to_string();
+        while short.len() > MAX_REASON {
+            short.pop();
+        }
+        w.bytes(short.as_bytes());
         for d in &dead {
             w.bytes(&d.to_be_bytes());
         }
@@ -435,7 +451,7 @@ impl<'t> Session<'t> {
         }
         let deadline = Instant::now() + self.timeout;
         loop {
-            for ((epoch, from), theirs) in &self.aborts {
+            for ((epoch, from), (_, theirs)) in &self.aborts {
                 if *epoch == self.epoch && !dead.contains(from) {
                     dead.extend(theirs.iter().copied());
                 }
@@ -474,8 +490,12 @@ impl<'t> Session<'t> {
                 }
             }
         }
-        let removed: Vec<PartyId> = dead.into_iter().collect();
-        self.members.retain(|m| !removed.contains(m));
+        let removed: Vec<(PartyId, String)> = dead
+            .into_iter()
+            .map(|party| (party, self.why(party, failed, reason)))
+            .collect();
+        self.members
+            .retain(|m| !removed.iter().any(|(r, _)| r == m));
         self.aborts.retain(|&(e, _), _| e > self.epoch);
         self.buffer.retain(|&(_, tag, _), _| tag.epoch > self.epoch);
         self.epoch += 1;
@@ -488,4 +508,25 @@ impl<'t> Session<'t> {
         }
         Ok(removed)
     }
+
+    /// What is known of why `party` is removed.
+    fn why(&self, party: PartyId, failed: &[PartyId], reason: &str) -> String {
+        if failed.contains(&party) {
+            return reason.to_string();
+        }
+        if let Some(lost) = self.lost.get(&party) {
+            return lost.clone();
+        }
+        self.aborts
+            .iter()
+            .filter(|((epoch, _), (_, dead))| *epoch == self.epoch && dead.contains(&party))
+            .min_by_key(|((_, from), _)| *from)
+            .map_or_else(
+                || "no answer during the restart".to_string(),
+                |((_, from), (theirs, _))| format!("{theirs} (reported by party {from})"),
+            )
+    }
 }
+
+/// Longest failure description carried in an abort frame, in bytes.
+const MAX_REASON: usize = 512;
