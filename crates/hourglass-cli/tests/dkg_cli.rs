@@ -274,36 +274,22 @@ fn usage_errors_and_damaged_files_fail_clearly_without_output() {
     let msg = tmp.path().join("m");
     std::fs::write(&msg, b"m").unwrap();
     let sig = tmp.path().join("m.sig");
-    let err = hg_fail(
-        1,
-        &[
-            "dkg",
-            "sign",
-            "--cluster",
-            s(&cluster),
-            "-i",
-            s(&msg),
-            "-o",
-            s(&sig),
-        ],
-    );
+    let sign = [
+        "dkg",
+        "sign",
+        "--cluster",
+        s(&cluster),
+        "-i",
+        s(&msg),
+        "-o",
+        s(&sig),
+    ];
+    let err = hg_fail(1, &sign);
     assert!(err.contains("no share files"), "{err}");
     std::fs::write(cluster.join("party-1.share.json"), b"{\"format\": 1}").unwrap();
     std::fs::write(cluster.join("party-2.share.json"), b"{}").unwrap();
     std::fs::write(cluster.join("party-3.share.json"), b"{}").unwrap();
-    let err = hg_fail(
-        1,
-        &[
-            "dkg",
-            "sign",
-            "--cluster",
-            s(&cluster),
-            "-i",
-            s(&msg),
-            "-o",
-            s(&sig),
-        ],
-    );
+    let err = hg_fail(1, &sign);
     assert!(err.contains("party-1.share.json"), "{err}");
     assert!(!sig.exists(), "no signature file after a failure");
 }

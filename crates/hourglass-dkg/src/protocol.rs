@@ -414,6 +414,43 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         Ok(self.by_position(replies))
     }
 
+    /// The one value below `bound` each reply must hold, with the sender's position.
+    fn single_values(
+        &self,
+        replies: Vec<(usize, Vec<u8>)>,
+        bound: &Integer,
+    ) -> RoundResult<Vec<(usize, Integer)>> {
+        replies
+            .into_iter()
+            .map(|(pos, payload)| {
+                let sender = self.session.member_at(pos);
+                let mut r = Reader::new(&payload);
+                let v = r.int_below(bound).map_err(|e| bad(sender, e))?;
+                r.end().map_err(|e| bad(sender, e))?;
+                Ok((pos, v))
+            })
+            .collect()
+    }
+
+    /// Broadcasts `value` and returns every member's value (below `bound`) by position, this
+    /// member's included.
+    fn broadcast_value(
+        &mut self,
+        step: u16,
+        value: Integer,
+        bound: &Integer,
+    ) -> RoundResult<Vec<Integer>> {
+        let mut w = Writer::new();
+        w.int(&value);
+        let replies = self.broadcast(step, w.finish())?;
+        let mut values = vec![Integer::new(); self.k];
+        for (pos, v) in self.single_values(replies, bound)? {
+            values[pos - 1] = v;
+        }
+        values[self.me - 1] = value;
+        Ok(values)
+    }
+
     fn by_position(
         &self,
         replies: std::collections::BTreeMap<PartyId, Vec<u8>>,
@@ -793,17 +830,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         });
         let [sr, sx, sz] = sums;
         let point = (sr * sx + sz).rem_euc(n);
-        let mut w = Writer::new();
-        w.int(&point);
-        let replies = self.broadcast(32, w.finish())?;
-        let mut points = vec![Integer::new(); self.k];
-        points[self.me - 1] = point;
-        for (pos, payload) in replies {
-            let sender = self.session.member_at(pos);
-            let mut r = Reader::new(&payload);
-            points[pos - 1] = r.int_below(n).map_err(|e| bad(sender, e))?;
-            r.end().map_err(|e| bad(sender, e))?;
-        }
+        let points = self.broadcast_value(32, point, n)?;
         let z = over_n.interpolate(&points);
         if !all_pass || Integer::from(z.gcd_ref(n)) != 1 {
             return Ok(None);
@@ -835,24 +862,12 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let replies = self.exchange_shares(40, out)?;
         parts.iter_mut().for_each(wipe);
         let mut sigma = own;
-        for (pos, payload) in replies {
-            let sender = self.session.member_at(pos);
-            let mut r = Reader::new(&payload);
-            sigma += r.int_below(&e).map_err(|e| bad(sender, e))?;
-            r.end().map_err(|e| bad(sender, e))?;
+        for (_, v) in self.single_values(replies, &e)? {
+            sigma += v;
         }
         sigma = sigma.rem_euc(&e);
-        let mut w = Writer::new();
-        w.int(&sigma);
-        let replies = self.broadcast(41, w.finish())?;
-        let mut phi_mod_e = sigma;
-        for (pos, payload) in replies {
-            let sender = self.session.member_at(pos);
-            let mut r = Reader::new(&payload);
-            phi_mod_e += r.int_below(&e).map_err(|e| bad(sender, e))?;
-            r.end().map_err(|e| bad(sender, e))?;
-        }
-        phi_mod_e = phi_mod_e.rem_euc(&e);
+        let sigmas = self.broadcast_value(41, sigma, &e)?;
+        let phi_mod_e = sigmas.into_iter().sum::<Integer>().rem_euc(&e);
         let Ok(inv) = phi_mod_e.invert(&e) else {
             // e divides phi: this modulus cannot use e = 65537.
             wipe(&mut phi_j);
@@ -868,15 +883,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         // Rounding: sum d_j = d - r for some r in 0..k; find r on a test message.
         let m = self.public_base(n, u32::MAX);
         let partial = self.partial_power(&m, &d_j, n)?;
-        let mut w = Writer::new();
-        w.int(&partial);
-        let replies = self.broadcast(42, w.finish())?;
-        let mut prod = partial;
-        for (pos, payload) in replies {
-            let sender = self.session.member_at(pos);
-            let mut r = Reader::new(&payload);
-            let v = r.int_below(n).map_err(|e| bad(sender, e))?;
-            r.end().map_err(|e| bad(sender, e))?;
+        let mut prod = Integer::from(1);
+        for v in self.broadcast_value(42, partial, n)? {
             prod = (prod * v) % n;
         }
         let mut fix = None;
