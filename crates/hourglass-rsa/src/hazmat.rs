@@ -49,7 +49,16 @@ pub fn oaep_encode(
             "OAEP seed must be {h_len} bytes"
         )));
     }
-    let max = k.saturating_sub(2 * h_len + 2);
+    // RFC 8017 7.1.1 step 1b: the modulus must hold two hashes and two bytes.
+    if k < 2 * h_len + 2 {
+        return Err(Error::InvalidParameters(format!(
+            "a {}-bit key is too small for OAEP with a {}-byte hash (it needs at least {} bits); use a smaller hash or a larger key",
+            8 * k,
+            h_len,
+            8 * (2 * h_len + 2)
+        )));
+    }
+    let max = k - (2 * h_len + 2);
     if msg.len() > max {
         return Err(Error::MessageTooLong {
             len: msg.len(),
@@ -101,4 +110,49 @@ pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Re
 /// (used by distributed signing, where no single party holds `d`).
 pub fn pkcs1v15_encode(hash: HashAlg, digest: &[u8], k: usize) -> Result<Vec<u8>> {
     Pkcs1v15Sign::new(hash).encode(digest, k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every (modulus size, hash, message length) combination returns a value or an error; none
+    /// panics (hourglass 0.1 panicked for a 1024-bit key, SHA-512 and an empty message).
+    #[test]
+    fn encodings_never_panic_for_any_size_hash_or_length() {
+        let hashes = [
+            HashAlg::Sha1,
+            HashAlg::Sha256,
+            HashAlg::Sha384,
+            HashAlg::Sha512,
+        ];
+        for hash in hashes {
+            let h = hash.output_len();
+            let seed = vec![9u8; h];
+            let digest = vec![1u8; h];
+            for k in 0..200usize {
+                for len in [0usize, 1, k.saturating_sub(2 * h + 2), k, k + 1] {
+                    let msg = vec![0x5a; len];
+                    match oaep_encode(hash, b"", &msg, &seed, k) {
+                        Ok(em) => {
+                            assert_eq!(em.len(), k);
+                            assert!(k >= 2 * h + 2 + len);
+                        }
+                        Err(_) => assert!(k < 2 * h + 2 || len > k - 2 * h - 2),
+                    }
+                }
+                let em_bits = (8 * k) as u32;
+                for salt_len in [0usize, h, 2 * h] {
+                    let salt = vec![3u8; salt_len];
+                    if let Ok(em) = pss_encode(hash, &digest, &salt, em_bits.saturating_sub(1)) {
+                        assert_eq!(em.len(), (em_bits.saturating_sub(1)).div_ceil(8) as usize);
+                    }
+                }
+                let _ = pkcs1v15_encode(hash, &digest, k);
+            }
+        }
+        // The case from the report, with a clear message.
+        let err = oaep_encode(HashAlg::Sha512, b"", b"", &[0u8; 64], 128).unwrap_err();
+        assert!(err.to_string().contains("too small for OAEP"), "{err}");
+    }
 }
