@@ -9,7 +9,10 @@
 //! - [`prime`]: random primes by incremental sieving, and primality testing with a chosen number
 //!   of Miller-Rabin rounds plus a strong Lucas test (Baillie-PSW);
 //! - [`modular`]: modular helpers with constant-time variants for secret exponents;
-//! - [`secret`]: a zeroizing wrapper for secret integers.
+//! - [`secret`]: a zeroizing wrapper for secret integers;
+//! - [`hash_to_int`]: hashing byte strings onto the whole group `Z_n` (RFC 9380's
+//!   `expand_message_xmd`), for every input raised to a sequential or secret power;
+//! - [`checkpoint`]: authenticated, atomic checkpoints for long squaring runs.
 //!
 //! ```
 //! use hourglass_arith::{entropy::SeededEntropy, prime::{random_prime, PrimeRequest}};
@@ -24,6 +27,7 @@
 pub mod checkpoint;
 pub mod entropy;
 pub mod fixed;
+pub mod hash_to_int;
 pub mod modular;
 pub mod mont;
 pub mod prime;

@@ -32,6 +32,20 @@ pub const DEFAULT_BLOCK: u64 = 1 << 14;
 /// Blocks between checks (`L`): each check costs `B` squarings, so checking costs `1/L`.
 /// A check also happens whenever a checkpoint is due, so checkpoints are never late.
 pub const DEFAULT_BLOCKS_PER_CHECK: u64 = 1 << 8;
+/// Largest modulus the squaring engine (every Montgomery kernel) supports, in bits. Formats and
+/// key generators above refuse larger moduli up front, before any long work.
+pub const MAX_MODULUS_BITS: u32 = crate::mont::MAX_BITS;
+
+/// Checks that a modulus of `bits` bits fits the squaring engine, with an error that says so.
+pub fn check_modulus_bits(bits: u32) -> Result<()> {
+    if bits > MAX_MODULUS_BITS {
+        return Err(Error::InvalidParameter(format!(
+            "a {bits}-bit modulus is larger than the {MAX_MODULUS_BITS} bits the squaring kernels support"
+        )));
+    }
+    Ok(())
+}
+
 /// A fault that reappears this many times at the same place stops the run.
 const MAX_REPEATED_FAULTS: u32 = 3;
 
@@ -135,6 +149,11 @@ impl<'a> SquaringRun<'a> {
     /// The block size `B`.
     pub fn block(&self) -> u64 {
         self.block
+    }
+
+    /// The total squarings of the run.
+    pub fn total(&self) -> u64 {
+        self.total
     }
 
     /// The state before any squaring.

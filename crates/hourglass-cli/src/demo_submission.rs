@@ -166,7 +166,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         expect_secs: Some(expect),
         until_credited_secs: Some(expect),
         open_ended: false,
-        checkpoint: dir.join("paper.bundle.ckpt"),
+        checkpoint: crate::progress::checkpoint_file(dir.join("paper.bundle.ckpt"))?,
         checkpoint_every: Duration::from_secs(5),
     };
     let mut display: Option<(usize, ProgressDisplay)> = None;
@@ -283,7 +283,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         expect_secs: None,
         until_credited_secs: Some(4.0 * scale),
         open_ended: true,
-        checkpoint: dir.join("open.bundle.ckpt"),
+        checkpoint: crate::progress::checkpoint_file(dir.join("open.bundle.ckpt"))?,
         checkpoint_every: Duration::from_secs(5),
     };
     let mut d = ProgressDisplay::new(ProgressMode::Human, "   squaring");

@@ -4,7 +4,10 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
 use hourglass_arith::squaring::Progress;
+
+use crate::cli_error::CliError;
 
 /// Options shared by every long computation: where checkpoints go, how often, and how
 /// progress is shown.
@@ -43,6 +46,25 @@ impl LongRunArgs {
             std::path::PathBuf::from(s)
         })
     }
+
+    /// The authenticated checkpoint at [`Self::checkpoint_path`].
+    pub fn checkpoint_file(
+        &self,
+        default_base: &std::path::Path,
+    ) -> Result<CheckpointFile, CliError> {
+        checkpoint_file(self.checkpoint_path(default_base))
+    }
+}
+
+/// The checkpoint at `path`, authenticated with this user's key (created on first use in the
+/// state directory); an untrusted file is set aside with a warning on stderr.
+pub fn checkpoint_file(path: std::path::PathBuf) -> Result<CheckpointFile, CliError> {
+    let key = CheckpointKey::for_user().map_err(|e| {
+        CliError::from(e).hint(
+            "checkpoints are authenticated with a key in $HOURGLASS_STATE_DIR (default ~/.local/state/hourglass)",
+        )
+    })?;
+    Ok(CheckpointFile::new(path, key).with_notice(|msg| eprintln!("hourglass: warning: {msg}")))
 }
 
 /// How progress is shown.

@@ -80,8 +80,6 @@ pub(crate) enum HashArg {
     #[value(name = "sha3-256")]
     Sha3_256,
     Blake2b,
-    Sha1,
-    Ripemd160,
 }
 
 impl From<HashArg> for PuzzleHash {
@@ -91,8 +89,6 @@ impl From<HashArg> for PuzzleHash {
             HashArg::Sha512 => PuzzleHash::Sha512,
             HashArg::Sha3_256 => PuzzleHash::Sha3_256,
             HashArg::Blake2b => PuzzleHash::Blake2b,
-            HashArg::Sha1 => PuzzleHash::Sha1,
-            HashArg::Ripemd160 => PuzzleHash::Ripemd160,
         }
     }
 }
@@ -111,9 +107,13 @@ struct KeygenArgs {
     /// The number of squarings t directly.
     #[arg(long)]
     squarings: Option<u64>,
-    /// Bits of the private exponent d (at least 128).
+    /// Bits of the private exponent d (at least 256: once one solution is public, a d of b
+    /// bits falls to a kangaroo search in about 2^(b/2) steps).
     #[arg(long, default_value_t = 256)]
     d_bits: u32,
+    /// Accept a d below 256 bits (down to 64): reproducing the paper or tests only.
+    #[arg(long)]
+    allow_insecure: bool,
     /// Hash authors should digest documents with.
     #[arg(long, value_enum, default_value = "sha256")]
     hash: HashArg,
@@ -145,9 +145,6 @@ struct SolveArgs {
     /// Where to write the solution.
     #[arg(short, long, value_name = "FILE")]
     out: PathBuf,
-    /// Hash for the document (default: the one the puzzle key names).
-    #[arg(long, value_enum)]
-    hash: Option<HashArg>,
     #[command(flatten)]
     run: LongRunArgs,
 }
@@ -320,6 +317,7 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let mut rng = a.entropy.source()?;
     let mut gen = PuzzleKeyGen::new(a.bits, t)
         .d_bits(a.d_bits)
+        .allow_insecure(a.allow_insecure)
         .hash(a.hash.into())
         .issuer(&a.issuer);
     if rate.is_finite() {
@@ -385,12 +383,13 @@ pub(crate) fn reference_rate(
 
 fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
     let key = load_puzzle_public_checked(&a.puzzle, a.ca.as_deref())?;
-    let hash = a.hash.map(PuzzleHash::from).unwrap_or(key.meta().hash);
+    // The key fixes the hash; the author does not choose it.
+    let hash = key.meta().hash;
     let digest = digest_file(&a.input, hash)?;
     let m = hourglass_timelock::input_from_digest(key.n(), &digest)
         .map_err(|e| CliError::new(e.to_string()))?;
-    let ckpt = a.run.checkpoint_path(&a.out);
-    let resumed = ckpt.exists();
+    let ckpt = a.run.checkpoint_file(&a.out)?;
+    let resumed = ckpt.path().exists();
     let options = SolveOptions {
         checkpoint: Some(ckpt.clone()),
         checkpoint_every: a.run.every(),
@@ -407,7 +406,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
                 None => String::new(),
             },
             if resumed {
-                format!(", resuming from {}", ckpt.display())
+                format!(", resuming from {}", ckpt.path().display())
             } else {
                 String::new()
             }
@@ -422,7 +421,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
         SolveOutcome::Stopped { done } => Err(CliError::new(format!(
             "stopped after {done} of {} squarings; progress is saved in {}",
             key.t(),
-            ckpt.display()
+            ckpt.path().display()
         ))
         .hint("run the same command again to resume")),
         SolveOutcome::Solved(c) => {
@@ -434,7 +433,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
                 c,
             };
             write_output(&a.out, solution.to_json().as_bytes(), Sensitivity::Public)?;
-            let _ = std::fs::remove_file(&ckpt);
+            ckpt.remove();
             let secs = start.elapsed().as_secs_f64();
             if a.run.json {
                 println!(
@@ -457,7 +456,8 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let key = load_puzzle_key(&a.key)?;
     let solution = Solution::from_json(&text(&a.solution, "solution")?)
         .map_err(|e| CliError::new(e.to_string()).context(a.solution.display()))?;
-    let digest = digest_file(&a.input, solution.hash)?;
+    // The verifier's key fixes the hash, whatever the solution file names.
+    let digest = digest_file(&a.input, key.public().meta().hash)?;
     let mut rng = a.entropy.source()?;
     let start = Instant::now();
     let verdict = solution
@@ -502,7 +502,7 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
     let key = load_puzzle_public_checked(&a.puzzle, a.ca.as_deref())?;
     let digest = digest_file(&a.input, PuzzleHash::Sha256)?;
     let sig = read_input(&a.signature, "signature")?;
-    let ckpt = a.run.checkpoint_path(&a.signature);
+    let ckpt = a.run.checkpoint_file(&a.signature)?;
     let options = SolveOptions {
         checkpoint: Some(ckpt.clone()),
         checkpoint_every: a.run.every(),
@@ -523,20 +523,20 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
     }
     match verdict {
         DelayedVerdict::Valid => {
-            let _ = std::fs::remove_file(&ckpt);
+            ckpt.remove();
             if !a.run.json {
                 println!("valid delayed signature ({} squarings)", key.t());
             }
             Ok(())
         }
         DelayedVerdict::Invalid => {
-            let _ = std::fs::remove_file(&ckpt);
+            ckpt.remove();
             Err(CliError::new("invalid signature: the file, the signature or the key differs from what was signed"))
         }
         DelayedVerdict::Stopped { done } => Err(CliError::new(format!(
             "stopped after {done} of {} squarings; progress is saved in {}",
             key.t(),
-            ckpt.display()
+            ckpt.path().display()
         ))
         .hint("run the same command again to resume")),
     }

@@ -242,7 +242,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
         expect_secs: a.expect.map(|d| d.as_secs_f64()),
         until_credited_secs: a.until.map(|d| d.as_secs_f64()),
         open_ended: a.open_ended,
-        checkpoint: with_ext(&a.out, ".ckpt"),
+        checkpoint: crate::progress::checkpoint_file(with_ext(&a.out, ".ckpt"))?,
         checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
     };
     let mode = ProgressMode::from_flags(a.quiet, a.json);
@@ -346,7 +346,17 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
         .map_err(|_| CliError::new("the bundle is not a text file"))?;
     let bundle = Bundle::from_json(&text)
         .map_err(|e| CliError::new(e.to_string()).context(a.bundle.display()))?;
-    let digest = digest_file(&a.input, bundle.hash)?;
+    // The keys fix the hash, never the bundle: a bundle naming another is refused per link.
+    let hash = keys[0].public().meta().hash;
+    if let Some(k) = keys.iter().find(|k| k.public().meta().hash != hash) {
+        return Err(CliError::new(format!(
+            "the keys in {} fix different document hashes ({hash} and {})",
+            a.keys.display(),
+            k.public().meta().hash
+        ))
+        .hint("--keys is the directory of one puzzle set"));
+    }
+    let digest = digest_file(&a.input, hash)?;
     let mut rng = a.entropy.source()?;
     let start = std::time::Instant::now();
     let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut *rng)

@@ -339,7 +339,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
             .hint("get an intact copy of the file (nothing was computed or written)"));
         }
     }
-    let ckpt = match (
+    let ckpt_path = match (
         &a.run.checkpoint,
         a.out.as_os_str() == "-",
         a.input.as_os_str() == "-",
@@ -356,7 +356,8 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     // Probe the output now, so an unwritable directory shows before hours of squaring; the real
     // temporary file is made after them (a kill -9 meanwhile leaves nothing behind).
     drop(StagedOutput::create(&a.out, Sensitivity::Secret)?);
-    let resumed = ckpt.exists();
+    let ckpt = crate::progress::checkpoint_file(ckpt_path.clone())?;
+    let resumed = ckpt_path.exists();
     let options = SolveOptions {
         checkpoint: Some(ckpt.clone()),
         checkpoint_every: a.run.every(),
@@ -370,7 +371,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
             header.t(),
             header.modulus_bits(),
             if resumed {
-                format!(", resuming from {}", ckpt.display())
+                format!(", resuming from {}", ckpt_path.display())
             } else {
                 String::new()
             }
@@ -383,7 +384,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     .map_err(|e| with_checkpoint_hint(tlock_error(e)))?;
     let key = match key {
         KeyOutcome::Recovered(key) => key,
-        KeyOutcome::Stopped { done } => return Err(stopped(done, header.t(), Some(&ckpt))),
+        KeyOutcome::Stopped { done } => return Err(stopped(done, header.t(), Some(&ckpt_path))),
     };
     let mut out = StagedOutput::create(&a.out, Sensitivity::Secret)?;
     let content_len = decrypt_body(&header, &key, &mut input, &mut out).map_err(|e| {
@@ -391,7 +392,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
         match err.hint.clone() {
             Some(h) => err.hint(format!(
                 "{h}; the squarings are saved in {}, so an intact copy opens at once",
-                ckpt.display()
+                ckpt_path.display()
             )),
             None => err,
         }
@@ -399,7 +400,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     drop(key);
     out.commit()?;
     // The finished checkpoint holds a^(2^t), i.e. the key: remove it now the content is out.
-    let _ = std::fs::remove_file(&ckpt);
+    ckpt.remove();
     let secs = start.elapsed().as_secs_f64();
     if a.run.json {
         println!(
@@ -436,7 +437,11 @@ fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
         CliError::usage(e.to_string()).hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60")
     })?;
     let options = SolveOptions {
-        checkpoint: a.checkpoint.clone(),
+        checkpoint: a
+            .checkpoint
+            .clone()
+            .map(crate::progress::checkpoint_file)
+            .transpose()?,
         checkpoint_every: Duration::from_secs(a.checkpoint_every.max(1)),
         ..SolveOptions::default()
     };

@@ -224,7 +224,10 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
         );
     }
     let options = EvalOptions {
-        checkpoint: ckpt.clone(),
+        checkpoint: ckpt
+            .clone()
+            .map(crate::progress::checkpoint_file)
+            .transpose()?,
         checkpoint_every: a.run.every(),
         progress_every: Duration::from_millis(250),
     };

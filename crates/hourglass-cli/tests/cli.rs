@@ -691,6 +691,7 @@ fn a_planted_symlink_does_not_redirect_a_secret_output() {
     let victim = file(d, "victim.txt", b"untouched");
     let out = d.join("plain.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
+        .env("HOURGLASS_STATE_DIR", common::state_dir())
         .args(argv("rsa decrypt -k {} -i - -o {}", &[&key, &out]))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

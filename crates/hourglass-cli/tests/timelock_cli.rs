@@ -441,6 +441,7 @@ fn ctrl_c_and_kill_dash_nine_then_the_same_command_resumes() {
     ];
     // Ctrl-C (SIGINT) once progress shows: a clean stop that saves the verified state.
     let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
+        .env("HOURGLASS_STATE_DIR", common::state_dir())
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -474,6 +475,7 @@ fn ctrl_c_and_kill_dash_nine_then_the_same_command_resumes() {
 
     // kill -9 during a resumed run: no output appears; the checkpoint survives.
     let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
+        .env("HOURGLASS_STATE_DIR", common::state_dir())
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

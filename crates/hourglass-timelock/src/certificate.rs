@@ -96,7 +96,8 @@ pub const MAX_CERTIFICATE_FILE: usize = 1 << 20;
 const MAX_MODULUS_BYTES: usize = 4096;
 
 /// Version of the time-lock parameters extension.
-const PARAMETERS_VERSION: u8 = 1;
+/// Version 2: the certified key uses the full-domain inputs of puzzle format version 2.
+const PARAMETERS_VERSION: u8 = 2;
 
 /// Longest common name (`ub-common-name` in RFC 5280).
 const MAX_COMMON_NAME: usize = 64;
@@ -1139,6 +1140,11 @@ pub fn verify_puzzle_certificate(
 fn parse_parameters(der: &[u8], t: u64) -> Result<PuzzleMeta> {
     let bad = |why: String| CertificateError::BadParameters(why);
     let p = TimeLockParameters::from_der(der).map_err(|e| bad(format!("extension: {e}")))?;
+    if p.version == 1 {
+        return Err(bad(
+            "version 1 certifies a key whose puzzle inputs can be forged from parallel precomputation; ask the institution for a version-2 certificate".into(),
+        ));
+    }
     if p.version != PARAMETERS_VERSION {
         return Err(bad(format!("unsupported version {}", p.version)));
     }
@@ -1157,8 +1163,7 @@ fn parse_parameters(der: &[u8], t: u64) -> Result<PuzzleMeta> {
             _ => Err(bad(format!("{name} '{s}' is not a decimal number"))),
         }
     };
-    let hash = PuzzleHash::from_name(&p.hash)
-        .ok_or_else(|| bad(format!("unknown document hash '{}'", p.hash)))?;
+    let hash = PuzzleHash::parse(&p.hash).map_err(bad)?;
     Ok(PuzzleMeta {
         duration_secs: number("durationSeconds", &p.duration_seconds)?,
         rate: number("rate", &p.rate)?,

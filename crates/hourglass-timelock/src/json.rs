@@ -15,12 +15,16 @@ pub(crate) fn parse<T: DeserializeOwned>(what: &'static str, text: &str) -> Resu
     })
 }
 
+/// Why version-1 files are refused (the same change touched every time-certifying file).
+const V1_REFUSED: &str = "version 1 mapped documents to small puzzle inputs that can be forged from parallel precomputation, and its key fingerprints did not cover the metadata; ask the issuer for a version-2 set or key, and seal again";
+
 /// Checks the `"type"` and `"version"` fields.
 pub(crate) fn check_header(
     what: &'static str,
     kind: &str,
     version: u32,
     expected: &str,
+    expected_version: u32,
 ) -> Result<()> {
     if kind != expected {
         return Err(Error::Parse {
@@ -28,13 +32,46 @@ pub(crate) fn check_header(
             why: format!("\"type\" is '{kind}', expected '{expected}'"),
         });
     }
-    if version != 1 {
+    if version == 1 && expected_version == 2 {
+        return Err(Error::OldVersion {
+            what,
+            found: 1,
+            expected: 2,
+            why: V1_REFUSED,
+        });
+    }
+    if version != expected_version {
         return Err(Error::Parse {
             what,
-            why: format!("unsupported version {version}"),
+            why: format!("unsupported version {version} (this hourglass reads {expected_version})"),
         });
     }
     Ok(())
+}
+
+/// Parses `text` as the JSON of `what`, checking `"type"` and `"version"` first, so a file of
+/// another version is named as such rather than reported as a field mismatch.
+pub(crate) fn parse_versioned<T: DeserializeOwned>(
+    what: &'static str,
+    text: &str,
+    expected: &str,
+    expected_version: u32,
+) -> Result<T> {
+    #[derive(serde::Deserialize)]
+    struct Header {
+        #[serde(rename = "type")]
+        kind: String,
+        version: u32,
+    }
+    let header: Header = parse(what, text)?;
+    check_header(
+        what,
+        &header.kind,
+        header.version,
+        expected,
+        expected_version,
+    )?;
+    parse(what, text)
 }
 
 /// A big integer field.
@@ -43,6 +80,18 @@ pub(crate) fn hex_integer(what: &'static str, field: &str, s: &str) -> Result<In
         what,
         why: format!("field {field}: expected hexadecimal digits"),
     })
+}
+
+/// Pretty JSON with a final newline, for files holding secrets: written into one buffer large
+/// enough not to reallocate (no stray copies), returned in a wiping wrapper.
+pub(crate) fn to_secret_text<T: Serialize>(value: &T) -> zeroize::Zeroizing<String> {
+    let mut buf = zeroize::Zeroizing::new(Vec::with_capacity(64 * 1024));
+    if serde_json::to_writer_pretty(&mut *buf, value).is_err() {
+        buf.clear();
+    }
+    buf.push(b'\n');
+    let text = std::str::from_utf8(&buf).unwrap_or_default().to_string();
+    zeroize::Zeroizing::new(text)
 }
 
 /// Pretty JSON with a final newline.

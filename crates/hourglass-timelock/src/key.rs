@@ -2,9 +2,11 @@
 
 use digest::DynDigest;
 use hourglass_arith::entropy::{random_exact_bits, EntropySource};
+use hourglass_arith::hash_to_int::hash_to_residue;
 use hourglass_arith::modular::{inverse, pow_mod_vartime};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
 use hourglass_arith::secret::SecretInt;
+use hourglass_arith::squaring::{check_modulus_bits, MAX_MODULUS_BITS};
 use hourglass_arith::Integer;
 use hourglass_rsa::{PrivateKey, Variant};
 use rug::integer::Order;
@@ -15,7 +17,11 @@ use crate::json;
 use crate::{Error, Result};
 
 /// Hash functions that turn a document into a puzzle input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// Only collision-resistant hashes: a puzzle solution certifies that *this* document existed,
+/// so a hash with practical collisions (SHA-1) or a 160-bit one (RIPEMD-160) would let one
+/// solution vouch for two documents. Both are refused wherever they appear in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum PuzzleHash {
     /// SHA-256 (the default).
     #[serde(rename = "sha256")]
@@ -29,23 +35,15 @@ pub enum PuzzleHash {
     /// BLAKE2b-512.
     #[serde(rename = "blake2b")]
     Blake2b,
-    /// SHA-1 (as in the paper's tool; collisions are practical, so only for compatibility).
-    #[serde(rename = "sha1")]
-    Sha1,
-    /// RIPEMD-160 (as in the paper's tool).
-    #[serde(rename = "ripemd160")]
-    Ripemd160,
 }
 
 impl PuzzleHash {
     /// Every supported hash.
-    pub const ALL: [PuzzleHash; 6] = [
+    pub const ALL: [PuzzleHash; 4] = [
         PuzzleHash::Sha256,
         PuzzleHash::Sha512,
         PuzzleHash::Sha3_256,
         PuzzleHash::Blake2b,
-        PuzzleHash::Sha1,
-        PuzzleHash::Ripemd160,
     ];
 
     /// The name used in files and on the command line.
@@ -55,14 +53,22 @@ impl PuzzleHash {
             PuzzleHash::Sha512 => "sha512",
             PuzzleHash::Sha3_256 => "sha3-256",
             PuzzleHash::Blake2b => "blake2b",
-            PuzzleHash::Sha1 => "sha1",
-            PuzzleHash::Ripemd160 => "ripemd160",
         }
     }
 
     /// Parses a name.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|h| h.name() == name)
+    }
+
+    /// Parses a name, explaining a refusal (weak hashes are named as such).
+    pub fn parse(name: &str) -> std::result::Result<Self, String> {
+        Self::from_name(name).ok_or_else(|| match name {
+            "sha1" | "ripemd160" => format!(
+                "hash '{name}' is not accepted for anything that certifies time (too weak against collisions); use sha256, sha512, sha3-256 or blake2b"
+            ),
+            _ => format!("unknown document hash '{name}' (use sha256, sha512, sha3-256 or blake2b)"),
+        })
     }
 
     /// A fresh incremental hasher.
@@ -72,8 +78,6 @@ impl PuzzleHash {
             PuzzleHash::Sha512 => Box::new(sha2::Sha512::default()),
             PuzzleHash::Sha3_256 => Box::new(sha3::Sha3_256::default()),
             PuzzleHash::Blake2b => Box::new(blake2::Blake2b512::default()),
-            PuzzleHash::Sha1 => Box::new(sha1::Sha1::default()),
-            PuzzleHash::Ripemd160 => Box::new(ripemd::Ripemd160::default()),
         }
     }
 
@@ -90,29 +94,34 @@ impl PuzzleHash {
     }
 }
 
+impl<'de> Deserialize<'de> for PuzzleHash {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Self::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
 impl std::fmt::Display for PuzzleHash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
 }
 
-/// The puzzle input for a document digest: `m = OS2IP(0x01 || digest)`.
-///
-/// The leading `0x01` keeps `m > 1` for every digest (so `m` is never a fixed point of
-/// squaring), and `m < n` because digests are at most 64 bytes and moduli at least 512 bits.
-pub fn input_from_digest(n: &Integer, digest: &[u8]) -> Result<Integer> {
-    let mut bytes = Vec::with_capacity(digest.len() + 1);
-    bytes.push(1u8);
-    bytes.extend_from_slice(digest);
-    let m = Integer::from_digits(&bytes, Order::Msf);
-    if m >= *n {
-        return Err(Error::InvalidParameters(
-            "the digest does not fit below the modulus".into(),
-        ));
-    }
-    Ok(m)
-}
+/// Domain separation tag of the document link's input (docs/FORMATS.md).
+pub const DOCUMENT_INPUT_DST: &[u8] = b"HOURGLASS-V2-PUZZLE-INPUT";
 
+/// The puzzle input for a document digest: a full-domain element of `[2, n-2]`,
+/// `m = OS2IP(expand_message_xmd(SHA-256, digest, "HOURGLASS-V2-PUZZLE-INPUT", L)) mod n` with
+/// `L = ceil((bits(n) + 128) / 8)` (RFC 9380's `hash_to_field`; see
+/// [`hourglass_arith::hash_to_int`]).
+///
+/// Why full-domain: `m -> m^(2^t) mod n` is multiplicative, so if inputs were small integers
+/// (as `0x01 || digest` was in format version 1), an attacker could compute `p^(2^t)` for many
+/// small primes `p` in parallel and then "solve" instantly any document whose input factors
+/// over them. An input spread over the whole group has no such structure.
+pub fn input_from_digest(n: &Integer, digest: &[u8]) -> Result<Integer> {
+    Ok(hash_to_residue(digest, DOCUMENT_INPUT_DST, n)?)
+}
 /// The puzzle input for a whole document held in memory.
 pub fn document_input(key: &PuzzlePublicKey, hash: PuzzleHash, document: &[u8]) -> Result<Integer> {
     input_from_digest(key.n(), &hash.digest(document))
@@ -144,18 +153,25 @@ pub struct PuzzlePublicKey {
     meta: PuzzleMeta,
 }
 
-/// Fingerprint of `(n, t, z)`: SHA-256 over a length-prefixed encoding (see docs/FORMATS.md).
-fn fingerprint_of(n: &Integer, t: u64, z: &Integer) -> [u8; 32] {
+/// Fingerprint of everything in a public key that changes a verdict or the credited time: `n`,
+/// `t`, `z` and every metadata field (SHA-256 over a length-prefixed encoding; see
+/// docs/FORMATS.md). Editing any field of the JSON changes it, so an edited file is refused.
+fn fingerprint_of(n: &Integer, t: u64, z: &Integer, meta: &PuzzleMeta) -> [u8; 32] {
     let mut h = Sha256::new();
-    Digest::update(&mut h, b"hourglass-puzzle-v1\0");
-    for (i, x) in [n, z].into_iter().enumerate() {
-        let bytes = x.to_digits::<u8>(Order::Msf);
+    let mut field = |bytes: &[u8]| {
         Digest::update(&mut h, (bytes.len() as u32).to_be_bytes());
-        Digest::update(&mut h, &bytes);
-        if i == 0 {
-            Digest::update(&mut h, t.to_be_bytes());
-        }
-    }
+        Digest::update(&mut h, bytes);
+    };
+    field(b"hourglass-puzzle-v2");
+    field(&n.to_digits::<u8>(Order::Msf));
+    field(&t.to_be_bytes());
+    field(&z.to_digits::<u8>(Order::Msf));
+    field(meta.hash.name().as_bytes());
+    field(&meta.duration_secs.to_bits().to_be_bytes());
+    field(&meta.rate.to_bits().to_be_bytes());
+    field(&[u8::from(meta.rate_measured)]);
+    field(meta.issuer.as_bytes());
+    field(meta.created.as_bytes());
     h.finalize().into()
 }
 
@@ -167,6 +183,7 @@ impl PuzzlePublicKey {
                 "puzzle modulus must be odd and at least 512 bits".into(),
             ));
         }
+        check_modulus_bits(n.significant_bits())?;
         if t == 0 {
             return Err(Error::InvalidParameters(
                 "t must be at least 1 squaring".into(),
@@ -209,9 +226,9 @@ impl PuzzlePublicKey {
     pub fn bits(&self) -> u32 {
         self.n.significant_bits()
     }
-    /// SHA-256 fingerprint of `(n, t, z)`.
+    /// SHA-256 fingerprint of `(n, t, z)` and the metadata.
     pub fn fingerprint(&self) -> [u8; 32] {
-        fingerprint_of(&self.n, self.t, &self.z)
+        fingerprint_of(&self.n, self.t, &self.z, &self.meta)
     }
     /// The fingerprint in hex.
     pub fn fingerprint_hex(&self) -> String {
@@ -226,7 +243,7 @@ impl PuzzlePublicKey {
     pub fn to_json(&self) -> String {
         let j = PublicJson {
             kind: PUBLIC_TYPE.into(),
-            version: 1,
+            version: KEY_VERSION,
             bits: self.bits(),
             n: format!("{:x}", self.n),
             t: self.t,
@@ -239,7 +256,12 @@ impl PuzzlePublicKey {
 
     /// Parses a JSON public key file, checking its fingerprint.
     pub fn from_json(text: &str) -> Result<Self> {
-        Self::from_public_json(json::parse("puzzle public key", text)?)
+        Self::from_public_json(json::parse_versioned(
+            "puzzle public key",
+            text,
+            PUBLIC_TYPE,
+            KEY_VERSION,
+        )?)
     }
 
     fn from_public_json(j: PublicJson) -> Result<Self> {
@@ -247,7 +269,6 @@ impl PuzzlePublicKey {
             what: "puzzle public key",
             why,
         };
-        json::check_header("puzzle public key", &j.kind, j.version, PUBLIC_TYPE)?;
         let n = json::hex_integer("puzzle public key", "n", &j.n)?;
         let z = json::hex_integer("puzzle public key", "z", &j.z)?;
         let key = Self::new(n, j.t, z, j.meta)?;
@@ -260,7 +281,7 @@ impl PuzzlePublicKey {
         }
         if key.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
             return Err(err(
-                "fingerprint does not match (n, t, z): the file was modified".into(),
+                "fingerprint does not match the key's fields: the file was modified".into(),
             ));
         }
         Ok(key)
@@ -268,6 +289,8 @@ impl PuzzlePublicKey {
 }
 
 const PUBLIC_TYPE: &str = "hourglass-puzzle-public-key";
+/// Version 2: full-domain inputs and a fingerprint over every field (docs/FORMATS.md).
+const KEY_VERSION: u32 = 2;
 const PRIVATE_TYPE: &str = "hourglass-puzzle-private-key";
 
 #[derive(Serialize, Deserialize)]
@@ -292,10 +315,21 @@ struct PrivateJson {
     kind: String,
     version: u32,
     public: PublicJson,
-    p: String,
-    q: String,
-    d: String,
+    p: SecretHex,
+    q: SecretHex,
+    d: SecretHex,
     e: String,
+}
+
+/// The hex text of a secret field, wiped when dropped (parsing and writing key files).
+#[derive(Serialize, Deserialize)]
+#[serde(transparent)]
+struct SecretHex(String);
+
+impl Drop for SecretHex {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
 }
 
 /// A private puzzle key: the RSA key `(n, d)` behind a public puzzle key.
@@ -353,30 +387,37 @@ impl PuzzleKey {
             .unwrap_or_else(|_| unreachable!("own JSON parses"));
         let j = PrivateJson {
             kind: PRIVATE_TYPE.into(),
-            version: 1,
+            version: KEY_VERSION,
             public,
-            p: format!("{:x}", p.expose()),
-            q: format!("{:x}", q.expose()),
-            d: format!("{:x}", d.expose()),
+            p: SecretHex(format!("{:x}", p.expose())),
+            q: SecretHex(format!("{:x}", q.expose())),
+            d: SecretHex(format!("{:x}", d.expose())),
             e: format!("{:x}", self.rsa.public().e()),
         };
-        zeroize::Zeroizing::new(json::to_text(&j))
+        json::to_secret_text(&j)
     }
 
     /// Parses a JSON private key file and checks it is consistent with its public key.
     pub fn from_json(text: &str) -> Result<Self> {
-        let j: PrivateJson = json::parse("puzzle private key", text)?;
+        let j: PrivateJson =
+            json::parse_versioned("puzzle private key", text, PRIVATE_TYPE, KEY_VERSION)?;
         let err = |why: String| Error::Parse {
             what: "puzzle private key",
             why,
         };
-        json::check_header("puzzle private key", &j.kind, j.version, PRIVATE_TYPE)?;
+        json::check_header(
+            "puzzle public key",
+            &j.public.kind,
+            j.public.version,
+            PUBLIC_TYPE,
+            KEY_VERSION,
+        )?;
         let public = PuzzlePublicKey::from_public_json(j.public)?;
         let field = |name: &str, v: &str| json::hex_integer("puzzle private key", name, v);
         let (p, q, d, e) = (
-            field("p", &j.p)?,
-            field("q", &j.q)?,
-            field("d", &j.d)?,
+            field("p", &j.p.0)?,
+            field("q", &j.q.0)?,
+            field("d", &j.d.0)?,
             field("e", &j.e)?,
         );
         let rsa = PrivateKey::from_components(
@@ -415,11 +456,16 @@ pub struct PuzzleKeyGen {
     bits: u32,
     t: u64,
     d_bits: u32,
+    allow_insecure: bool,
     meta: PuzzleMeta,
 }
 
-/// Smallest private exponent size accepted (paper section III-F: symmetric-key size).
-pub const MIN_D_BITS: u32 = 128;
+/// Smallest private exponent size accepted by default. Once one solution `c = m^(e~)` is
+/// public, `d` with `c^d = m` can be found by a kangaroo search in about `2^(bits/2)` steps,
+/// so 256 bits give 2^128 work.
+pub const MIN_D_BITS: u32 = 256;
+/// Smallest private exponent size accepted even with [`PuzzleKeyGen::allow_insecure`].
+pub const MIN_D_BITS_INSECURE: u32 = 64;
 
 impl PuzzleKeyGen {
     /// A key of `bits` bits solved by `t` squarings, with a 256-bit `d`, SHA-256 documents, and
@@ -429,6 +475,7 @@ impl PuzzleKeyGen {
             bits,
             t,
             d_bits: 256,
+            allow_insecure: false,
             meta: PuzzleMeta {
                 duration_secs: t as f64 / 1e6,
                 rate: 1e6,
@@ -449,9 +496,17 @@ impl PuzzleKeyGen {
         self
     }
 
-    /// Size of the private exponent `d` (at least [`MIN_D_BITS`]).
+    /// Size of the private exponent `d` (at least [`MIN_D_BITS`], unless
+    /// [`Self::allow_insecure`]).
     pub fn d_bits(mut self, bits: u32) -> Self {
         self.d_bits = bits;
+        self
+    }
+
+    /// Accepts a private exponent below [`MIN_D_BITS`] (down to [`MIN_D_BITS_INSECURE`]): for
+    /// reproducing the paper's figures and for tests, never for real deadlines.
+    pub fn allow_insecure(mut self, allow: bool) -> Self {
+        self.allow_insecure = allow;
         self
     }
 
@@ -471,16 +526,23 @@ impl PuzzleKeyGen {
     /// modular exponentiation: milliseconds, not the paper's minutes) and `z = phi - r + e`.
     /// Every call makes a new modulus: no second exponent is ever issued for one.
     pub fn generate(&self, rng: &mut dyn EntropySource) -> Result<PuzzleKey> {
-        if !(512..=16384).contains(&self.bits) {
+        if !(512..=MAX_MODULUS_BITS).contains(&self.bits) {
             return Err(Error::InvalidParameters(format!(
-                "puzzle modulus of {} bits is outside 512..=16384",
+                "puzzle modulus of {} bits is outside 512..={MAX_MODULUS_BITS} (the squaring kernels' limit)",
                 self.bits
             )));
         }
-        if self.d_bits < MIN_D_BITS || self.d_bits + 16 > self.bits {
+        if self.d_bits + 16 > self.bits || self.d_bits < MIN_D_BITS_INSECURE {
             return Err(Error::InvalidParameters(format!(
                 "d of {} bits must be at least {MIN_D_BITS} bits and well below the modulus size",
                 self.d_bits
+            )));
+        }
+        if self.d_bits < MIN_D_BITS && !self.allow_insecure {
+            return Err(Error::Insecure(format!(
+                "a private exponent of {} bits falls to a kangaroo search in about 2^{} steps once one solution is public; use at least {MIN_D_BITS} bits",
+                self.d_bits,
+                self.d_bits / 2
             )));
         }
         if self.t == 0 {
@@ -577,5 +639,48 @@ mod tests {
             .generate(&mut rng)
             .is_err());
         assert!(PuzzleKeyGen::new(256, 10).generate(&mut rng).is_err());
+        // Larger than the kernels support: refused before any prime is generated.
+        let err = PuzzleKeyGen::new(8200, 10).generate(&mut rng).unwrap_err();
+        assert!(err.to_string().contains("kernels"), "{err}");
+        let huge = (Integer::from(1) << 9000u32) + 1u32;
+        let meta = PuzzleKeyGen::new(512, 1)
+            .generate(&mut rng)
+            .unwrap()
+            .public()
+            .meta()
+            .clone();
+        let err = PuzzlePublicKey::new(huge, 5, Integer::from(3), meta).unwrap_err();
+        assert!(err.to_string().contains("kernels"), "{err}");
+    }
+
+    /// A short private exponent (the kangaroo attack recovers d in 2^(bits/2) steps from one
+    /// public solution) is refused unless explicitly allowed, and the refusal says why.
+    #[test]
+    fn short_private_exponents_need_allow_insecure() {
+        let mut rng = SeededEntropy::new(b"short d");
+        let err = PuzzleKeyGen::new(1024, 10)
+            .d_bits(128)
+            .generate(&mut rng)
+            .unwrap_err();
+        assert!(matches!(err, Error::Insecure(_)), "{err}");
+        assert!(err.to_string().contains("kangaroo"), "{err}");
+        let key = PuzzleKeyGen::new(1024, 10)
+            .d_bits(128)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .unwrap();
+        let m = document_input(key.public(), PuzzleHash::Sha256, b"x").unwrap();
+        let c = pow_mod_vartime(
+            &m,
+            &((Integer::from(1) << 10u32) + key.public().z()),
+            key.public().n(),
+        )
+        .unwrap();
+        assert!(key.verify(&m, &c, &mut rng).unwrap());
+        assert!(PuzzleKeyGen::new(1024, 10)
+            .d_bits(32)
+            .allow_insecure(true)
+            .generate(&mut rng)
+            .is_err());
     }
 }

@@ -43,7 +43,7 @@ pub mod tlock;
 
 pub use key::{
     document_input, input_from_digest, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta,
-    PuzzlePublicKey, MIN_D_BITS,
+    PuzzlePublicKey, DOCUMENT_INPUT_DST, MIN_D_BITS, MIN_D_BITS_INSECURE,
 };
 pub use solution::{Rejection, Solution};
 pub use solve::{solve, SolveOptions, SolveOutcome};
@@ -61,6 +61,23 @@ pub enum Error {
     /// Parameters that cannot work.
     #[error("invalid parameters: {0}")]
     InvalidParameters(String),
+    /// Parameters that published attacks break (allowed only when explicitly asked for).
+    #[error("insecure parameters: {0}")]
+    Insecure(String),
+    /// A file in a format version this hourglass no longer verifies (its rules were unsafe).
+    #[error(
+        "{what} is format version {found}; this hourglass reads only version {expected}: {why}"
+    )]
+    OldVersion {
+        /// What was being read.
+        what: &'static str,
+        /// The version in the file.
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+        /// What changed, and what to do.
+        why: &'static str,
+    },
     /// A file could not be parsed or is inconsistent.
     #[error("cannot parse {what}: {why}")]
     Parse {

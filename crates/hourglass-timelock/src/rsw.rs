@@ -32,7 +32,6 @@
 
 use std::sync::atomic::AtomicBool;
 
-use hourglass_arith::checkpoint::Checkpoint;
 use hourglass_arith::squaring::{Outcome, Progress, SquaringRun, SquaringState};
 use hourglass_arith::Integer;
 use rug::integer::Order;
@@ -61,6 +60,7 @@ impl RswPuzzle {
                 "the modulus n must be odd and greater than 3".into(),
             ));
         }
+        hourglass_arith::squaring::check_modulus_bits(n.significant_bits())?;
         if base <= 1 || base >= Integer::from(&n - 1u32) {
             return Err(Error::InvalidParameters(
                 "the base must satisfy 1 < base < n - 1".into(),
@@ -143,23 +143,13 @@ pub fn solve_rsw_in_context(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SolveOutcome> {
     let run = SquaringRun::new(&puzzle.n, &puzzle.base, puzzle.t)?;
-    let mut start: SquaringState = run.initial_state();
-    if let Some(path) = &options.checkpoint {
-        if let Some(ckpt) = Checkpoint::load(path)? {
-            ckpt.check_belongs(context, run.block(), puzzle.t)?;
-            run.validate_state(&ckpt.state)?;
-            start = ckpt.state;
-        }
-    }
+    let start = match &options.checkpoint {
+        Some(file) => file.resume(&run, context)?,
+        None => run.initial_state(),
+    };
     let mut save = |state: &SquaringState| -> hourglass_arith::Result<()> {
         match &options.checkpoint {
-            Some(path) => Checkpoint {
-                context: context.to_vec(),
-                block: run.block(),
-                total: puzzle.t,
-                state: state.clone(),
-            }
-            .save(path),
+            Some(file) => file.save_state(&run, context, state),
             None => Ok(()),
         }
     };
@@ -215,6 +205,7 @@ pub fn parse_integer(s: &str) -> Option<Integer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
     use hourglass_arith::squaring::square_k_times;
     use std::time::Duration;
 
@@ -232,7 +223,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let ckpt = dir.join("rsw.ckpt");
         let opts = SolveOptions {
-            checkpoint: Some(ckpt.clone()),
+            checkpoint: Some(CheckpointFile::new(
+                &ckpt,
+                CheckpointKey::from_bytes([5u8; 32]),
+            )),
             checkpoint_every: Duration::ZERO,
             ..SolveOptions::default()
         };

@@ -9,6 +9,8 @@ use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
 use crate::{Error, Result};
 
 const SOLUTION_TYPE: &str = "hourglass-puzzle-solution";
+/// Version 2: the full-domain input of a version-2 key.
+const SOLUTION_VERSION: u32 = 2;
 
 /// A solved puzzle for one document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +45,8 @@ struct SolutionJson {
 pub enum Rejection {
     /// The solution is for another puzzle key.
     WrongPuzzle,
+    /// The solution names another hash than the one the puzzle key fixes.
+    WrongHash,
     /// The document's digest differs from the one solved for.
     DocumentMismatch,
     /// `c^d != m`: the solution is wrong or was altered.
@@ -53,6 +57,9 @@ impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Rejection::WrongPuzzle => "the solution is for another puzzle key",
+            Rejection::WrongHash => {
+                "the solution names another document hash than the puzzle key fixes"
+            }
             Rejection::DocumentMismatch => {
                 "the document differs from the one the puzzle was solved for"
             }
@@ -66,7 +73,7 @@ impl Solution {
     pub fn to_json(&self) -> String {
         let j = SolutionJson {
             kind: SOLUTION_TYPE.into(),
-            version: 1,
+            version: SOLUTION_VERSION,
             puzzle: hex::encode(self.puzzle),
             hash: self.hash,
             digest: hex::encode(&self.digest),
@@ -82,8 +89,8 @@ impl Solution {
             what: "puzzle solution",
             why,
         };
-        let j: SolutionJson = json::parse("puzzle solution", text)?;
-        json::check_header("puzzle solution", &j.kind, j.version, SOLUTION_TYPE)?;
+        let j: SolutionJson =
+            json::parse_versioned("puzzle solution", text, SOLUTION_TYPE, SOLUTION_VERSION)?;
         let puzzle: [u8; 32] = hex::decode(&j.puzzle)
             .ok()
             .and_then(|v| v.try_into().ok())
@@ -112,8 +119,9 @@ impl Solution {
         input_from_digest(key.n(), &self.digest)
     }
 
-    /// Verifies against the private key and the document's digest (computed by the caller
-    /// with [`Solution::hash`]).
+    /// Verifies against the private key and the document's digest, computed by the caller with
+    /// the hash the key fixes (`key.public().meta().hash`): the verifier, not the solution,
+    /// chooses the hash, and a solution that names another one is refused.
     pub fn verify(
         &self,
         key: &PuzzleKey,
@@ -122,6 +130,9 @@ impl Solution {
     ) -> Result<std::result::Result<(), Rejection>> {
         if self.puzzle != key.public().fingerprint() {
             return Ok(Err(Rejection::WrongPuzzle));
+        }
+        if self.hash != key.public().meta().hash {
+            return Ok(Err(Rejection::WrongHash));
         }
         if document_digest != self.digest.as_slice() {
             return Ok(Err(Rejection::DocumentMismatch));

@@ -1,9 +1,9 @@
 //! Solving a puzzle: `c = m^(2^t) * m^z mod n` with error checking and checkpoints.
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use hourglass_arith::checkpoint::CheckpointFile;
 use hourglass_arith::modular::pow_mod_vartime;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
@@ -16,8 +16,8 @@ use crate::{Error, Result};
 /// How to run a solve.
 #[derive(Debug, Clone)]
 pub struct SolveOptions {
-    /// Checkpoint file (resumed from if it exists and belongs to this puzzle and input).
-    pub checkpoint: Option<PathBuf>,
+    /// Checkpoint file (resumed from if it is authentic and belongs to this puzzle and input).
+    pub checkpoint: Option<CheckpointFile>,
     /// Longest time between checkpoints.
     pub checkpoint_every: Duration,
     /// Time between progress reports.
@@ -89,7 +89,12 @@ pub fn solve(
 mod tests {
     use super::*;
     use crate::key::{document_input, PuzzleHash, PuzzleKeyGen};
+    use hourglass_arith::checkpoint::CheckpointKey;
     use hourglass_arith::entropy::SeededEntropy;
+
+    fn test_key() -> CheckpointKey {
+        CheckpointKey::from_bytes([3u8; 32])
+    }
 
     #[test]
     fn solves_verifies_and_resumes() {
@@ -101,7 +106,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let ckpt = dir.join("s.ckpt");
         let opts = SolveOptions {
-            checkpoint: Some(ckpt.clone()),
+            checkpoint: Some(CheckpointFile::new(&ckpt, test_key())),
             checkpoint_every: Duration::ZERO,
             ..SolveOptions::default()
         };

@@ -4,25 +4,25 @@
 //! - The institution publishes a [`PuzzleSet`]: several public puzzle keys of different
 //!   durations (for example 12 h, 4 h, 1 h, 10 min).
 //! - The author seals a document ([`seal`]): link 1 solves a puzzle for the document's input
-//!   `m_1`; each next link solves a (usually shorter) puzzle for `m_(i+1) = H(c_i)` mapped below
-//!   the next modulus, until stopped. Every finished link is kept.
+//!   `m_1` (a full-domain hash of the digest, [`input_from_digest`]); each next link solves a
+//!   (usually shorter) puzzle for `m_(i+1)`, a full-domain hash of `c_i` onto the next modulus
+//!   ([`chain_input`]), until stopped. Every finished link is kept.
 //! - Open-ended mode (section IV-C): the author squares `m` modulo one key's modulus for as long
 //!   as needed and records `(t, c = m^(2^t))`; the institution checks it with the trapdoor.
 //! - The institution verifies a [`Bundle`] with its private keys ([`verify_bundle`]), in
 //!   parallel, and credits the sum of the links' times.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use hourglass_arith::checkpoint::Checkpoint;
+use hourglass_arith::checkpoint::CheckpointFile;
 use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::hash_to_int::hash_to_residue;
 use hourglass_arith::squaring::{Outcome, Progress, SquaringRun};
 use hourglass_arith::Integer;
 use rug::integer::Order;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::json;
 use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
@@ -31,6 +31,10 @@ use crate::{Error, Result};
 
 const SET_TYPE: &str = "hourglass-puzzle-set";
 const BUNDLE_TYPE: &str = "hourglass-submission-bundle";
+/// Version 2 of sets and bundles: full-domain inputs for every link, one hash fixed by the set.
+const FORMAT_VERSION: u32 = 2;
+/// Domain separation tag of chain links' inputs (docs/FORMATS.md).
+pub const CHAIN_INPUT_DST: &[u8] = b"HOURGLASS-V2-CHAIN-INPUT";
 
 /// Relative slack when comparing credited times (they come from rounded squaring counts).
 const CREDIT_TOLERANCE: f64 = 1e-4;
@@ -38,7 +42,7 @@ const CREDIT_TOLERANCE: f64 = 1e-4;
 /// Squarings an open-ended run is set up for (it is stopped long before).
 pub const OPEN_ENDED_LIMIT: u64 = 1 << 62;
 
-/// A published set of puzzle keys of different durations.
+/// A published set of puzzle keys of different durations, all fixing one document hash.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PuzzleSet {
     /// A name for the set (the deadline it serves).
@@ -54,17 +58,25 @@ struct SetJson {
     kind: String,
     version: u32,
     name: String,
+    hash: PuzzleHash,
     puzzles: Vec<serde_json::Value>,
 }
 
 impl PuzzleSet {
     /// A set from keys (sorted longest first). Needs at least one key, all with distinct
-    /// fingerprints.
+    /// fingerprints and the same document hash (the set fixes it for every bundle).
     pub fn new(name: &str, mut puzzles: Vec<PuzzlePublicKey>) -> Result<Self> {
-        if puzzles.is_empty() {
+        let Some(first) = puzzles.first() else {
             return Err(Error::InvalidParameters(
                 "a puzzle set needs at least one key".into(),
             ));
+        };
+        let hash = first.meta().hash;
+        if let Some(other) = puzzles.iter().find(|p| p.meta().hash != hash) {
+            return Err(Error::InvalidParameters(format!(
+                "a puzzle set fixes one document hash, but its keys name {hash} and {}",
+                other.meta().hash
+            )));
         }
         puzzles.sort_by(|a, b| b.credited_secs().total_cmp(&a.credited_secs()));
         let mut seen = std::collections::HashSet::new();
@@ -88,8 +100,9 @@ impl PuzzleSet {
             .collect();
         let j = SetJson {
             kind: SET_TYPE.into(),
-            version: 1,
+            version: FORMAT_VERSION,
             name: self.name.clone(),
+            hash: self.hash(),
             puzzles,
         };
         json::to_text(&j)
@@ -97,14 +110,31 @@ impl PuzzleSet {
 
     /// Parses a set file (each key's fingerprint is checked).
     pub fn from_json(text: &str) -> Result<Self> {
-        let j: SetJson = json::parse("puzzle set", text)?;
-        json::check_header("puzzle set", &j.kind, j.version, SET_TYPE)?;
+        let j: SetJson = json::parse_versioned("puzzle set", text, SET_TYPE, FORMAT_VERSION)?;
         let puzzles = j
             .puzzles
             .iter()
             .map(|v| PuzzlePublicKey::from_json(&v.to_string()))
             .collect::<Result<Vec<_>>>()?;
-        Self::new(&j.name, puzzles)
+        let set = Self::new(&j.name, puzzles)?;
+        if set.hash() != j.hash {
+            return Err(Error::Parse {
+                what: "puzzle set",
+                why: format!(
+                    "the set names hash {} but its keys fix {}",
+                    j.hash,
+                    set.hash()
+                ),
+            });
+        }
+        Ok(set)
+    }
+
+    /// The document hash every key of the set fixes.
+    pub fn hash(&self) -> PuzzleHash {
+        self.puzzles
+            .first()
+            .map_or(PuzzleHash::Sha256, |p| p.meta().hash)
     }
 
     /// The key with this fingerprint.
@@ -180,14 +210,15 @@ impl Link {
     }
 }
 
-/// What an author submits with the document.
+/// What an author submits with the document (format version 2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Bundle {
     #[serde(rename = "type")]
     kind: String,
     version: u32,
-    /// Hash the document was digested with.
+    /// Hash the document was digested with: informative only, since the verifier uses the
+    /// hash its keys fix and refuses a bundle that names another.
     pub hash: PuzzleHash,
     /// The document digest (hex).
     pub digest: String,
@@ -200,7 +231,7 @@ impl Bundle {
     pub fn new(hash: PuzzleHash, digest: &[u8]) -> Self {
         Self {
             kind: BUNDLE_TYPE.into(),
-            version: 1,
+            version: FORMAT_VERSION,
             hash,
             digest: hex::encode(digest),
             links: Vec::new(),
@@ -218,8 +249,8 @@ impl Bundle {
             what: "submission bundle",
             why,
         };
-        let b: Bundle = json::parse("submission bundle", text)?;
-        json::check_header("submission bundle", &b.kind, b.version, BUNDLE_TYPE)?;
+        let b: Bundle =
+            json::parse_versioned("submission bundle", text, BUNDLE_TYPE, FORMAT_VERSION)?;
         let digest = hex::decode(&b.digest).map_err(|e| err(format!("digest: {e}")))?;
         if digest.len() != b.hash.output_len() {
             return Err(err(format!(
@@ -245,15 +276,16 @@ impl Bundle {
     }
 }
 
-/// The input of the link after one that produced `c`: `m = OS2IP(0x01 || SHA-256("hourglass
-/// chain v1" || I2OSP(c)))` below the next modulus. (Hashing instead of using `c` itself keeps
-/// the input in range for any next modulus; see docs/FORMATS.md.)
+/// The input of the link after one that produced `c`: a full-domain element of the next
+/// modulus, `m = OS2IP(expand_message_xmd(SHA-256, I2OSP(c), "HOURGLASS-V2-CHAIN-INPUT", L))
+/// mod n` (the same mapping as [`input_from_digest`] with its own tag; `I2OSP(c)` is the
+/// minimal big-endian encoding of `c`; see docs/FORMATS.md).
 pub fn chain_input(previous_c: &Integer, next: &PuzzlePublicKey) -> Result<Integer> {
-    let digest = Sha256::new()
-        .chain_update(b"hourglass chain v1\0")
-        .chain_update(previous_c.to_digits::<u8>(Order::Msf))
-        .finalize();
-    input_from_digest(next.n(), &digest)
+    Ok(hash_to_residue(
+        &previous_c.to_digits::<u8>(Order::Msf),
+        CHAIN_INPUT_DST,
+        next.n(),
+    )?)
 }
 
 /// The input of link `index` (0-based) of `bundle`.
@@ -275,7 +307,7 @@ pub struct SealOptions {
     /// Open-ended mode with this key's modulus instead of chained puzzles.
     pub open_ended: bool,
     /// Checkpoint file for the link in progress.
-    pub checkpoint: PathBuf,
+    pub checkpoint: CheckpointFile,
     /// Longest time between checkpoints.
     pub checkpoint_every: Duration,
 }
@@ -336,24 +368,12 @@ pub fn seal(
                 None => OPEN_ENDED_LIMIT,
             };
             let run = SquaringRun::new(key.n(), &m, total)?;
-            let mut ctx = b"hourglass-open-ended-v1\0".to_vec();
+            let mut ctx = b"hourglass-open-ended-v2\0".to_vec();
             ctx.extend_from_slice(&key.fingerprint());
             ctx.extend_from_slice(&m.to_digits::<u8>(Order::Msf));
-            let mut start = run.initial_state();
-            if let Some(ck) = Checkpoint::load(&options.checkpoint)? {
-                ck.check_belongs(&ctx, run.block(), total)?;
-                run.validate_state(&ck.state)?;
-                start = ck.state;
-            }
-            let path = options.checkpoint.clone();
+            let start = options.checkpoint.resume(&run, &ctx)?;
             let save = |s: &hourglass_arith::squaring::SquaringState| {
-                Checkpoint {
-                    context: ctx.clone(),
-                    block: run.block(),
-                    total,
-                    state: s.clone(),
-                }
-                .save(&path)
+                options.checkpoint.save_state(&run, &ctx, s)
             };
             let outcome = run.run(
                 start,
@@ -391,7 +411,7 @@ pub fn seal(
                     c: format!("{c:x}"),
                 });
                 on_link(bundle)?;
-                let _ = std::fs::remove_file(&options.checkpoint);
+                options.checkpoint.remove();
             }
             SolveOutcome::Stopped { .. } => return Ok(SealEnd::Stopped),
         }
@@ -511,6 +531,15 @@ fn verify_link(
         return Ok(verdict);
     };
     let public = key.public();
+    // The verifier's keys fix the hash; a bundle naming another is refused, never followed.
+    if bundle.hash != public.meta().hash {
+        verdict.reason = Some(format!(
+            "the bundle names hash {} but the puzzle key fixes {}",
+            bundle.hash,
+            public.meta().hash
+        ));
+        return Ok(verdict);
+    }
     let m = link_input(bundle, index, public)?;
     let c = link.c()?;
     let ok = match link {
@@ -547,10 +576,13 @@ mod tests {
             .collect()
     }
 
-    fn temp(name: &str) -> PathBuf {
+    fn temp(name: &str) -> CheckpointFile {
         let dir = std::env::temp_dir().join(format!("hg-sub-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join("link.ckpt")
+        CheckpointFile::new(
+            dir.join("link.ckpt"),
+            hourglass_arith::checkpoint::CheckpointKey::from_bytes([4u8; 32]),
+        )
     }
 
     #[test]

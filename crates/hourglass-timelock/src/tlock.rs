@@ -65,8 +65,8 @@ pub const NONCE_PREFIX_SIZE: usize = 19;
 pub const KEY_SIZE: usize = 32;
 /// Smallest modulus accepted, in bits.
 pub const MIN_MODULUS_BITS: u32 = 1024;
-/// Largest modulus accepted, in bits.
-pub const MAX_MODULUS_BITS: u32 = 16384;
+/// Largest modulus accepted, in bits: what the squaring kernels support.
+pub const MAX_MODULUS_BITS: u32 = hourglass_arith::squaring::MAX_MODULUS_BITS;
 /// The content length recorded when it was not known in advance (content read from a pipe).
 pub const UNKNOWN_LENGTH: u64 = u64::MAX;
 /// Most chunks a STREAM with a 32-bit counter can hold.

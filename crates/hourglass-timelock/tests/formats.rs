@@ -55,7 +55,7 @@ fn edited_vectors_are_rejected() {
     let public_text = vector("puzzle-2s.pub");
     for (from, to) in [
         ("\"t\": 20000", "\"t\": 20001"),
-        ("\"version\": 1", "\"version\": 2"),
+        ("\"version\": 2", "\"version\": 3"),
         ("hourglass-puzzle-public-key", "hourglass-puzzle-set"),
     ] {
         assert!(
@@ -96,4 +96,175 @@ fn certificate_vector_verifies_against_its_ca_and_names_the_puzzle() {
     let mid = edited.len() / 2;
     edited[mid] = if edited[mid] == b'A' { b'B' } else { b'A' };
     assert!(verify_puzzle_certificate(&edited, &ca, at).is_err());
+}
+
+/// The full-domain input vectors of docs/FORMATS.md: `inputs.json` holds (n, digest, m) for the
+/// document link and (n, previous c, m) for a chain link.
+#[derive(serde::Deserialize)]
+struct InputVector {
+    kind: String,
+    dst: String,
+    n: String,
+    msg: String,
+    m: String,
+}
+
+fn input_vectors() -> Vec<InputVector> {
+    serde_json::from_str(&vector("inputs.json")).unwrap()
+}
+
+#[test]
+fn input_mapping_vectors_match() {
+    use hourglass_arith::hash_to_int::hash_to_residue;
+    use hourglass_timelock::submission::{chain_input, CHAIN_INPUT_DST};
+    use hourglass_timelock::{input_from_digest, DOCUMENT_INPUT_DST};
+    let vectors = input_vectors();
+    assert_eq!(vectors.len(), 3);
+    let public = PuzzlePublicKey::from_json(&vector("puzzle-2s.pub")).unwrap();
+    for v in &vectors {
+        let n = hourglass_arith::integer_from_hex(&v.n).unwrap();
+        let msg = hex::decode(&v.msg).unwrap();
+        let m = hourglass_arith::integer_from_hex(&v.m).unwrap();
+        assert_eq!(hash_to_residue(&msg, v.dst.as_bytes(), &n).unwrap(), m);
+        match v.kind.as_str() {
+            "document" => {
+                assert_eq!(v.dst.as_bytes(), DOCUMENT_INPUT_DST);
+                assert_eq!(input_from_digest(&n, &msg).unwrap(), m);
+            }
+            "chain" => {
+                assert_eq!(v.dst.as_bytes(), CHAIN_INPUT_DST);
+                assert_eq!(*public.n(), n);
+                let c = hourglass_arith::Integer::from_digits(&msg, rug::integer::Order::Msf);
+                assert_eq!(chain_input(&c, &public).unwrap(), m);
+            }
+            other => panic!("unknown kind {other}"),
+        }
+        // Full-domain: within a few bits of the modulus.
+        assert!(m.significant_bits() + 16 > n.significant_bits());
+    }
+}
+
+/// An independent implementation (Python's hashlib, written from docs/FORMATS.md) computes the
+/// same inputs.
+#[test]
+fn independent_python_implementation_agrees() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/input_mapping.py");
+    let vectors =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/inputs.json");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&vectors)
+        .output()
+        .expect("python3 is installed by scripts/setup-debian.sh");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 vectors agree"));
+}
+
+/// Files of format version 1 (small inputs, fingerprints without the metadata) are refused with
+/// a message that names the version: nothing is silently verified under the old rules.
+#[test]
+fn version_1_files_are_refused_by_name() {
+    let old = |name: &str| vector(&format!("v1/{name}"));
+    let errors = [
+        PuzzlePublicKey::from_json(&old("puzzle-2s.pub")).unwrap_err(),
+        PuzzleSet::from_json(&old("set.json")).unwrap_err(),
+        Bundle::from_json(&old("document.bundle")).unwrap_err(),
+        Solution::from_json(&old("document.sol")).unwrap_err(),
+    ];
+    for e in errors {
+        let text = e.to_string();
+        assert!(
+            text.contains("format version 1") && text.contains("reads only version 2"),
+            "{text}"
+        );
+    }
+    use hourglass_timelock::certificate::{verify_puzzle_certificate, CaCertificate};
+    let ca = CaCertificate::from_bytes(old("ca.crt").as_bytes()).unwrap();
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_900_000_000);
+    let err = verify_puzzle_certificate(old("puzzle-2s.crt").as_bytes(), &ca, at).unwrap_err();
+    assert!(err.to_string().contains("version 1"), "{err}");
+}
+
+/// Every field that changes a verdict or the credited time is covered by the fingerprint: an
+/// edited field makes the file fail to load (the attack: credit more time by editing the rate).
+#[test]
+fn editing_any_metadata_field_is_detected() {
+    let text = vector("puzzle-2s.pub");
+    let public = PuzzlePublicKey::from_json(&text).unwrap();
+    let edits = [
+        ("\"rate\": 10000.0", "\"rate\": 100.0"),
+        ("\"duration_secs\": 2.0", "\"duration_secs\": 200.0"),
+        ("\"hash\": \"sha256\"", "\"hash\": \"sha512\""),
+        ("\"rate_measured\": false", "\"rate_measured\": true"),
+        ("\"issuer\": \"vector issuer\"", "\"issuer\": \"another\""),
+        ("\"t\": 20000", "\"t\": 2000"),
+    ];
+    for (from, to) in edits {
+        assert!(text.contains(from), "vector lacks {from}");
+        let err = PuzzlePublicKey::from_json(&text.replacen(from, to, 1)).unwrap_err();
+        assert!(err.to_string().contains("fingerprint"), "{from}: {err}");
+    }
+    let created = format!("\"created\": \"{}\"", public.meta().created);
+    let err = PuzzlePublicKey::from_json(&text.replacen(
+        &created,
+        "\"created\": \"2020-01-01T00:00:00Z\"",
+        1,
+    ))
+    .unwrap_err();
+    assert!(err.to_string().contains("fingerprint"), "{err}");
+}
+
+/// The verifier decides the hash: a bundle that names a weaker or different hash than the set
+/// fixes is refused, and SHA-1 / RIPEMD-160 are not accepted anywhere.
+#[test]
+fn the_hash_is_the_verifiers_choice() {
+    let mut rng = SeededEntropy::new(b"hash choice");
+    let document = vector("document.txt");
+    let digest = PuzzleHash::Sha256.digest(document.as_bytes());
+    let keys = [
+        PuzzleKey::from_json(&vector("puzzle-1s.key")).unwrap(),
+        PuzzleKey::from_json(&vector("puzzle-2s.key")).unwrap(),
+    ];
+    // The same links, claiming a SHA-512 digest: refused link by link with the reason.
+    let mut bundle = Bundle::from_json(&vector("document.bundle")).unwrap();
+    bundle.hash = PuzzleHash::Sha512;
+    bundle.digest = hex::encode(PuzzleHash::Sha512.digest(document.as_bytes()));
+    let verdict = verify_bundle(
+        &bundle,
+        &PuzzleHash::Sha512.digest(document.as_bytes()),
+        &keys,
+        1,
+        &mut rng,
+    )
+    .unwrap();
+    assert!(!verdict.valid);
+    assert!(verdict.links[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("fixes sha256"));
+    // Weak hashes are refused in every file, with the reason.
+    let weak = vector("document.bundle").replacen("\"hash\": \"sha256\"", "\"hash\": \"sha1\"", 1);
+    let err = Bundle::from_json(&weak).unwrap_err().to_string();
+    assert!(err.contains("not accepted"), "{err}");
+    let weak_set =
+        vector("set.json").replacen("\"hash\": \"sha256\"", "\"hash\": \"ripemd160\"", 1);
+    assert!(PuzzleSet::from_json(&weak_set)
+        .unwrap_err()
+        .to_string()
+        .contains("not accepted"));
+    // A solution naming another hash than its key is refused.
+    let mut solution = Solution::from_json(&vector("document.sol")).unwrap();
+    solution.hash = PuzzleHash::Blake2b;
+    solution.digest = PuzzleHash::Blake2b.digest(document.as_bytes());
+    assert!(solution
+        .verify(&keys[1], &solution.digest.clone(), &mut rng)
+        .unwrap()
+        .is_err());
+    let _ = digest;
 }

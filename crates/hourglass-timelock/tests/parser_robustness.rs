@@ -1,7 +1,7 @@
 //! Every puzzle-file parser survives arbitrary damage: random mutations of the committed vectors
 //! (and the checkpoint format) never panic, and whatever still parses is self-consistent.
 
-use hourglass_arith::checkpoint::Checkpoint;
+use hourglass_arith::checkpoint::{Checkpoint, CheckpointKey};
 use hourglass_arith::squaring::SquaringState;
 use hourglass_arith::Integer;
 use hourglass_testkit::{damage, mutation};
@@ -19,6 +19,10 @@ fn vector(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
+fn key() -> CheckpointKey {
+    CheckpointKey::from_bytes([2u8; 32])
+}
+
 fn checkpoint_bytes() -> Vec<u8> {
     Checkpoint {
         context: b"ctx".to_vec(),
@@ -29,8 +33,9 @@ fn checkpoint_bytes() -> Vec<u8> {
             x: Integer::from(12345u32) << 900u32,
             check: Integer::from(777u32),
         },
+        aux: Vec::new(),
     }
-    .to_bytes()
+    .to_bytes(&key())
 }
 
 proptest! {
@@ -58,9 +63,9 @@ proptest! {
             }
         }
         let ck = damage(checkpoint_bytes(), &muts);
-        if let Ok(c) = Checkpoint::from_bytes(&ck) {
+        if let Ok(c) = Checkpoint::from_bytes(&ck, &key()) {
             // Only an unchanged checkpoint passes the integrity hash.
-            prop_assert_eq!(c.to_bytes(), checkpoint_bytes());
+            prop_assert_eq!(c.to_bytes(&key()), checkpoint_bytes());
         }
     }
 }

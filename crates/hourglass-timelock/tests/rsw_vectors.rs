@@ -102,7 +102,10 @@ fn published_rsw_puzzles_decode_to_their_example_messages() {
         // state the first one saved.
         let ckpt = dir.join(format!("{}.ckpt", v.name));
         let options = SolveOptions {
-            checkpoint: Some(ckpt.clone()),
+            checkpoint: Some(hourglass_arith::checkpoint::CheckpointFile::new(
+                &ckpt,
+                hourglass_arith::checkpoint::CheckpointKey::from_bytes([1u8; 32]),
+            )),
             checkpoint_every: Duration::ZERO,
             ..SolveOptions::default()
         };

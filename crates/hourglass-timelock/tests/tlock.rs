@@ -139,7 +139,10 @@ fn stop_and_resume_with_a_checkpoint_bound_to_the_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let ckpt = dir.join("open.ckpt");
     let options = SolveOptions {
-        checkpoint: Some(ckpt.clone()),
+        checkpoint: Some(hourglass_arith::checkpoint::CheckpointFile::new(
+            &ckpt,
+            hourglass_arith::checkpoint::CheckpointKey::from_bytes([1u8; 32]),
+        )),
         checkpoint_every: Duration::ZERO,
         ..SolveOptions::default()
     };

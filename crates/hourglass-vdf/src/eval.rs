@@ -11,7 +11,10 @@
 //!
 //! With a checkpoint file, the kept powers go to a second file beside it (`.powers`: a header
 //! binding it to the run, then the powers as fixed-width big-endian numbers); it is flushed to
-//! disk before every checkpoint, so a resumed run finds every power the checkpoint covers.
+//! disk before every checkpoint, so a resumed run finds every power the checkpoint covers. The
+//! checkpoint is authenticated with the user's key and carries the SHA-256 of the powers it
+//! covers, so neither file can be planted or edited: a mismatch sets the checkpoint aside and
+//! the evaluation starts over.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -19,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use hourglass_arith::checkpoint::Checkpoint;
+use hourglass_arith::checkpoint::{Checkpoint, CheckpointFile};
 use hourglass_arith::mont::MontContext;
 use hourglass_arith::squaring::{Outcome, Progress, SquaringRun, SquaringState};
 use rug::integer::Order;
@@ -169,7 +172,7 @@ impl Evaluation {
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
     /// Checkpoint file (and `FILE.powers` beside it); `None` for no checkpoints.
-    pub checkpoint: Option<PathBuf>,
+    pub checkpoint: Option<CheckpointFile>,
     /// Minimum time between checkpoints.
     pub checkpoint_every: Duration,
     /// Time between progress reports.
@@ -241,14 +244,19 @@ pub fn evaluate(
     let context = run_context(group, x, iterations, stride);
     let mut powers = vec![x.clone()];
     let mut start = run.initial_state();
+    // SHA-256 of the kept powers after `x`, bound to every checkpoint.
+    let powers_digest = std::cell::RefCell::new(Sha256::new());
     let mut store = match &options.checkpoint {
-        Some(path) => {
-            let (state, kept, store) = resume(path, &context, &run, group, iterations)?;
-            if let Some(state) = state {
+        Some(file) => {
+            let resumed = resume(file, &context, &run, group)?;
+            if let Some(state) = resumed.state {
                 start = state;
             }
-            powers.extend(kept);
-            Some(store)
+            for v in &resumed.kept {
+                powers_digest.borrow_mut().update(group.encode(v));
+            }
+            powers.extend(resumed.kept);
+            Some(resumed.store)
         }
         None => None,
     };
@@ -262,14 +270,18 @@ pub fn evaluate(
                     "writing the powers file failed".into(),
                 ));
             }
+            let mut digest = powers_digest.borrow_mut();
+            for v in values {
+                digest.update(group.encode(v));
+            }
         }
         powers.extend_from_slice(values);
         Ok(())
     };
-    let checkpoint_path = options.checkpoint.clone();
-    let powers_file = checkpoint_path.as_deref().map(powers_path);
+    let checkpoint = options.checkpoint.clone();
+    let powers_file = checkpoint.as_ref().map(|f| powers_path(f.path()));
     let mut save = |state: &SquaringState| -> hourglass_arith::Result<()> {
-        let Some(path) = &checkpoint_path else {
+        let Some(file) = &checkpoint else {
             return Ok(());
         };
         if let Some(pf) = &powers_file {
@@ -284,13 +296,13 @@ pub fn evaluate(
                     ))
                 })?;
         }
-        Checkpoint {
+        file.save(&Checkpoint {
             context: context.clone(),
             block: stride,
             total: iterations,
             state: state.clone(),
-        }
-        .save(path)
+            aux: powers_digest.borrow().clone().finalize().to_vec(),
+        })
     };
     let outcome = run.run_recording(
         start,
@@ -355,69 +367,145 @@ fn header(context: &[u8], element_bytes: usize) -> Vec<u8> {
     h
 }
 
-type Resumed = (Option<SquaringState>, Vec<Integer>, PowersStore);
+/// What a resumed evaluation starts from.
+struct Resumed {
+    /// The checkpoint's state (`None`: start from `x`).
+    state: Option<SquaringState>,
+    /// The powers the checkpoint covers.
+    kept: Vec<Integer>,
+    /// The powers file, positioned for appending.
+    store: PowersStore,
+}
 
-/// Loads the checkpoint and its powers (if any), truncates the powers file to what the
-/// checkpoint covers, and opens it for appending.
+/// Loads the authentic checkpoint and its powers (if any), truncates the powers file to what the
+/// checkpoint covers, and opens it for appending. Powers that do not match the digest the
+/// checkpoint carries (edited, planted, lost) set the checkpoint aside: the run starts over.
 fn resume(
-    path: &Path,
+    file: &CheckpointFile,
     context: &[u8],
     run: &SquaringRun<'_>,
     group: &RsaGroup,
-    iterations: u64,
 ) -> Result<Resumed> {
-    let pf = powers_path(path);
+    let pf = powers_path(file.path());
     let head = header(context, group.element_bytes());
-    let size = group.element_bytes() as u64;
     let io = |e: std::io::Error| Error::Checkpoint(format!("{}: {e}", pf.display()));
-    let checkpoint = Checkpoint::load(path)?;
-    let Some(ckpt) = checkpoint else {
-        // A fresh run: a fresh powers file.
-        let mut file = File::create(&pf).map_err(io)?;
-        file.write_all(&head).map_err(io)?;
-        return Ok((None, Vec::new(), PowersStore { file }));
-    };
-    ckpt.check_belongs(context, run.block(), iterations)?;
-    run.validate_state(&ckpt.state)?;
-    let want = ckpt.state.done / run.block();
+    if let Some(ckpt) = file.resume_with_aux(run, context)? {
+        match read_powers(&pf, &head, ckpt.state.done / run.block(), group, &ckpt.aux) {
+            Ok((kept, file)) => {
+                return Ok(Resumed {
+                    state: Some(ckpt.state),
+                    kept,
+                    store: PowersStore { file },
+                })
+            }
+            Err(why) => file.reject(&format!("{} {why}", pf.display()))?,
+        }
+    }
+    // A fresh run: a fresh powers file.
+    let mut out = File::create(&pf).map_err(io)?;
+    out.write_all(&head).map_err(io)?;
+    Ok(Resumed {
+        state: None,
+        kept: Vec::new(),
+        store: PowersStore { file: out },
+    })
+}
+
+/// Reads the first `want` powers of `pf` and checks them against `digest`; returns them and
+/// the file positioned after them (truncated there). The error says what is wrong.
+fn read_powers(
+    pf: &Path,
+    head: &[u8],
+    want: u64,
+    group: &RsaGroup,
+    digest: &[u8],
+) -> std::result::Result<(Vec<Integer>, File), String> {
+    let size = group.element_bytes() as u64;
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
-        .open(&pf)
-        .map_err(|e| {
-            Error::Checkpoint(format!(
-                "{} is missing or unreadable ({e}); the checkpoint cannot be resumed without it: delete {} and start again",
-                pf.display(),
-                path.display()
-            ))
-        })?;
-    let mut got_head = vec![0u8; head.len()];
-    let len = file.metadata().map_err(io)?.len();
+        .open(pf)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
     if len < head.len() as u64 + want * size {
-        return Err(Error::Checkpoint(format!(
-            "{} holds fewer powers than the checkpoint covers: delete {} and start again",
-            pf.display(),
-            path.display()
-        )));
+        return Err("holds fewer powers than the checkpoint covers".into());
     }
-    file.read_exact(&mut got_head).map_err(io)?;
+    let mut got_head = vec![0u8; head.len()];
+    file.read_exact(&mut got_head).map_err(|e| e.to_string())?;
     if got_head != head {
-        return Err(Error::Checkpoint(format!(
-            "{} belongs to another evaluation",
-            pf.display()
-        )));
+        return Err("belongs to another evaluation".into());
     }
     let mut raw = vec![0u8; (want * size) as usize];
-    file.read_exact(&mut raw).map_err(io)?;
+    file.read_exact(&mut raw).map_err(|e| e.to_string())?;
+    if Sha256::digest(&raw).as_slice() != digest {
+        return Err(
+            "does not hold the powers the checkpoint vouches for (edited or replaced)".into(),
+        );
+    }
     let kept = raw
         .chunks(size as usize)
         .map(|c| Integer::from_digits(c, Order::Msf))
         .collect::<Vec<_>>();
-    if kept.iter().any(|v| v >= group.modulus()) {
-        return Err(Error::Checkpoint(format!("{} is corrupt", pf.display())));
-    }
     let end = head.len() as u64 + want * size;
-    file.set_len(end).map_err(io)?;
-    file.seek(SeekFrom::Start(end)).map_err(io)?;
-    Ok((Some(ckpt.state), kept, PowersStore { file }))
+    file.set_len(end).map_err(|e| e.to_string())?;
+    file.seek(SeekFrom::Start(end)).map_err(|e| e.to_string())?;
+    Ok((kept, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hourglass_arith::checkpoint::CheckpointKey;
+    use std::sync::{Arc, Mutex};
+
+    /// A planted or edited powers file never feeds a proof: the checkpoint that vouches for other
+    /// powers is set aside (with a notice naming the file) and the evaluation starts over.
+    #[test]
+    fn edited_powers_set_the_checkpoint_aside_and_the_run_starts_over() {
+        let group = RsaGroup::rsa_2048();
+        let x = group.hash_to_element(b"powers test").unwrap();
+        let dir = std::env::temp_dir().join(format!("hg-vdf-eval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("eval.ckpt");
+        let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = heard.clone();
+        let file = CheckpointFile::new(&path, CheckpointKey::from_bytes([6u8; 32]))
+            .with_notice(move |m| sink.lock().unwrap().push(m.to_string()));
+        let options = EvalOptions {
+            checkpoint: Some(file),
+            checkpoint_every: Duration::ZERO,
+            ..EvalOptions::default()
+        };
+        let run = || match evaluate(
+            &group,
+            &x,
+            5000,
+            &options,
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap()
+        {
+            EvalOutcome::Finished(e) => e,
+            EvalOutcome::Stopped { .. } => panic!("stopped"),
+        };
+        let first = run();
+        // Resuming from the finished checkpoint gives the same powers without complaint.
+        let again = run();
+        assert_eq!(again.powers, first.powers);
+        assert!(heard.lock().unwrap().is_empty());
+        // Edit one kept power in place.
+        let pf = powers_path(&path);
+        let mut bytes = std::fs::read(&pf).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&pf, &bytes).unwrap();
+        let redone = run();
+        assert_eq!(redone.powers, first.powers);
+        assert_eq!(redone.y_raw, first.y_raw);
+        let heard = heard.lock().unwrap();
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        assert!(heard[0].contains(".powers") && heard[0].contains("edited"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use hourglass_arith::checkpoint::Checkpoint;
+use hourglass_arith::checkpoint::{Checkpoint, CheckpointFile, CheckpointKey};
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_arith::modular::pow_mod_vartime;
 use hourglass_arith::prime::{random_prime, PrimeRequest};
@@ -142,8 +142,10 @@ pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
             (f64::INFINITY, f64::INFINITY, f64::INFINITY);
         for _ in 0..a.repeat.max(1) {
             // The solver as it runs for real: error checking on, checkpoints at the default interval.
-            let ckpt_path =
-                std::env::temp_dir().join(format!("hourglass-bench-{}.ckpt", std::process::id()));
+            let ckpt = CheckpointFile::new(
+                std::env::temp_dir().join(format!("hourglass-bench-{}.ckpt", std::process::id())),
+                CheckpointKey::ephemeral()?,
+            );
             let run = SquaringRun::new(&n, &x, k)?;
             let start = Instant::now();
             let outcome = run.run(
@@ -152,18 +154,10 @@ pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
                 Duration::from_secs(3600),
                 Duration::from_secs(60),
                 &mut |_| {},
-                &mut |s| {
-                    Checkpoint {
-                        context: b"bench".to_vec(),
-                        block: run.block(),
-                        total: k,
-                        state: s.clone(),
-                    }
-                    .save(&ckpt_path)
-                },
+                &mut |s| ckpt.save_state(&run, b"bench", s),
             )?;
             solver_secs = solver_secs.min(start.elapsed().as_secs_f64());
-            let _ = std::fs::remove_file(&ckpt_path);
+            ckpt.remove();
             let Outcome::Finished(state) = outcome else {
                 return Err(CliError::new("benchmark run stopped unexpectedly"));
             };
@@ -294,16 +288,19 @@ pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
             x: Integer::from(1) << 4096u32,
             check: Integer::from(1) << 4096u32,
         },
+        aux: Vec::new(),
     };
-    let path =
-        std::env::temp_dir().join(format!("hourglass-bench-probe-{}.ckpt", std::process::id()));
+    let file = CheckpointFile::new(
+        std::env::temp_dir().join(format!("hourglass-bench-probe-{}.ckpt", std::process::id())),
+        CheckpointKey::ephemeral()?,
+    );
     let start = Instant::now();
     for _ in 0..5 {
-        probe.save(&path)?;
+        file.save(&probe)?;
     }
     let save_ms = start.elapsed().as_secs_f64() * 1e3 / 5.0;
-    let _ = std::fs::remove_file(&path);
-    println!("one checkpoint write (temp file, fsync, rename) takes {save_ms:.2} ms: every 60 s that is {:.4}% of the time", save_ms / 600.0);
+    file.remove();
+    println!("one checkpoint write (HMAC, temp file, fsync, rename) takes {save_ms:.2} ms: every 60 s that is {:.4}% of the time", save_ms / 600.0);
     if a.table2 {
         println!("\nTable II: time to compute r = 2^t mod phi(n) at key generation, t = T x S(this machine)");
         for r in &rows {

@@ -16,9 +16,17 @@ pub const SETUP_HINT: &str =
     "run `bash scripts/setup-debian.sh` (it installs openssl, libssl-dev and m4 \
      with apt, and the Python packages cryptography and pycryptodome with pip)";
 
+/// The state directory (checkpoint key) of the runs of this test process: a fresh user per test
+/// binary, so no test depends on, or writes to, the real user's state.
+pub fn state_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("hourglass-test-state-{}", std::process::id()))
+}
+
 /// The `hourglass` binary under test.
 pub fn hourglass() -> assert_cmd::Command {
-    assert_cmd::Command::new(env!("CARGO_BIN_EXE_hourglass"))
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_hourglass"));
+    cmd.env("HOURGLASS_STATE_DIR", state_dir());
+    cmd
 }
 
 fn describe(args: &[&OsStr]) -> String {
@@ -235,6 +243,7 @@ pub fn read(path: &Path) -> Vec<u8> {
 /// report success: a crash in the middle of a long computation.
 pub fn kill_after_checkpoint(args: &[&str], checkpoint: &Path, linger: Duration) {
     let mut child = StdCommand::new(env!("CARGO_BIN_EXE_hourglass"))
+        .env("HOURGLASS_STATE_DIR", state_dir())
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
