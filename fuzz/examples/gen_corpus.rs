@@ -136,8 +136,81 @@ fn dkg_clusters() -> Vec<(String, Vec<u8>)> {
     seeds
 }
 
+/// The committed time-lock vectors whose names pass `keep`.
+fn timelock_vectors(keep: impl Fn(&str) -> bool) -> Vec<(String, Vec<u8>)> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/hourglass-timelock/tests/vectors");
+    let mut seeds = Vec::new();
+    for dir in [base.clone(), base.join("v1")] {
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("the time-lock vectors")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| keep(n))
+            .collect();
+        names.sort();
+        let prefix = if dir == base { "" } else { "v1-" };
+        for name in names {
+            let bytes = std::fs::read(dir.join(&name)).expect("read a vector");
+            seeds.push((format!("{prefix}{name}"), bytes));
+        }
+    }
+    seeds
+}
+
+/// Checkpoint seeds: whole files under the target's key, and bodies (what the target
+/// authenticates itself).
+fn checkpoints() -> Vec<(String, Vec<u8>)> {
+    use hourglass_arith::checkpoint::{Checkpoint, CheckpointKey};
+    use hourglass_arith::squaring::SquaringState;
+    let key = CheckpointKey::from_bytes(hourglass_fuzz::CHECKPOINT_KEY);
+    let mut seeds = Vec::new();
+    for (name, aux) in [("plain", Vec::new()), ("aux", vec![7u8; 32])] {
+        let file = Checkpoint {
+            context: b"hourglass-puzzle-solve-v1\0fingerprint and input".to_vec(),
+            block: 16384,
+            total: 1 << 20,
+            state: SquaringState {
+                done: 16384,
+                x: rug::Integer::from(0x1234_5678u32) << 1000u32,
+                check: rug::Integer::from(99u32),
+            },
+            aux,
+        }
+        .to_bytes(&key);
+        seeds.push((format!("{name}-body"), file[..file.len() - 32].to_vec()));
+        seeds.push((format!("{name}-file"), file));
+    }
+    seeds
+}
+
 fn main() {
     let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    write_seeds(
+        &root,
+        "puzzle_files",
+        &timelock_vectors(|n| {
+            [".pub", ".key", ".sol", ".bundle", ".json"]
+                .iter()
+                .any(|e| n.ends_with(e))
+        }),
+    );
+    write_seeds(&root, "certificates", &timelock_vectors(|n| n.ends_with(".crt")));
+    write_seeds(&root, "tlock_header", &timelock_vectors(|n| n.ends_with(".tlock")));
+    write_seeds(&root, "checkpoint", &checkpoints());
+    let vdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/hourglass-vdf/tests/vectors");
+    let mut proofs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&vdf)
+        .expect("the VDF vectors")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).expect("read a VDF vector"))
+        })
+        .collect();
+    proofs.sort();
+    write_seeds(&root, "vdf_proof", &proofs);
     write_seeds(&root, "dkg_frame", &dkg_frames());
     write_seeds(&root, "dkg_share", &dkg_shares());
     write_seeds(&root, "dkg_cluster", &dkg_clusters());

@@ -85,3 +85,19 @@ pub fn touch_error(e: &hourglass_rsa::Error) {
     let s = e.to_string();
     assert!(!s.is_empty());
 }
+
+/// The raw key of the checkpoint target.
+pub const CHECKPOINT_KEY: [u8; 32] = [0x5a; 32];
+
+/// `body` followed by its HMAC-SHA-256 under [`CHECKPOINT_KEY`] (docs/FORMATS.md section
+/// 12.7), computed here independently of `hourglass-arith`: lets the checkpoint target explore
+/// the field parser behind the authentication check.
+pub fn authenticate_checkpoint(body: &[u8]) -> Vec<u8> {
+    use hmac::Mac;
+    let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(&CHECKPOINT_KEY)
+        .expect("HMAC takes any key length");
+    mac.update(body);
+    let mut out = body.to_vec();
+    out.extend_from_slice(&mac.finalize().into_bytes());
+    out
+}

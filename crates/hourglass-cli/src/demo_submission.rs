@@ -12,7 +12,7 @@ use hourglass_timelock::certificate::{CaCertificate, CertificateOptions, PuzzleC
 use hourglass_timelock::submission::{
     credited_secs, seal, verify_bundle, Bundle, Link, PuzzleSet, SealOptions,
 };
-use hourglass_timelock::{PuzzleHash, PuzzleKeyGen};
+use hourglass_timelock::PuzzleKeyGen;
 
 use crate::cli_error::CliError;
 use crate::files::{write_output, Sensitivity};
@@ -158,10 +158,10 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     let paper = b"Title: On the Punctuality of Authors.\nAbstract: ...\n".to_vec();
     write_output(&dir.join("paper.txt"), &paper, Sensitivity::Public)?;
     let finished_at = SystemTime::now();
-    let digest = PuzzleHash::Sha256.digest(&paper);
+    let digest = set.hash().digest(&paper);
     let expect = 22.0 * scale;
     println!("$ hourglass submit seal --set set.json -i paper.txt --expect {expect}s --until {expect}s -o paper.bundle");
-    let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+    let mut bundle = Bundle::new(set.hash(), &digest);
     let options = SealOptions {
         expect_secs: Some(expect),
         until_credited_secs: Some(expect),
@@ -243,7 +243,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     other.extend_from_slice(b"(a late edit)\n");
     let v = verify_bundle(
         &bundle,
-        &PuzzleHash::Sha256.digest(&other),
+        &set.hash().digest(&other),
         &keys,
         2,
         &mut rng,
@@ -278,7 +278,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
 
     step("Author, alternative (section IV-C): open-ended squaring for 4 s, no puzzle chosen in advance");
     println!("$ hourglass submit seal --set set.json -i paper.txt --open-ended -o open.bundle   (Ctrl-C when online)");
-    let mut open = Bundle::new(PuzzleHash::Sha256, &digest);
+    let mut open = Bundle::new(set.hash(), &digest);
     let options = SealOptions {
         expect_secs: None,
         until_credited_secs: Some(4.0 * scale),

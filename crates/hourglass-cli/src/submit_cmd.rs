@@ -213,7 +213,7 @@ fn with_ext(base: &Path, ext: &str) -> PathBuf {
 
 fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     let set = load_set(&a.set)?;
-    let hash = set.puzzles[0].meta().hash;
+    let hash = set.hash();
     let digest = digest_file(&a.input, hash)?;
     let mut bundle = match std::fs::read_to_string(&a.out) {
         Ok(text) => {
