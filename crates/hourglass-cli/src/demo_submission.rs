@@ -241,14 +241,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     step("Institution: tampering is caught");
     let mut other = paper.clone();
     other.extend_from_slice(b"(a late edit)\n");
-    let v = verify_bundle(
-        &bundle,
-        &set.hash().digest(&other),
-        &keys,
-        2,
-        &mut rng,
-    )
-    .map_err(err)?;
+    let v = verify_bundle(&bundle, &set.hash().digest(&other), &keys, 2, &mut rng).map_err(err)?;
     println!(
         "   an edited paper: {}",
         if v.valid {

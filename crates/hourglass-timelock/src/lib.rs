@@ -12,6 +12,8 @@
 //!   [`PuzzleKey::verify`] checks it.
 //! - [`submission`]: puzzle sets, chains of puzzles, the open-ended mode and bundle
 //!   verification (offline submission, paper section IV).
+//! - [`public`]: trustless offline submission: public sets on a modulus nobody can open,
+//!   proof-carrying links, verification by anyone.
 //! - [`certificate`]: X.509 puzzle certificates (`E = z 2^65 + 2t + 1`) and institution CAs.
 //! - [`signature`]: delayed signatures, fast to make and `t` squarings to verify.
 //! - [`tlock`]: Rivest-Shamir-Wagner time-lock encryption of files; [`rsw`]: classic puzzles
@@ -34,6 +36,7 @@
 pub mod certificate;
 mod json;
 mod key;
+pub mod public;
 pub mod rsw;
 pub mod signature;
 mod solution;

@@ -186,28 +186,55 @@ pub enum Link {
         /// The result (hex).
         c: String,
     },
+    /// A link of a public set ([`crate::public`]): `y = canon(x^(2^t))` in `Z_n* / {+1, -1}`
+    /// with a Wesolowski proof `(pi, l)`, verified by anyone.
+    Vdf {
+        /// Fingerprint of the public set (hex).
+        puzzle: String,
+        /// Squarings.
+        t: u64,
+        /// The output `y` (hex, canonical).
+        y: String,
+        /// The proof element `pi` (hex, canonical).
+        pi: String,
+        /// The challenge prime `l` (hex).
+        l: String,
+    },
 }
 
 impl Link {
     /// The key fingerprint (hex) this link uses.
     pub fn puzzle(&self) -> &str {
         match self {
-            Link::Puzzle { puzzle, .. } | Link::Squarings { puzzle, .. } => puzzle,
+            Link::Puzzle { puzzle, .. }
+            | Link::Squarings { puzzle, .. }
+            | Link::Vdf { puzzle, .. } => puzzle,
         }
     }
     /// Squarings the link represents.
     pub fn t(&self) -> u64 {
         match self {
-            Link::Puzzle { t, .. } | Link::Squarings { t, .. } => *t,
+            Link::Puzzle { t, .. } | Link::Squarings { t, .. } | Link::Vdf { t, .. } => *t,
         }
     }
-    /// The link's result.
+    /// The link's result (`c`, or `y` for a proof-carrying link): what the next link's input
+    /// is hashed from.
     pub fn c(&self) -> Result<Integer> {
         let c = match self {
-            Link::Puzzle { c, .. } | Link::Squarings { c, .. } => c,
+            Link::Puzzle { c, .. } | Link::Squarings { c, .. } | Link::Vdf { y: c, .. } => c,
         };
         json::hex_integer("submission bundle", "c", c)
     }
+}
+
+/// Which kind of set a bundle was sealed on: who can verify it, and who could forge it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SetKind {
+    /// Puzzle keys with a trapdoor: the institution verifies with its private keys.
+    Private,
+    /// A public modulus with proof-carrying links: anyone verifies.
+    Public,
 }
 
 /// What an author submits with the document (format version 2).
@@ -217,6 +244,8 @@ pub struct Bundle {
     #[serde(rename = "type")]
     kind: String,
     version: u32,
+    /// The kind of set the bundle was sealed on.
+    pub set: SetKind,
     /// Hash the document was digested with: informative only, since the verifier uses the
     /// hash its keys fix and refuses a bundle that names another.
     pub hash: PuzzleHash,
@@ -227,11 +256,26 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    /// An empty bundle for a document digest.
+    /// An empty bundle for a document digest, on a private set.
     pub fn new(hash: PuzzleHash, digest: &[u8]) -> Self {
+        Self::with_kind(SetKind::Private, hash, digest)
+    }
+
+    /// An empty bundle for a document digest, on a public set ([`crate::public`]).
+    pub fn new_public(hash: PuzzleHash, digest: &[u8]) -> Self {
+        Self::with_kind(SetKind::Public, hash, digest)
+    }
+
+    /// Whether the bundle is for a public set.
+    pub fn is_public(&self) -> bool {
+        self.set == SetKind::Public
+    }
+
+    fn with_kind(set: SetKind, hash: PuzzleHash, digest: &[u8]) -> Self {
         Self {
             kind: BUNDLE_TYPE.into(),
             version: FORMAT_VERSION,
+            set,
             hash,
             digest: hex::encode(digest),
             links: Vec::new(),
@@ -262,6 +306,23 @@ impl Bundle {
         if b.links.len() > 100_000 {
             return Err(err("too many links".into()));
         }
+        let proof_links = b
+            .links
+            .iter()
+            .filter(|l| matches!(l, Link::Vdf { .. }))
+            .count();
+        let expected = if b.is_public() { b.links.len() } else { 0 };
+        if proof_links != expected {
+            return Err(err(format!(
+                "a bundle for a {} set has {} links",
+                if b.is_public() { "public" } else { "private" },
+                if b.is_public() {
+                    "only proof-carrying (\"vdf\")"
+                } else {
+                    "no proof-carrying (\"vdf\")"
+                }
+            )));
+        }
         Ok(b)
     }
 
@@ -281,10 +342,15 @@ impl Bundle {
 /// mod n` (the same mapping as [`input_from_digest`] with its own tag; `I2OSP(c)` is the
 /// minimal big-endian encoding of `c`; see docs/FORMATS.md).
 pub fn chain_input(previous_c: &Integer, next: &PuzzlePublicKey) -> Result<Integer> {
+    chain_input_for_modulus(previous_c, next.n())
+}
+
+/// [`chain_input`] for a bare modulus (public sets).
+pub fn chain_input_for_modulus(previous_c: &Integer, n: &Integer) -> Result<Integer> {
     Ok(hash_to_residue(
         &previous_c.to_digits::<u8>(Order::Msf),
         CHAIN_INPUT_DST,
-        next.n(),
+        n,
     )?)
 }
 
@@ -343,6 +409,11 @@ pub fn seal(
     progress: &mut dyn FnMut(usize, &PuzzlePublicKey, Progress),
     on_link: &mut dyn FnMut(&Bundle) -> Result<()>,
 ) -> Result<SealEnd> {
+    if bundle.is_public() {
+        return Err(Error::InvalidParameters(
+            "the bundle was started on a public set".into(),
+        ));
+    }
     loop {
         let credited = credited_secs(set, bundle);
         // t = round(duration * rate) per key, so sums of credited times can fall a hair short.
@@ -526,6 +597,12 @@ fn verify_link(
         valid: false,
         reason: None,
     };
+    if bundle.is_public() {
+        verdict.reason = Some(
+            "the bundle is for a public set: verify it with the public set, not with keys".into(),
+        );
+        return Ok(verdict);
+    }
     let Some(key) = keys.get(&link.puzzle().to_ascii_lowercase()) else {
         verdict.reason = Some("no private key with this fingerprint in the key directory".into());
         return Ok(verdict);
@@ -547,6 +624,8 @@ fn verify_link(
         Link::Squarings { t, .. } => {
             *t > 0 && c < *public.n() && key.shortcut_squarings(&m, *t)? == c
         }
+        // Refused when the bundle is parsed; kept false here for bundles built in memory.
+        Link::Vdf { .. } => false,
     };
     if ok {
         verdict.valid = true;

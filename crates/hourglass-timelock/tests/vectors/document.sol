@@ -1,7 +1,7 @@
 {
   "type": "hourglass-puzzle-solution",
   "version": 2,
-  "puzzle": "b11dfa265d1762ec349cf8f1f21a400cc4bcf45df07b1562afbc2e62004212d8",
+  "puzzle": "599834c5ffc83f4d072970757d11fca85847091bb7f134be895e4f37c2b7c6e4",
   "hash": "sha256",
   "digest": "0f550537350135bbb31b1bf2de01db5ce6e8b08cebde606018ecbc51e15140dd",
   "t": 20000,

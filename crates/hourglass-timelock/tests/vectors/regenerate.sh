@@ -22,4 +22,10 @@ cp "$work/ca.crt" ca.crt
 cp "$work/document.sol" document.sol
 "$H" submit seal --set set.json -i document.txt --expect 3s --until 3s -o "$work/document.bundle" --quiet
 cp "$work/document.bundle" document.bundle
+# A public set on the RSA-2048 challenge modulus and a proof-carrying bundle (section 12.10).
+"$H" submit new-set --public --modulus rsa-2048 --durations 2s,1s --rate 5000 --name "vector issuer" \
+    -o "$work/public" 2>/dev/null
+cp "$work/public/set.json" public-set.json
+"$H" submit seal --set public-set.json -i document.txt --expect 3s --until 3s -o "$work/public.bundle" --quiet
+cp "$work/public.bundle" public.bundle
 echo "regenerated: $(ls)"

@@ -1,0 +1,474 @@
+//! Trustless offline submission: public puzzle sets, proof-carrying links, public verification.
+//!
+//! A [`PublicSet`] is a modulus nobody holds the factors of (a committee's distributed key, the
+//! RSA-2048 challenge number, or, with weaker trust, an institution's own key) and a list of
+//! link lengths `t`. There is no trapdoor: an author seals by doing the squarings
+//! ([`seal_public`]) and attaches to each link a Wesolowski proof (hourglass-vdf) whose challenge
+//! prime is hashed from the link's modulus, input, output and `t`. Anyone verifies a bundle with
+//! the public set alone ([`verify_public`]), in milliseconds, and nobody, the institution
+//! included, can forge one for a modulus whose factors nobody knows.
+//!
+//! Links live in the group `Z_n* / {+1, -1}` of the VDF crate: link `i` maps its input onto `Z_n`
+//! exactly as private sets do ([`crate::input_from_digest`], [`crate::submission::chain_input`]),
+//! takes the canonical representative `x_i = min(m_i, n - m_i)`, and claims
+//! `y_i = canon(x_i^(2^t_i))`; the next input is hashed from `y_i`. docs/FORMATS.md section 12.10
+//! specifies the files byte for byte.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use hourglass_arith::squaring::Progress;
+use hourglass_arith::Integer;
+use hourglass_vdf::eval::{evaluate, powers_path, EvalOptions, EvalOutcome};
+use hourglass_vdf::group::RsaGroup;
+use hourglass_vdf::{SecurityLevel, Statement, Vdf, Wesolowski, WesolowskiProof};
+use rug::integer::Order;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::json;
+use crate::key::{input_from_digest, PuzzleHash};
+use crate::submission::{
+    chain_input_for_modulus, Bundle, BundleVerdict, Link, LinkVerdict, SealEnd, SealOptions,
+};
+use crate::{Error, Result};
+
+const PUBLIC_SET_TYPE: &str = "hourglass-public-puzzle-set";
+/// The puzzle formats' version (public sets were introduced with version 2).
+const PUBLIC_SET_VERSION: u32 = 2;
+/// Smallest modulus of a public set: a VDF group must resist factoring.
+pub const MIN_PUBLIC_BITS: u32 = 2048;
+
+/// Where a public set's modulus comes from, and how anyone can check it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ModulusOrigin {
+    /// The RSA-2048 challenge number (RSA Laboratories, 1991): its factors were never known to
+    /// anyone who still has them; anyone can compare it with the published number.
+    Rsa2048,
+    /// A committee's distributed key generation (`hourglass dkg`): nobody learned the factors
+    /// unless more than the committee's threshold colluded. Check it against the committee's
+    /// published `public.pem` and the fingerprint of its transcript.
+    Dkg {
+        /// The committee's own description (names of the members, where they publish).
+        committee: String,
+        /// Fingerprint of the generation's public transcript, as the committee published it.
+        transcript: String,
+    },
+    /// An RSA key the institution made itself: it knows the factors, so it (and a thief of its
+    /// key) could forge bundles; verification is still public.
+    Institution,
+}
+
+impl ModulusOrigin {
+    /// A one-line description for people.
+    pub fn describe(&self) -> String {
+        match self {
+            ModulusOrigin::Rsa2048 => "the RSA-2048 challenge number (factors unknown)".into(),
+            ModulusOrigin::Dkg { committee, .. } => {
+                format!("a distributed key generation by {committee} (factors known to no one below the committee's threshold)")
+            }
+            ModulusOrigin::Institution => {
+                "the institution's own key (the institution could forge bundles)".into()
+            }
+        }
+    }
+}
+
+/// A published set of link lengths on one public modulus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublicSet {
+    /// A name for the set (the deadline it serves).
+    pub name: String,
+    /// The modulus and its group.
+    group: RsaGroup,
+    /// Where the modulus comes from.
+    pub origin: ModulusOrigin,
+    /// Link lengths in squarings, longest first.
+    pub squarings: Vec<u64>,
+    /// Reference rate: squarings per second (credited time is `t / rate`).
+    pub rate: f64,
+    /// Whether `rate` was measured on the issuing machine.
+    pub rate_measured: bool,
+    /// The document hash the set fixes.
+    pub hash: PuzzleHash,
+    /// Creation time, RFC 3339 UTC.
+    pub created: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicSetJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    name: String,
+    bits: u32,
+    n: String,
+    origin: ModulusOrigin,
+    squarings: Vec<u64>,
+    rate: f64,
+    rate_measured: bool,
+    hash: PuzzleHash,
+    proof: String,
+    security_bits: u32,
+    created: String,
+    fingerprint: String,
+}
+
+/// The proof scheme and level every public set uses (fixed by the format, so the verifier, not
+/// the bundle, chooses them).
+fn scheme() -> Wesolowski {
+    Wesolowski::new(SecurityLevel::K128)
+}
+
+impl PublicSet {
+    /// A public set on `n` (at least [`MIN_PUBLIC_BITS`] bits, passing the VDF group checks).
+    #[allow(clippy::too_many_arguments)] // one per field of the file
+    pub fn new(
+        name: &str,
+        n: Integer,
+        origin: ModulusOrigin,
+        mut squarings: Vec<u64>,
+        rate: f64,
+        rate_measured: bool,
+        hash: PuzzleHash,
+        created: &str,
+    ) -> Result<Self> {
+        if n.significant_bits() < MIN_PUBLIC_BITS {
+            return Err(Error::InvalidParameters(format!(
+                "a public set needs a modulus of at least {MIN_PUBLIC_BITS} bits (this one has {})",
+                n.significant_bits()
+            )));
+        }
+        let group = RsaGroup::new(n).map_err(vdf_error)?;
+        if origin == ModulusOrigin::Rsa2048 && group.modulus() != RsaGroup::rsa_2048().modulus() {
+            return Err(Error::InvalidParameters(
+                "the origin says RSA-2048 but the modulus is another number".into(),
+            ));
+        }
+        if squarings.is_empty()
+            || squarings
+                .iter()
+                .any(|&t| t == 0 || t > hourglass_vdf::MAX_ITERATIONS)
+        {
+            return Err(Error::InvalidParameters(
+                "a public set needs link lengths from 1 to 2^50 squarings".into(),
+            ));
+        }
+        squarings.sort_unstable_by(|a, b| b.cmp(a));
+        squarings.dedup();
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(Error::InvalidParameters(
+                "the rate must be a positive number of squarings per second".into(),
+            ));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            group,
+            origin,
+            squarings,
+            rate,
+            rate_measured,
+            hash,
+            created: created.to_string(),
+        })
+    }
+
+    /// The modulus.
+    pub fn n(&self) -> &Integer {
+        self.group.modulus()
+    }
+
+    /// The VDF group of the modulus.
+    pub fn group(&self) -> &RsaGroup {
+        &self.group
+    }
+
+    /// SHA-256 over every field (length-prefixed; docs/FORMATS.md section 12.10).
+    pub fn fingerprint(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            h.update((bytes.len() as u32).to_be_bytes());
+            h.update(bytes);
+        };
+        field(b"hourglass-public-set-v2");
+        field(self.name.as_bytes());
+        field(&self.n().to_digits::<u8>(Order::Msf));
+        field(
+            serde_json::to_string(&self.origin)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        let ts: Vec<u8> = self
+            .squarings
+            .iter()
+            .flat_map(|t| t.to_be_bytes())
+            .collect();
+        field(&ts);
+        field(&self.rate.to_bits().to_be_bytes());
+        field(&[u8::from(self.rate_measured)]);
+        field(self.hash.name().as_bytes());
+        field(b"wesolowski");
+        field(&scheme().level().bits().to_be_bytes());
+        field(self.created.as_bytes());
+        h.finalize().into()
+    }
+
+    /// The fingerprint in hex.
+    pub fn fingerprint_hex(&self) -> String {
+        hex::encode(self.fingerprint())
+    }
+
+    /// Seconds credited for `t` squarings.
+    pub fn credited_secs(&self, t: u64) -> f64 {
+        t as f64 / self.rate
+    }
+
+    /// The set as JSON.
+    pub fn to_json(&self) -> String {
+        json::to_text(&PublicSetJson {
+            kind: PUBLIC_SET_TYPE.into(),
+            version: PUBLIC_SET_VERSION,
+            name: self.name.clone(),
+            bits: self.n().significant_bits(),
+            n: format!("{:x}", self.n()),
+            origin: self.origin.clone(),
+            squarings: self.squarings.clone(),
+            rate: self.rate,
+            rate_measured: self.rate_measured,
+            hash: self.hash,
+            proof: "wesolowski".into(),
+            security_bits: scheme().level().bits(),
+            created: self.created.clone(),
+            fingerprint: self.fingerprint_hex(),
+        })
+    }
+
+    /// Parses a public set, checking its fingerprint, its modulus and its origin.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let what = "public puzzle set";
+        let j: PublicSetJson =
+            json::parse_versioned(what, text, PUBLIC_SET_TYPE, PUBLIC_SET_VERSION)?;
+        let err = |why: String| Error::Parse { what, why };
+        if j.proof != "wesolowski" || j.security_bits != scheme().level().bits() {
+            return Err(err(format!(
+                "proofs '{}' at {} bits: this hourglass verifies Wesolowski proofs at 128 bits",
+                j.proof, j.security_bits
+            )));
+        }
+        let n = json::hex_integer(what, "n", &j.n)?;
+        if n.significant_bits() != j.bits {
+            return Err(err(format!(
+                "bits says {} but n has {}",
+                j.bits,
+                n.significant_bits()
+            )));
+        }
+        let set = Self::new(
+            &j.name,
+            n,
+            j.origin,
+            j.squarings.clone(),
+            j.rate,
+            j.rate_measured,
+            j.hash,
+            &j.created,
+        )?;
+        if set.squarings != j.squarings {
+            return Err(err("squarings must be distinct and longest first".into()));
+        }
+        if set.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
+            return Err(err(
+                "fingerprint does not match the set's fields: the file was modified".into(),
+            ));
+        }
+        Ok(set)
+    }
+
+    /// The next link length for about `remaining` seconds of expected offline time (as
+    /// [`crate::submission::PuzzleSet::pick`]).
+    pub fn pick(&self, remaining: Option<f64>) -> u64 {
+        let shortest = *self.squarings.last().unwrap_or(&1);
+        match remaining {
+            Some(r) => self
+                .squarings
+                .iter()
+                .copied()
+                .find(|&t| self.credited_secs(t) <= r)
+                .unwrap_or(shortest),
+            None => shortest,
+        }
+    }
+}
+
+fn vdf_error(e: hourglass_vdf::Error) -> Error {
+    Error::InvalidParameters(e.to_string())
+}
+
+/// The canonical input element of link `index` of `bundle` for `set`.
+fn link_element(set: &PublicSet, bundle: &Bundle, index: usize) -> Result<Integer> {
+    let m = if index == 0 {
+        input_from_digest(set.n(), &bundle.digest_bytes())?
+    } else {
+        chain_input_for_modulus(&bundle.links[index - 1].c()?, set.n())?
+    };
+    Ok(set.group.canonical(&m))
+}
+
+/// Credited seconds of the proof-carrying links of `bundle` (valid or not; see
+/// [`verify_public`] for the verdict).
+pub fn credited_secs(set: &PublicSet, bundle: &Bundle) -> f64 {
+    bundle.links.iter().map(|l| set.credited_secs(l.t())).sum()
+}
+
+/// Seals `bundle` on a public set: each link is `t` squarings of the previous link's hashed
+/// output, with a Wesolowski proof; resumes the link in progress from `options.checkpoint`. The
+/// `open_ended` option makes one link of the length `until_credited_secs` asks for.
+pub fn seal_public(
+    set: &PublicSet,
+    bundle: &mut Bundle,
+    options: &SealOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(usize, u64, Progress),
+    on_link: &mut dyn FnMut(&Bundle) -> Result<()>,
+) -> Result<SealEnd> {
+    if !bundle.is_public() {
+        return Err(Error::InvalidParameters(
+            "the bundle was started on a private set".into(),
+        ));
+    }
+    let vdf = scheme();
+    loop {
+        let credited = credited_secs(set, bundle);
+        if options
+            .until_credited_secs
+            .is_some_and(|u| credited >= u * (1.0 - 1e-4))
+        {
+            return Ok(SealEnd::Reached);
+        }
+        let index = bundle.links.len();
+        let t = if options.open_ended {
+            if index > 0 {
+                return Ok(SealEnd::Reached);
+            }
+            let Some(u) = options.until_credited_secs else {
+                return Err(Error::InvalidParameters(
+                    "open-ended sealing on a public set needs the time to credit (--until): a proof covers a length fixed in advance".into(),
+                ));
+            };
+            ((u * set.rate).ceil() as u64).clamp(1, hourglass_vdf::MAX_ITERATIONS)
+        } else {
+            set.pick(options.expect_secs.map(|e| e - credited))
+        };
+        let x = link_element(set, bundle, index)?;
+        let eval_options = EvalOptions {
+            checkpoint: Some(options.checkpoint.clone()),
+            checkpoint_every: options.checkpoint_every,
+            progress_every: Duration::from_millis(250),
+        };
+        let evaluation = match evaluate(&set.group, &x, t, &eval_options, stop, &mut |p| {
+            progress(index, t, p)
+        })
+        .map_err(vdf_error)?
+        {
+            EvalOutcome::Finished(e) => e,
+            EvalOutcome::Stopped { .. } => return Ok(SealEnd::Stopped),
+        };
+        let proof = vdf.prove(&evaluation).map_err(vdf_error)?;
+        let y = evaluation.output();
+        // Never hand out a link that does not verify (a fault, or a corrupt powers file).
+        vdf.verify(&evaluation.statement(vdf.level()), &proof)
+            .map_err(|e| Error::InvalidParameters(format!("the new proof does not verify: {e}")))?;
+        bundle.links.push(Link::Vdf {
+            puzzle: set.fingerprint_hex(),
+            t,
+            y: format!("{y:x}"),
+            pi: format!("{:x}", proof.pi),
+            l: format!("{:x}", proof.l),
+        });
+        on_link(bundle)?;
+        options.checkpoint.remove();
+        let _ = std::fs::remove_file(powers_path(options.checkpoint.path()));
+    }
+}
+
+/// Verifies a bundle sealed on `set` for a document with digest `document_digest` (computed
+/// with `set.hash`), with no secret: every link's proof, the chain, the digest.
+pub fn verify_public(
+    set: &PublicSet,
+    bundle: &Bundle,
+    document_digest: &[u8],
+) -> Result<BundleVerdict> {
+    let document_matches = bundle.digest_bytes() == document_digest;
+    let vdf = scheme();
+    let fingerprint = set.fingerprint_hex();
+    let mut links = Vec::with_capacity(bundle.links.len());
+    for (index, link) in bundle.links.iter().enumerate() {
+        let mut verdict = LinkVerdict {
+            index,
+            puzzle: link.puzzle().to_string(),
+            t: link.t(),
+            credited_secs: 0.0,
+            valid: false,
+            reason: None,
+        };
+        let reason = match link {
+            _ if !bundle.is_public() => Some("the bundle is for a private set".to_string()),
+            _ if bundle.hash != set.hash => Some(format!(
+                "the bundle names hash {} but the set fixes {}",
+                bundle.hash, set.hash
+            )),
+            Link::Vdf {
+                puzzle,
+                t,
+                y,
+                pi,
+                l,
+            } => {
+                if puzzle.to_ascii_lowercase() != fingerprint {
+                    Some("the link is for another public set".into())
+                } else {
+                    let x = link_element(set, bundle, index)?;
+                    let parse =
+                        |field: &str, v: &str| json::hex_integer("submission bundle", field, v);
+                    let statement = Statement {
+                        group: set.group.clone(),
+                        x,
+                        y: parse("y", y)?,
+                        iterations: *t,
+                        level: vdf.level(),
+                    };
+                    let proof = WesolowskiProof {
+                        pi: parse("pi", pi)?,
+                        l: parse("l", l)?,
+                    };
+                    vdf.verify(&statement, &proof)
+                        .err()
+                        .map(|e| format!("the proof does not verify: {e}"))
+                }
+            }
+            _ => Some("a public set's links carry proofs (kind \"vdf\")".into()),
+        };
+        match reason {
+            None => {
+                verdict.valid = true;
+                verdict.credited_secs = set.credited_secs(link.t());
+            }
+            Some(r) => verdict.reason = Some(r),
+        }
+        links.push(verdict);
+    }
+    let valid = document_matches && !links.is_empty() && links.iter().all(|l| l.valid);
+    let credited_secs = if valid {
+        links.iter().map(|l| l.credited_secs).sum()
+    } else {
+        0.0
+    };
+    Ok(BundleVerdict {
+        document_matches,
+        links,
+        valid,
+        credited_secs,
+    })
+}
