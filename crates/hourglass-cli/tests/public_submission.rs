@@ -1,0 +1,265 @@
+//! Trustless offline submission through the command line: a public set on a committee's
+//! modulus (three `dkg` party processes over loopback TLS) or on RSA-2048, sealing with proofs,
+//! and verification by a third party that holds only public files, in a directory and state of
+//! its own. Tampered bundles are refused with a reason naming the link.
+
+mod common;
+
+use std::path::Path;
+
+use common::{file, hg, hg_run, read, s, tempdir};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Copies `names` from `from` into a fresh directory: all a third party receives.
+fn handed_over(from: &Path, names: &[&str]) -> tempfile::TempDir {
+    let dir = tempdir();
+    for n in names {
+        std::fs::copy(from.join(n), dir.path().join(n)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_bundle_on_a_committee_modulus_verifies_with_public_files_only() {
+    let dir = tempdir();
+    let d = dir.path();
+    // The committee: three party processes generate a 2048-bit modulus; nobody has its factors.
+    hg(&[
+        "dkg",
+        "local",
+        "--parties",
+        "3",
+        "--bits",
+        "2048",
+        "-o",
+        s(&d.join("committee")),
+    ]);
+    // The institution publishes a public set on it.
+    let transcript = "ab".repeat(32);
+    hg(&[
+        "submit",
+        "new-set",
+        "--public",
+        "--modulus",
+        s(&d.join("committee/public.pem")),
+        "--committee",
+        "test committee",
+        "--transcript",
+        &transcript,
+        "--durations",
+        "2s,1s",
+        "--rate",
+        "20000",
+        "--name",
+        "Conf",
+        "-o",
+        s(&d.join("pub")),
+    ]);
+    assert!(!d.join("pub").read_dir().unwrap().any(|e| {
+        let name = e.unwrap().file_name();
+        name.to_string_lossy().ends_with(".key")
+    }));
+    // The author seals with proofs.
+    let doc = file(d, "paper.txt", b"a paper sealed on a committee's modulus\n");
+    hg(&[
+        "submit",
+        "seal",
+        "--set",
+        s(&d.join("pub/set.json")),
+        "-i",
+        s(&doc),
+        "--expect",
+        "3s",
+        "--until",
+        "3s",
+        "-o",
+        s(&d.join("paper.bundle")),
+        "--quiet",
+    ]);
+    std::fs::copy(d.join("pub/set.json"), d.join("set.json")).unwrap();
+    // A third party with the three public files only (its own state directory too).
+    let third = handed_over(d, &["set.json", "paper.bundle", "paper.txt"]);
+    let t = third.path();
+    let out = common::hourglass()
+        .env("HOURGLASS_STATE_DIR", t.join("state"))
+        .args([
+            "submit",
+            "verify",
+            "--public",
+            s(&t.join("paper.bundle")),
+            "--document",
+            s(&t.join("paper.txt")),
+            "--set",
+            s(&t.join("set.json")),
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("bundle: public set") && text.contains("test committee"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 of 2 links valid") && text.contains("bundle valid"),
+        "{text}"
+    );
+    // The institution's private verifier refuses it by name (it is not a private bundle).
+    hg(&[
+        "submit",
+        "new-set",
+        "--durations",
+        "1s",
+        "--rate",
+        "20000",
+        "--bits",
+        "1024",
+        "-o",
+        s(&d.join("keys")),
+        "--seed",
+        "keys",
+    ]);
+    let out = hg_run(&[
+        "submit",
+        "verify",
+        "--keys",
+        s(&d.join("keys")),
+        "-i",
+        s(&doc),
+        s(&d.join("paper.bundle")),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("public set"), "{}", stdout(&out));
+}
+
+#[test]
+fn tampered_public_bundles_are_refused_naming_the_link() {
+    let dir = tempdir();
+    let d = dir.path();
+    hg(&[
+        "submit",
+        "new-set",
+        "--public",
+        "--modulus",
+        "rsa-2048",
+        "--durations",
+        "2s,1s",
+        "--rate",
+        "5000",
+        "-o",
+        s(&d.join("pub")),
+    ]);
+    let doc = file(d, "paper.txt", b"the paper\n");
+    let bundle = d.join("paper.bundle");
+    hg(&[
+        "submit",
+        "seal",
+        "--set",
+        s(&d.join("pub")),
+        "-i",
+        s(&doc),
+        "--expect",
+        "3s",
+        "--until",
+        "3s",
+        "-o",
+        s(&bundle),
+        "--quiet",
+    ]);
+    let verify = |b: &Path, document: &Path| {
+        hg_run(&[
+            "submit",
+            "verify",
+            "--public",
+            s(b),
+            "--document",
+            s(document),
+            "--set",
+            s(&d.join("pub/set.json")),
+            "--json",
+        ])
+    };
+    let out = verify(&bundle, &doc);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["set"], "public");
+    assert_eq!(v["credited_secs"], 3.0);
+
+    // Another document.
+    let other = file(d, "other.txt", b"another paper\n");
+    let out = verify(&bundle, &other);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["document_matches"], false);
+
+    // An edited proof, and swapped links: the JSON verdict names the refused links.
+    let text = String::from_utf8(read(&bundle)).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let pi = json["links"][1]["pi"].as_str().unwrap().to_string();
+    let flipped = format!(
+        "{}{}",
+        if pi.starts_with('1') { "2" } else { "1" },
+        &pi[1..]
+    );
+    json["links"][1]["pi"] = serde_json::Value::String(flipped);
+    let edited = file(
+        d,
+        "edited.bundle",
+        serde_json::to_string_pretty(&json).unwrap().as_bytes(),
+    );
+    let out = verify(&edited, &doc);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["links"][0]["valid"], true);
+    assert_eq!(v["links"][1]["valid"], false);
+    assert!(v["links"][1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("proof does not verify"));
+
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let links = json["links"].as_array_mut().unwrap();
+    links.swap(0, 1);
+    let swapped = file(
+        d,
+        "swapped.bundle",
+        serde_json::to_string_pretty(&json).unwrap().as_bytes(),
+    );
+    let out = verify(&swapped, &doc);
+    assert_eq!(out.status.code(), Some(1));
+
+    // --public with a private set is a usage error; a public set given to --keys is refused.
+    hg(&[
+        "submit",
+        "new-set",
+        "--durations",
+        "1s",
+        "--rate",
+        "5000",
+        "--bits",
+        "1024",
+        "-o",
+        s(&d.join("keys")),
+        "--seed",
+        "k",
+    ]);
+    let out = hg_run(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&bundle),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&d.join("keys/set.json")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("private set"), "{}", stderr(&out));
+}
