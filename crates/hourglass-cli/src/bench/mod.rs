@@ -9,6 +9,7 @@ pub(crate) mod puzzle;
 mod rsa;
 mod squaring;
 mod stats;
+mod submit;
 mod vdf;
 
 use clap::{Args, Subcommand};
@@ -60,6 +61,13 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench dkg\n  hourglass bench dkg --tables 1 --bits 1024,2048,4096 --runs 5\n  hourglass bench dkg --tables 2,3 --rtt-ms 200\n  hourglass bench dkg --tables targets --runs 3 --json"
     )]
     Dkg(dkg::DkgBenchArgs),
+    /// Trustless offline submission: the proofs' cost against the squarings, and public
+    /// verification of a 10-link bundle on RSA-2048 (the institution's trapdoor verification
+    /// beside it).
+    #[command(
+        after_help = "Examples:\n  hourglass bench submit\n  hourglass bench submit --links 10 --squarings 4194304 --runs 201 --json"
+    )]
+    Submit(submit::SubmitBenchArgs),
 }
 
 /// Runs `hourglass bench ...`.
@@ -70,6 +78,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         BenchCommand::Vdf(a) => vdf::run(a),
         BenchCommand::Squaring(a) => squaring::run(a),
         BenchCommand::Dkg(a) => dkg::run(a),
+        BenchCommand::Submit(a) => submit::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();
             puzzle::run(a)
