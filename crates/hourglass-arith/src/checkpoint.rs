@@ -462,9 +462,15 @@ impl<'a> Reader<'a> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_be_bytes(self.take(8)?.try_into().ok()?))
     }
+    /// A length-prefixed integer in its minimal encoding (no leading zero byte), so every
+    /// checkpoint has exactly one encoding.
     fn int(&mut self) -> Option<Integer> {
         let len = self.u32()? as usize;
-        Some(Integer::from_digits(self.take(len)?, Order::Msf))
+        let bytes = self.take(len)?;
+        if bytes.first() == Some(&0) {
+            return None;
+        }
+        Some(Integer::from_digits(bytes, Order::Msf))
     }
 }
 
@@ -595,6 +601,26 @@ mod tests {
             Checkpoint::from_bytes(&old, &key()),
             Err(Untrusted::OldFormat)
         );
+    }
+
+    /// Found by the `checkpoint` fuzz target: an authentic file whose `x` had a leading zero
+    /// byte parsed, and re-encoded differently. Encodings are now canonical.
+    #[test]
+    fn non_minimal_integers_are_refused() {
+        let mut body = MAGIC.to_vec();
+        put_bytes(&mut body, b"");
+        for v in [16384u64, 1 << 20, 16384] {
+            body.extend_from_slice(&v.to_be_bytes());
+        }
+        put_bytes(&mut body, &[0, 5]); // x = 5 with a leading zero byte
+        put_bytes(&mut body, &[7]);
+        put_bytes(&mut body, b"");
+        let tag = key().mac(&body);
+        body.extend_from_slice(&tag);
+        assert!(matches!(
+            Checkpoint::from_bytes(&body, &key()),
+            Err(Untrusted::Malformed(_))
+        ));
     }
 
     #[test]
