@@ -42,7 +42,8 @@ listing every party's address and certificate (docs/FORMATS.md section 16).")]
     #[command(after_help = "Examples:
   hourglass dkg party --config cluster/party-2.toml --id 2
   hourglass dkg party --config party.toml --id 7 -o /secure/dir --rtt-ms 80
-Writes public.pem (the public key, readable by OpenSSL) and party-I.share.json (this party's
+Writes public.pem (the public key, readable by OpenSSL), transcript.json (the public record of the
+generation) and party-I.share.json (this party's
 share of d, mode 0600). If a party dies or stops answering, the others restart without it,
 down to min_parties.")]
     Party(PartyArgs),
@@ -480,6 +481,13 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     let share_file = share_path(&out_dir, me);
     write_output(&share_file, share.to_json().as_bytes(), Sensitivity::Secret)?;
     write_output(&public_path, &public_pem, Sensitivity::Public)?;
+    // The public record anyone can check the modulus against (e.g. for a public puzzle set).
+    let transcript = hourglass_dkg::transcript::PublicTranscript::of(share);
+    write_output(
+        &out_dir.join("transcript.json"),
+        transcript.to_json().as_bytes(),
+        Sensitivity::Public,
+    )?;
     let report: &Report = &generated.report;
     let summary = PartyReport {
         party: me,
@@ -679,6 +687,10 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             println!("  party {party} failed ({reason}) and was left out");
         }
         println!("  public key: {}", first.public_key);
+        println!(
+            "  transcript: {}/transcript.json (publish it with public.pem: a public puzzle set names its fingerprint)",
+            args.out.display()
+        );
         println!("  shares:     {}/party-I.share.json", args.out.display());
         println!(
             "next: hourglass dkg sign --cluster {} -i FILE -o FILE.sig",

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
+use hourglass_dkg::transcript::{PublicTranscript, TRANSCRIPT_FORMAT};
 use hourglass_timelock::public::{seal_public, verify_public, ModulusOrigin, PublicSet};
 use hourglass_timelock::submission::{
     credited_secs, seal, verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions,
@@ -33,8 +34,7 @@ enum SubmitCommand {
 Publish keys/set.json; keep keys/*.key secret.
 A public set (no key at all; anyone verifies bundles, nobody can forge them):
   hourglass submit new-set --public --modulus rsa-2048 --durations 4h,1h,10min --rate 1500000 -o pub/
-  hourglass submit new-set --public --modulus committee/public.pem --committee 'Conf 2027 PC' \\
-      --transcript 3f5a... --durations 4h,1h --rate 1500000 -o pub/")]
+  hourglass submit new-set --public --modulus committee/transcript.json --durations 4h,1h --rate 1500000 -o pub/")]
     NewSet(NewSetArgs),
     /// Author: seal a document offline by solving a chain of puzzles (or open-ended squaring).
     #[command(after_help = "Examples:
@@ -76,16 +76,11 @@ struct NewSetArgs {
     /// A public set: links on a modulus without trapdoor, each carrying a proof.
     #[arg(long, requires = "modulus")]
     public: bool,
-    /// The public modulus: `rsa-2048` (the RSA challenge number) or an RSA public key file of
-    /// at least 2048 bits (a committee's `dkg` public.pem, or the institution's own key).
+    /// The public modulus: `rsa-2048` (the RSA challenge number), a committee's
+    /// `transcript.json` (from `hourglass dkg`), or any RSA public key file of at least 2048 bits
+    /// (then recorded as the institution's own: whoever knows its factors could forge).
     #[arg(long, value_name = "rsa-2048|FILE", requires = "public")]
     modulus: Option<String>,
-    /// For a committee's modulus: who the committee is (recorded in the set).
-    #[arg(long, value_name = "TEXT", requires = "transcript")]
-    committee: Option<String>,
-    /// For a committee's modulus: the fingerprint of its generation transcript, as published.
-    #[arg(long, value_name = "HEX", requires = "committee")]
-    transcript: Option<String>,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -143,6 +138,10 @@ struct VerifyArgs {
     /// The public set (its set.json, or the directory holding it).
     #[arg(long, value_name = "FILE|DIR")]
     set: Option<PathBuf>,
+    /// With --public: also check that the set's modulus is the one this committee transcript
+    /// (its transcript.json, as the committee published it) records.
+    #[arg(long, value_name = "FILE", requires = "public")]
+    transcript: Option<PathBuf>,
     /// The deadline (RFC 3339, e.g. 2027-03-01T23:59:59Z).
     #[arg(long, value_parser = humantime::parse_rfc3339_weak)]
     deadline: Option<SystemTime>,
@@ -243,27 +242,32 @@ fn squarings_for(d: Duration, rate: f64) -> Result<u64, CliError> {
 
 fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
     let spec = a.modulus.as_deref().unwrap_or("rsa-2048");
-    let n = if spec == "rsa-2048" {
-        RsaGroup::rsa_2048().modulus().clone()
+    let (n, origin) = if spec == "rsa-2048" {
+        (
+            RsaGroup::rsa_2048().modulus().clone(),
+            ModulusOrigin::Rsa2048,
+        )
     } else {
-        crate::files::modulus_from_key_file(Path::new(spec))?
-    };
-    let origin = match (&a.committee, &a.transcript, spec) {
-        (_, _, "rsa-2048") => ModulusOrigin::Rsa2048,
-        (Some(committee), Some(transcript), _) => {
-            if transcript.len() != 64 || !transcript.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(CliError::usage(
-                    "--transcript is the 64-hex-digit fingerprint the committee published",
-                ));
-            }
-            ModulusOrigin::Dkg {
-                committee: committee.clone(),
-                transcript: transcript.to_ascii_lowercase(),
-            }
-        }
-        _ => {
-            eprintln!("hourglass: warning: {spec} is recorded as the institution's own modulus: whoever knows its factors can forge bundles (use a committee's dkg key with --committee and --transcript, or rsa-2048)");
-            ModulusOrigin::Institution
+        let path = Path::new(spec);
+        let bytes = read_input(path, "modulus")?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.contains(TRANSCRIPT_FORMAT) {
+            let t = PublicTranscript::from_json(&text).map_err(|e| {
+                CliError::new(e.to_string())
+                    .context(path.display())
+                    .hint("a committee's transcript.json is written by `hourglass dkg party` or `dkg local`")
+            })?;
+            let origin = ModulusOrigin::Dkg {
+                committee: format!("cluster '{}', members {:?}", t.cluster, t.members),
+                transcript: t.fingerprint_hex(),
+            };
+            (t.n, origin)
+        } else {
+            eprintln!("hourglass: warning: {spec} is recorded as the institution's own modulus: whoever knows its factors can forge bundles (use a committee's transcript.json from `hourglass dkg`, or rsa-2048)");
+            (
+                crate::files::modulus_from_key_file(path)?,
+                ModulusOrigin::Institution,
+            )
         }
     };
     let (rate, measured) =
@@ -509,6 +513,31 @@ fn load_keys(dir: &Path) -> Result<Vec<PuzzleKey>, CliError> {
     Ok(keys)
 }
 
+/// Checks that `set`'s modulus comes from the committee generation `transcript` records.
+fn check_origin(set: &PublicSet, transcript: &Path) -> Result<(), CliError> {
+    let text = String::from_utf8(read_input(transcript, "committee transcript")?)
+        .map_err(|_| CliError::new("not a text file").context(transcript.display()))?;
+    let t = PublicTranscript::from_json(&text)
+        .map_err(|e| CliError::new(e.to_string()).context(transcript.display()))?;
+    let recorded = match &set.origin {
+        ModulusOrigin::Dkg { transcript, .. } => transcript.as_str(),
+        _ => "",
+    };
+    if t.n != *set.n() || recorded != t.fingerprint_hex() {
+        return Err(CliError::new(format!(
+            "the set's modulus is not the one {} records ({})",
+            transcript.display(),
+            set.origin.describe()
+        ))
+        .hint("ask the committee for its published transcript.json, and the institution for the set made on it"));
+    }
+    println!(
+        "origin: the modulus is the committee's (transcript {} matches)",
+        &recorded[..16]
+    );
+    Ok(())
+}
+
 fn load_bundle(path: &Path) -> Result<Bundle, CliError> {
     let text = String::from_utf8(read_input(path, "bundle")?)
         .map_err(|_| CliError::new("the bundle is not a text file").context(path.display()))?;
@@ -529,6 +558,9 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
                     set_path.display()
                 )));
             };
+            if let Some(path) = &a.transcript {
+                check_origin(&set, path)?;
+            }
             let bundle = load_bundle(bundle_path)?;
             let digest = digest_file(&a.input, set.hash)?;
             let verdict =

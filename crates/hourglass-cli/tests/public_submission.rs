@@ -41,18 +41,13 @@ fn a_bundle_on_a_committee_modulus_verifies_with_public_files_only() {
         "-o",
         s(&d.join("committee")),
     ]);
-    // The institution publishes a public set on it.
-    let transcript = "ab".repeat(32);
+    // The institution publishes a public set on it, naming the committee's transcript.
     hg(&[
         "submit",
         "new-set",
         "--public",
         "--modulus",
-        s(&d.join("committee/public.pem")),
-        "--committee",
-        "test committee",
-        "--transcript",
-        &transcript,
+        s(&d.join("committee/transcript.json")),
         "--durations",
         "2s,1s",
         "--rate",
@@ -84,8 +79,17 @@ fn a_bundle_on_a_committee_modulus_verifies_with_public_files_only() {
         "--quiet",
     ]);
     std::fs::copy(d.join("pub/set.json"), d.join("set.json")).unwrap();
-    // A third party with the three public files only (its own state directory too).
-    let third = handed_over(d, &["set.json", "paper.bundle", "paper.txt"]);
+    std::fs::copy(
+        d.join("committee/transcript.json"),
+        d.join("transcript.json"),
+    )
+    .unwrap();
+    // A third party with the public files only (its own state directory too): the set, the
+    // bundle, the paper, and the committee's published transcript.
+    let third = handed_over(
+        d,
+        &["set.json", "paper.bundle", "paper.txt", "transcript.json"],
+    );
     let t = third.path();
     let out = common::hourglass()
         .env("HOURGLASS_STATE_DIR", t.join("state"))
@@ -98,15 +102,49 @@ fn a_bundle_on_a_committee_modulus_verifies_with_public_files_only() {
             s(&t.join("paper.txt")),
             "--set",
             s(&t.join("set.json")),
+            "--transcript",
+            s(&t.join("transcript.json")),
         ])
         .output()
         .unwrap();
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(
-        text.contains("bundle: public set") && text.contains("test committee"),
+        text.contains("bundle: public set") && text.contains("cluster"),
         "{text}"
     );
+    assert!(
+        text.contains("origin: the modulus is the committee's"),
+        "{text}"
+    );
+    // A set on another modulus does not pass the transcript check.
+    hg(&[
+        "submit",
+        "new-set",
+        "--public",
+        "--modulus",
+        "rsa-2048",
+        "--durations",
+        "1s",
+        "--rate",
+        "20000",
+        "-o",
+        s(&d.join("other")),
+    ]);
+    let out = hg_run(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&d.join("paper.bundle")),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&d.join("other/set.json")),
+        "--transcript",
+        s(&d.join("transcript.json")),
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("not the one"), "{}", stderr(&out));
     assert!(
         text.contains("2 of 2 links valid") && text.contains("bundle valid"),
         "{text}"

@@ -24,6 +24,7 @@ pub mod session;
 pub mod sieve;
 pub mod sign;
 pub mod tls;
+pub mod transcript;
 pub mod transport;
 pub mod wire;
 
