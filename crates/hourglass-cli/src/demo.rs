@@ -22,7 +22,7 @@ use crate::cli_error::CliError;
 /// Arguments of `hourglass demo`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  hourglass demo\n  hourglass demo --scale 3      (three times longer puzzles)\n  hourglass demo --rsa"
+    after_help = "Examples:\n  hourglass demo\n  hourglass demo --scale 3      (three times longer puzzles)\n  hourglass demo --public       (trustless: a committee's modulus, proofs, public verification)\n  hourglass demo --rsa"
 )]
 pub struct DemoArgs {
     /// Modulus size.
@@ -32,8 +32,12 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
     /// Tour the RSA variants instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "public")]
     rsa: bool,
+    /// Trustless submission instead: a 3-party committee's modulus, a public set, proof-carrying
+    /// links, and verification by a third party with public files only (about a minute).
+    #[arg(long)]
+    public: bool,
     /// Keep the demo's files in this directory (default: a temporary directory, removed).
     #[arg(long, value_name = "DIR")]
     keep: Option<std::path::PathBuf>,
@@ -43,6 +47,11 @@ pub struct DemoArgs {
 pub fn run(a: DemoArgs) -> Result<(), CliError> {
     if a.rsa {
         return rsa_tour(&a);
+    }
+    if a.public {
+        return crate::demo_submission::in_directory(a.scale, a.keep.as_deref(), |dir| {
+            crate::demo_public::flow(a.scale, dir)
+        });
     }
     crate::demo_submission::run(a.bits, a.scale, a.keep.as_deref())
 }

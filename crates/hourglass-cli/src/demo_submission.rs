@@ -28,10 +28,20 @@ fn err(e: impl std::fmt::Display) -> CliError {
 
 /// Runs the demo with puzzles of `scale` times the default durations.
 pub fn run(bits: u32, scale: f64, keep: Option<&Path>) -> Result<(), CliError> {
-    if !(1024..=4096).contains(&bits) || !(0.05..=100.0).contains(&scale) {
-        return Err(CliError::usage(
-            "--bits must be within 1024..=4096 and --scale within 0.05..=100",
-        ));
+    if !(1024..=4096).contains(&bits) {
+        return Err(CliError::usage("--bits must be within 1024..=4096"));
+    }
+    in_directory(scale, keep, |dir| flow(bits, scale, dir))
+}
+
+/// Runs `demo` in `keep` (kept) or a temporary directory (removed afterwards).
+pub fn in_directory(
+    scale: f64,
+    keep: Option<&Path>,
+    demo: impl FnOnce(&Path) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    if !(0.05..=100.0).contains(&scale) {
+        return Err(CliError::usage("--scale must be within 0.05..=100"));
     }
     let tmp;
     let dir = match keep {
@@ -45,7 +55,7 @@ pub fn run(bits: u32, scale: f64, keep: Option<&Path>) -> Result<(), CliError> {
             tmp.clone()
         }
     };
-    let result = flow(bits, scale, &dir);
+    let result = demo(&dir);
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     } else {

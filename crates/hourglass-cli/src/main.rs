@@ -7,6 +7,7 @@ mod bench;
 mod ca_cmd;
 mod cli_error;
 mod demo;
+mod demo_public;
 mod demo_submission;
 mod dkg_cmd;
 mod entropy_args;

@@ -301,3 +301,33 @@ fn tampered_public_bundles_are_refused_naming_the_link() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("private set"), "{}", stderr(&out));
 }
+
+/// `hourglass demo --public` plays the whole trustless flow (committee, public set, sealing with
+/// proofs, verification with public files, forgeries caught), here at a tenth of its durations.
+#[test]
+fn the_public_demo_runs_end_to_end() {
+    let dir = tempdir();
+    let out = hg(&[
+        "demo",
+        "--public",
+        "--scale",
+        "0.1",
+        "--keep",
+        s(&dir.path().join("demo")),
+    ]);
+    let text = stdout(&out);
+    for expected in [
+        "three party processes agreed on N",
+        "origin: the set's modulus is the committee's",
+        ": valid,",
+        "the bundle with another paper: rejected",
+        "a link claiming 4x its squarings: rejected",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    // The kept files are the public ones a third party needs, and no key.
+    let kept = dir.path().join("demo");
+    for f in ["pub/set.json", "paper.bundle", "committee/transcript.json"] {
+        assert!(kept.join(f).exists(), "{f}");
+    }
+}
