@@ -12,7 +12,9 @@ use std::time::{Duration, Instant, SystemTime};
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
 use hourglass_arith::squaring::measure_rate;
 use hourglass_dkg::transcript::PublicTranscript;
-use hourglass_timelock::public::{seal_public, verify_public, ModulusOrigin, PublicSet};
+use hourglass_timelock::public::{
+    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
+};
 use hourglass_timelock::submission::{Bundle, Link, SealOptions};
 use hourglass_timelock::PuzzleHash;
 
@@ -96,6 +98,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
         rate,
         true,
         PuzzleHash::Sha256,
+        ProofScheme::Wesolowski,
         &humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
     )
     .map_err(err)?;

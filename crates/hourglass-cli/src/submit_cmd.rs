@@ -5,7 +5,9 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
 use hourglass_dkg::transcript::{PublicTranscript, TRANSCRIPT_FORMAT};
-use hourglass_timelock::public::{seal_public, verify_public, ModulusOrigin, PublicSet};
+use hourglass_timelock::public::{
+    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
+};
 use hourglass_timelock::submission::{
     credited_secs, seal, verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions,
 };
@@ -81,6 +83,9 @@ struct NewSetArgs {
     /// (then recorded as the institution's own: whoever knows its factors could forge).
     #[arg(long, value_name = "rsa-2048|FILE", requires = "public")]
     modulus: Option<String>,
+    /// The proof every link of a public set carries.
+    #[arg(long, value_enum, default_value = "wesolowski", requires = "public")]
+    proof: ProofArg,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -286,6 +291,7 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         rate,
         measured,
         a.hash.into(),
+        a.proof.into(),
         &created,
     )
     .map_err(|e| CliError::usage(e.to_string()))?;
@@ -308,6 +314,24 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         set.origin.describe()
     );
     Ok(())
+}
+
+/// Proof schemes of public sets on the command line.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub(crate) enum ProofArg {
+    /// Wesolowski: one group element per link; verification in about a millisecond.
+    Wesolowski,
+    /// Pietrzak: log t elements per link; cheaper to prove, slower to verify.
+    Pietrzak,
+}
+
+impl From<ProofArg> for ProofScheme {
+    fn from(p: ProofArg) -> Self {
+        match p {
+            ProofArg::Wesolowski => ProofScheme::Wesolowski,
+            ProofArg::Pietrzak => ProofScheme::Pietrzak,
+        }
+    }
 }
 
 /// A set of either kind.

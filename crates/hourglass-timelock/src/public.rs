@@ -21,7 +21,9 @@ use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use hourglass_vdf::eval::{evaluate, powers_path, EvalOptions, EvalOutcome};
 use hourglass_vdf::group::RsaGroup;
-use hourglass_vdf::{SecurityLevel, Statement, Vdf, Wesolowski, WesolowskiProof};
+use hourglass_vdf::{
+    Pietrzak, PietrzakProof, SecurityLevel, Statement, Vdf, Wesolowski, WesolowskiProof,
+};
 use rug::integer::Order;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -29,7 +31,8 @@ use sha2::{Digest, Sha256};
 use crate::json;
 use crate::key::{input_from_digest, PuzzleHash};
 use crate::submission::{
-    chain_input_for_modulus, Bundle, BundleVerdict, Link, LinkVerdict, SealEnd, SealOptions,
+    chain_input_for_modulus, Bundle, BundleVerdict, Link, LinkProof, LinkVerdict, SealEnd,
+    SealOptions,
 };
 use crate::{Error, Result};
 
@@ -75,6 +78,26 @@ impl ModulusOrigin {
     }
 }
 
+/// The proof scheme a public set fixes for its links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProofScheme {
+    /// Wesolowski with the fast verification (one group element; the default).
+    Wesolowski,
+    /// Pietrzak (`log t` elements; cheaper to prove, slower to verify).
+    Pietrzak,
+}
+
+impl ProofScheme {
+    /// The name in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofScheme::Wesolowski => "wesolowski",
+            ProofScheme::Pietrzak => "pietrzak",
+        }
+    }
+}
+
 /// A published set of link lengths on one public modulus.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublicSet {
@@ -92,6 +115,8 @@ pub struct PublicSet {
     pub rate_measured: bool,
     /// The document hash the set fixes.
     pub hash: PuzzleHash,
+    /// The proof scheme the set fixes.
+    pub proof: ProofScheme,
     /// Creation time, RFC 3339 UTC.
     pub created: String,
 }
@@ -110,17 +135,15 @@ struct PublicSetJson {
     rate: f64,
     rate_measured: bool,
     hash: PuzzleHash,
-    proof: String,
+    proof: ProofScheme,
     security_bits: u32,
     created: String,
     fingerprint: String,
 }
 
-/// The proof scheme and level every public set uses (fixed by the format, so the verifier, not
-/// the bundle, chooses them).
-fn scheme() -> Wesolowski {
-    Wesolowski::new(SecurityLevel::K128)
-}
+/// The security level of every public set's proofs (fixed by the format, so the verifier, not
+/// the bundle, chooses it): 256-bit challenges.
+const LEVEL: SecurityLevel = SecurityLevel::K128;
 
 impl PublicSet {
     /// A public set on `n` (at least [`MIN_PUBLIC_BITS`] bits, passing the VDF group checks).
@@ -133,6 +156,7 @@ impl PublicSet {
         rate: f64,
         rate_measured: bool,
         hash: PuzzleHash,
+        proof: ProofScheme,
         created: &str,
     ) -> Result<Self> {
         if n.significant_bits() < MIN_PUBLIC_BITS {
@@ -171,6 +195,7 @@ impl PublicSet {
             rate,
             rate_measured,
             hash,
+            proof,
             created: created.to_string(),
         })
     }
@@ -209,8 +234,8 @@ impl PublicSet {
         field(&self.rate.to_bits().to_be_bytes());
         field(&[u8::from(self.rate_measured)]);
         field(self.hash.name().as_bytes());
-        field(b"wesolowski");
-        field(&scheme().level().bits().to_be_bytes());
+        field(self.proof.name().as_bytes());
+        field(&LEVEL.bits().to_be_bytes());
         field(self.created.as_bytes());
         h.finalize().into()
     }
@@ -238,8 +263,8 @@ impl PublicSet {
             rate: self.rate,
             rate_measured: self.rate_measured,
             hash: self.hash,
-            proof: "wesolowski".into(),
-            security_bits: scheme().level().bits(),
+            proof: self.proof,
+            security_bits: LEVEL.bits(),
             created: self.created.clone(),
             fingerprint: self.fingerprint_hex(),
         })
@@ -251,10 +276,10 @@ impl PublicSet {
         let j: PublicSetJson =
             json::parse_versioned(what, text, PUBLIC_SET_TYPE, PUBLIC_SET_VERSION)?;
         let err = |why: String| Error::Parse { what, why };
-        if j.proof != "wesolowski" || j.security_bits != scheme().level().bits() {
+        if j.security_bits != LEVEL.bits() {
             return Err(err(format!(
-                "proofs '{}' at {} bits: this hourglass verifies Wesolowski proofs at 128 bits",
-                j.proof, j.security_bits
+                "proofs at {} bits: this hourglass verifies proofs at 128 bits",
+                j.security_bits
             )));
         }
         let n = json::hex_integer(what, "n", &j.n)?;
@@ -273,6 +298,7 @@ impl PublicSet {
             j.rate,
             j.rate_measured,
             j.hash,
+            j.proof,
             &j.created,
         )?;
         if set.squarings != j.squarings {
@@ -304,6 +330,51 @@ impl PublicSet {
 
 fn vdf_error(e: hourglass_vdf::Error) -> Error {
     Error::InvalidParameters(e.to_string())
+}
+
+fn never_unverified(e: hourglass_vdf::Error) -> Error {
+    Error::InvalidParameters(format!(
+        "the new proof does not verify ({e}): a computation fault; nothing was added"
+    ))
+}
+
+/// Largest number of elements a Pietrzak proof may have (one per halving round).
+const MAX_PIETRZAK_ELEMENTS: usize = 64;
+
+/// Checks one link's proof against its statement, in the scheme `set` fixes; the reason if not.
+fn check_link_proof(
+    set: &PublicSet,
+    statement: &Statement,
+    proof: &LinkProof,
+) -> Result<Option<String>> {
+    let parse = |field: &str, v: &str| json::hex_integer("submission bundle", field, v);
+    let outcome = match (set.proof, proof) {
+        (ProofScheme::Wesolowski, LinkProof::Wesolowski { pi, l }) => {
+            let p = WesolowskiProof {
+                pi: parse("pi", pi)?,
+                l: parse("l", l)?,
+            };
+            Wesolowski::new(LEVEL).verify(statement, &p)
+        }
+        (ProofScheme::Pietrzak, LinkProof::Pietrzak { mu }) => {
+            if mu.len() > MAX_PIETRZAK_ELEMENTS {
+                return Ok(Some(format!(
+                    "a Pietrzak proof has at most {MAX_PIETRZAK_ELEMENTS} elements"
+                )));
+            }
+            let p = PietrzakProof {
+                mu: mu
+                    .iter()
+                    .map(|m| parse("mu", m))
+                    .collect::<Result<Vec<_>>>()?,
+            };
+            Pietrzak::new(LEVEL).verify(statement, &p)
+        }
+        _ => return Ok(Some(format!("the set fixes {} proofs", set.proof.name()))),
+    };
+    Ok(outcome
+        .err()
+        .map(|e| format!("the proof does not verify: {e}")))
 }
 
 /// The canonical input element of link `index` of `bundle` for `set`.
@@ -338,7 +409,6 @@ pub fn seal_public(
             "the bundle was started on a private set".into(),
         ));
     }
-    let vdf = scheme();
     loop {
         let credited = credited_secs(set, bundle);
         if options
@@ -375,17 +445,32 @@ pub fn seal_public(
             EvalOutcome::Finished(e) => e,
             EvalOutcome::Stopped { .. } => return Ok(SealEnd::Stopped),
         };
-        let proof = vdf.prove(&evaluation).map_err(vdf_error)?;
-        let y = evaluation.output();
-        // Never hand out a link that does not verify (a fault, or a corrupt powers file).
-        vdf.verify(&evaluation.statement(vdf.level()), &proof)
-            .map_err(|e| Error::InvalidParameters(format!("the new proof does not verify: {e}")))?;
+        let statement = evaluation.statement(LEVEL);
+        let proof = match set.proof {
+            ProofScheme::Wesolowski => {
+                let vdf = Wesolowski::new(LEVEL);
+                let p = vdf.prove(&evaluation).map_err(vdf_error)?;
+                // Never hand out a link that does not verify (a fault, a corrupt powers file).
+                vdf.verify(&statement, &p).map_err(never_unverified)?;
+                LinkProof::Wesolowski {
+                    pi: format!("{:x}", p.pi),
+                    l: format!("{:x}", p.l),
+                }
+            }
+            ProofScheme::Pietrzak => {
+                let vdf = Pietrzak::new(LEVEL);
+                let p = vdf.prove(&evaluation).map_err(vdf_error)?;
+                vdf.verify(&statement, &p).map_err(never_unverified)?;
+                LinkProof::Pietrzak {
+                    mu: p.mu.iter().map(|m| format!("{m:x}")).collect(),
+                }
+            }
+        };
         bundle.links.push(Link::Vdf {
             puzzle: set.fingerprint_hex(),
             t,
-            y: format!("{y:x}"),
-            pi: format!("{:x}", proof.pi),
-            l: format!("{:x}", proof.l),
+            y: format!("{:x}", statement.y),
+            proof,
         });
         on_link(bundle)?;
         options.checkpoint.remove();
@@ -401,7 +486,6 @@ pub fn verify_public(
     document_digest: &[u8],
 ) -> Result<BundleVerdict> {
     let document_matches = bundle.digest_bytes() == document_digest;
-    let vdf = scheme();
     let fingerprint = set.fingerprint_hex();
     let mut links = Vec::with_capacity(bundle.links.len());
     for (index, link) in bundle.links.iter().enumerate() {
@@ -423,29 +507,19 @@ pub fn verify_public(
                 puzzle,
                 t,
                 y,
-                pi,
-                l,
+                proof,
             } => {
                 if puzzle.to_ascii_lowercase() != fingerprint {
                     Some("the link is for another public set".into())
                 } else {
-                    let x = link_element(set, bundle, index)?;
-                    let parse =
-                        |field: &str, v: &str| json::hex_integer("submission bundle", field, v);
                     let statement = Statement {
                         group: set.group.clone(),
-                        x,
-                        y: parse("y", y)?,
+                        x: link_element(set, bundle, index)?,
+                        y: json::hex_integer("submission bundle", "y", y)?,
                         iterations: *t,
-                        level: vdf.level(),
+                        level: LEVEL,
                     };
-                    let proof = WesolowskiProof {
-                        pi: parse("pi", pi)?,
-                        l: parse("l", l)?,
-                    };
-                    vdf.verify(&statement, &proof)
-                        .err()
-                        .map(|e| format!("the proof does not verify: {e}"))
+                    check_link_proof(set, &statement, proof)?
                 }
             }
             _ => Some("a public set's links carry proofs (kind \"vdf\")".into()),

@@ -187,7 +187,7 @@ pub enum Link {
         c: String,
     },
     /// A link of a public set ([`crate::public`]): `y = canon(x^(2^t))` in `Z_n* / {+1, -1}`
-    /// with a Wesolowski proof `(pi, l)`, verified by anyone.
+    /// with a proof, verified by anyone.
     Vdf {
         /// Fingerprint of the public set (hex).
         puzzle: String,
@@ -195,10 +195,26 @@ pub enum Link {
         t: u64,
         /// The output `y` (hex, canonical).
         y: String,
-        /// The proof element `pi` (hex, canonical).
+        /// The proof, in the scheme the set fixes.
+        proof: LinkProof,
+    },
+}
+
+/// The proof a public link carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "scheme", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum LinkProof {
+    /// Wesolowski: `pi = x^floor(2^t / l)` and the challenge prime `l` (hex).
+    Wesolowski {
+        /// `pi` (hex, canonical).
         pi: String,
-        /// The challenge prime `l` (hex).
+        /// `l` (hex).
         l: String,
+    },
+    /// Pietrzak: the midpoints `mu_i` of the halving rounds (hex, canonical).
+    Pietrzak {
+        /// `mu_0, mu_1, ...`.
+        mu: Vec<String>,
     },
 }
 

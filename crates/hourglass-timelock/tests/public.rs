@@ -2,12 +2,16 @@
 //! tampering an author, a friend of the institution or a thief could try is refused, with a
 //! reason that names the link.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
-use hourglass_timelock::public::{seal_public, verify_public, ModulusOrigin, PublicSet};
-use hourglass_timelock::submission::{verify_bundle, Bundle, Link, SealEnd, SealOptions};
+use hourglass_timelock::public::{
+    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
+};
+use hourglass_timelock::submission::{
+    verify_bundle, Bundle, Link, LinkProof, SealEnd, SealOptions,
+};
 use hourglass_timelock::PuzzleHash;
 use hourglass_vdf::group::RsaGroup;
 
@@ -20,6 +24,7 @@ fn set_on(group: &RsaGroup, name: &str) -> PublicSet {
         1000.0,
         false,
         PuzzleHash::Sha256,
+        ProofScheme::Wesolowski,
         "2026-11-24T00:00:00Z",
     )
     .unwrap()
@@ -37,12 +42,19 @@ fn options(name: &str, until: f64, open_ended: bool) -> SealOptions {
     }
 }
 
+/// Each seal gets its own checkpoint file (tests run in parallel).
+static SEALS: AtomicUsize = AtomicUsize::new(0);
+
 fn sealed(set: &PublicSet, document: &[u8], until: f64) -> Bundle {
     let mut bundle = Bundle::new_public(set.hash, &set.hash.digest(document));
     let end = seal_public(
         set,
         &mut bundle,
-        &options("seal", until, false),
+        &options(
+            &format!("seal-{}", SEALS.fetch_add(1, Ordering::Relaxed)),
+            until,
+            false,
+        ),
         &AtomicBool::new(false),
         &mut |_, _, _| {},
         &mut |_| Ok(()),
@@ -86,7 +98,11 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
 
     // A bad proof.
     let mut bad = back.clone();
-    if let Link::Vdf { pi, .. } = &mut bad.links[1] {
+    if let Link::Vdf {
+        proof: LinkProof::Wesolowski { pi, .. },
+        ..
+    } = &mut bad.links[1]
+    {
         pi.replace_range(0..1, if pi.starts_with('1') { "2" } else { "1" });
     }
     assert!(reason(&set, &bad, doc, 1).contains("proof does not verify"));
@@ -126,6 +142,7 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
         1000.0,
         false,
         PuzzleHash::Sha256,
+        ProofScheme::Wesolowski,
         "2026-11-24T00:00:00Z",
     )
     .unwrap();
@@ -199,6 +216,7 @@ fn small_or_structured_moduli_are_refused() {
         1.0,
         false,
         PuzzleHash::Sha256,
+        ProofScheme::Wesolowski,
         "",
     )
     .unwrap_err();
@@ -214,8 +232,61 @@ fn small_or_structured_moduli_are_refused() {
         1.0,
         false,
         PuzzleHash::Sha256,
+        ProofScheme::Wesolowski,
         "",
     )
     .unwrap_err();
     assert!(err.to_string().contains("RSA-2048"), "{err}");
+}
+
+/// A set may fix Pietrzak proofs instead; the verifier follows the set, never the bundle: a
+/// Wesolowski link presented for a Pietrzak set (or the reverse) is refused by name.
+#[test]
+fn pietrzak_sets_and_the_set_decides_the_scheme() {
+    let group = RsaGroup::rsa_2048();
+    let mut set = set_on(&group, "pietrzak");
+    set = PublicSet::new(
+        &set.name,
+        set.n().clone(),
+        set.origin.clone(),
+        set.squarings.clone(),
+        set.rate,
+        set.rate_measured,
+        set.hash,
+        ProofScheme::Pietrzak,
+        &set.created,
+    )
+    .unwrap();
+    assert_eq!(PublicSet::from_json(&set.to_json()).unwrap(), set);
+    let doc = b"pietrzak paper";
+    let bundle = sealed(&set, doc, 3.0);
+    assert!(matches!(
+        &bundle.links[0],
+        Link::Vdf {
+            proof: LinkProof::Pietrzak { .. },
+            ..
+        }
+    ));
+    let v = verify_public(&set, &bundle, &set.hash.digest(doc)).unwrap();
+    assert!(v.valid, "{v:?}");
+    // An edited midpoint.
+    let mut bad = bundle.clone();
+    if let Link::Vdf {
+        proof: LinkProof::Pietrzak { mu },
+        ..
+    } = &mut bad.links[0]
+    {
+        let m = &mut mu[0];
+        m.replace_range(0..1, if m.starts_with('1') { "2" } else { "1" });
+    }
+    assert!(reason(&set, &bad, doc, 0).contains("proof does not verify"));
+    // The same statement with a Wesolowski proof, against a set that fixes Pietrzak.
+    let wes = set_on(&group, "pietrzak");
+    let mut mixed = sealed(&wes, doc, 3.0);
+    for l in &mut mixed.links {
+        if let Link::Vdf { puzzle, .. } = l {
+            *puzzle = set.fingerprint_hex();
+        }
+    }
+    assert!(reason(&set, &mixed, doc, 0).contains("the set fixes pietrzak proofs"));
 }

@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
 use hourglass_arith::entropy::OsEntropy;
-use hourglass_timelock::public::{seal_public, verify_public, ModulusOrigin, PublicSet};
+use hourglass_timelock::public::{
+    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
+};
 use hourglass_timelock::submission::{seal, verify_bundle, Bundle, PuzzleSet, SealOptions};
 use hourglass_timelock::{PuzzleHash, PuzzleKeyGen};
 use hourglass_vdf::eval::evaluate_in_memory;
 use hourglass_vdf::group::RsaGroup;
-use hourglass_vdf::{Vdf, Wesolowski};
+use hourglass_vdf::{Pietrzak, Vdf, Wesolowski};
 use serde::Serialize;
 
 use super::stats::{time_ms, Summary};
@@ -32,6 +34,9 @@ pub struct SubmitBenchArgs {
     /// Timed verifications of the whole bundle (after one warm-up).
     #[arg(long, default_value_t = 101)]
     runs: usize,
+    /// The proof the links carry.
+    #[arg(long, value_enum, default_value = "wesolowski")]
+    proof: crate::submit_cmd::ProofArg,
     /// Skip the private-set comparison (it makes a 2048-bit puzzle key per link).
     #[arg(long)]
     no_private: bool,
@@ -73,6 +78,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
         1.0,
         false,
         PuzzleHash::Sha256,
+        a.proof.into(),
         "",
     )
     .map_err(timelock)?;
@@ -118,9 +124,11 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::new(e.to_string()))?;
         squaring_secs = squaring_secs.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        Wesolowski::default()
-            .prove(&evaluation)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        match set.proof {
+            ProofScheme::Wesolowski => Wesolowski::default().prove(&evaluation).map(drop),
+            ProofScheme::Pietrzak => Pietrzak::default().prove(&evaluation).map(drop),
+        }
+        .map_err(|e| CliError::new(e.to_string()))?;
         proof_secs = proof_secs.min(t.elapsed().as_secs_f64());
     }
     let public_samples = time_ms(a.runs, || {
@@ -194,8 +202,10 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
         return Ok(());
     }
     println!(
-        "public set on RSA-2048: {} links of {} squarings",
-        report.links, report.squarings_per_link
+        "public set on RSA-2048: {} links of {} squarings, {} proofs",
+        report.links,
+        report.squarings_per_link,
+        set.proof.name()
     );
     println!(
         "sealing the bundle: {:.2} s; one link: squarings {:.3} s ({:.2} M/s), proof {:.3} s: proof overhead {:.1}% of the squarings (target < 10%)",

@@ -1,7 +1,7 @@
 {
   "type": "hourglass-puzzle-solution",
   "version": 2,
-  "puzzle": "599834c5ffc83f4d072970757d11fca85847091bb7f134be895e4f37c2b7c6e4",
+  "puzzle": "e296536d6b75862a170b297eef62e1585aee385589d7fa22140d6bf0481454ed",
   "hash": "sha256",
   "digest": "0f550537350135bbb31b1bf2de01db5ce6e8b08cebde606018ecbc51e15140dd",
   "t": 20000,
