@@ -1,8 +1,9 @@
-//! The puzzle file parsers on arbitrary bytes: public and private puzzle keys, solutions, sets
-//! and bundles (format version 2, and the refusal of version 1). None may panic; whatever
-//! parses serialises and parses back to the same value.
+//! The puzzle file parsers on arbitrary bytes: public and private puzzle keys, solutions, sets,
+//! public sets and bundles (format version 2, and the refusal of version 1). None may panic;
+//! whatever parses serialises and parses back to the same value.
 #![no_main]
 
+use hourglass_timelock::public::PublicSet;
 use hourglass_timelock::submission::{Bundle, PuzzleSet};
 use hourglass_timelock::{PuzzleKey, PuzzlePublicKey, Solution};
 use libfuzzer_sys::fuzz_target;
@@ -20,6 +21,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(s) = PuzzleSet::from_json(&text) {
         assert_eq!(PuzzleSet::from_json(&s.to_json()).unwrap(), s);
+    }
+    if let Ok(s) = PublicSet::from_json(&text) {
+        assert_eq!(PublicSet::from_json(&s.to_json()).unwrap(), s);
     }
     if let Ok(b) = Bundle::from_json(&text) {
         assert_eq!(Bundle::from_json(&b.to_json()).unwrap(), b);
