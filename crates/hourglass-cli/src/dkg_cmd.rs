@@ -82,9 +82,13 @@ struct GenerationArgs {
     /// Biprimality test repetitions.
     #[arg(long, default_value_t = 64)]
     rounds: u32,
-    /// Fewest parties to continue with after failures.
+    /// Fewest parties to continue with after failures (never fewer than 2t + 1).
     #[arg(long, default_value_t = 3)]
     min_parties: usize,
+    /// Colluding parties tolerated, t (default floor((k-1)/2)); fixed for the cluster and never
+    /// lowered: a generation that would continue with fewer than 2t + 1 parties stops.
+    #[arg(long, value_name = "T")]
+    threshold: Option<usize>,
     /// Seconds to wait for a party before declaring it failed.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
@@ -103,6 +107,7 @@ impl GenerationArgs {
             sieve_bound: self.sieve_bound,
             biprimality_rounds: self.rounds,
             min_parties: self.min_parties,
+            threshold: self.threshold,
             timeout_ms: (self.timeout * 1000.0) as u64,
         };
         settings
@@ -420,7 +425,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     let options = TlsOptions {
         connect_timeout: seconds(args.connect_timeout, "--connect-timeout")?,
         sim: args.net.sim()?,
-        ..TlsOptions::default()
+        max_frame: config.generation.max_frame_bytes(config.ids().len()),
     };
     let mut entropy = args.entropy.source()?;
     let quiet = args.quiet;

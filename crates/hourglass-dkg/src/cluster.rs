@@ -143,6 +143,9 @@ impl ClusterConfig {
                 file.party.len()
             )));
         }
+        file.generation
+            .check_threshold(file.party.len())
+            .map_err(|e| fail(e.to_string()))?;
         if file.generation.min_parties > file.party.len() {
             return Err(fail(format!(
                 "[generation] min_parties is {} but the cluster has only {} parties",
@@ -349,6 +352,12 @@ pub fn init_cluster(
         )));
     }
     settings.validate()?;
+    settings.check_threshold(parties)?;
+    // The threshold is fixed now, in every party's configuration.
+    let settings = &Settings {
+        threshold: Some(settings.threshold_for(parties)),
+        ..settings.clone()
+    };
     if settings.min_parties > parties {
         return Err(Error::Config(format!(
             "min_parties is {} but the cluster would have only {parties} parties",

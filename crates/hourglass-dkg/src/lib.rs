@@ -14,6 +14,7 @@
 //!   biprimality rounds, failure handling).
 #![forbid(unsafe_code)]
 
+pub mod adversary;
 pub mod bgw;
 pub mod cluster;
 pub mod keyshare;
@@ -46,6 +47,37 @@ pub enum Error {
         /// What was wrong (never contains secret values).
         reason: String,
     },
+    /// Another party stopped the generation, naming the parties it holds responsible (its word
+    /// alone removes nobody: the generation stops, and no key comes out).
+    #[error("party {by} stopped the generation, naming {culprits:?}: {reason}")]
+    Reported {
+        /// The party that announced the stop.
+        by: PartyId,
+        /// The parties it named.
+        culprits: Vec<PartyId>,
+        /// Its reason.
+        reason: String,
+    },
+    /// A party asked to remove parties this party sees alive: a false accusation. Nobody is
+    /// removed on another party's word; the generation stops, naming the accuser.
+    #[error("party {accuser} accused parties {accused:?}, which answer this party: a false accusation (nobody is removed on another party's word; the generation stops)")]
+    FalseAccusation {
+        /// The accuser.
+        accuser: PartyId,
+        /// The parties it accused that this party sees alive.
+        accused: Vec<PartyId>,
+    },
+    /// A party failed at this party, while another survivor still reaches it: a party is
+    /// removed only if every survivor saw it fail, so the generation stops instead.
+    #[error("party {party} failed here ({reason}) but party {witness} still reaches it; nobody is removed unless every survivor saw it fail, so the generation stops")]
+    Disputed {
+        /// The party that failed here.
+        party: PartyId,
+        /// A survivor that did not see it fail.
+        witness: PartyId,
+        /// What this party observed.
+        reason: String,
+    },
     /// The link to a party failed (closed, reset) or it did not answer in time.
     #[error("party {party} failed: {reason}")]
     PartyFailed {
@@ -55,12 +87,14 @@ pub enum Error {
         reason: String,
     },
     /// Too few parties are left to continue.
-    #[error("only {left} parties left, the minimum is {minimum}")]
+    #[error("only {left} parties left, fewer than the {minimum} needed (2t + 1 for the fixed threshold t = {threshold}, or min_parties): the generation stops rather than weaken its privacy")]
     TooFewParties {
         /// Parties still alive.
         left: usize,
-        /// The configured minimum.
+        /// The minimum: `max(min_parties, 2t + 1)`.
         minimum: usize,
+        /// The fixed privacy threshold `t`.
+        threshold: usize,
     },
     /// The cluster configuration is unusable.
     #[error("cluster configuration: {0}")]

@@ -22,9 +22,16 @@ pub struct Settings {
     /// Repetitions of the biprimality test with fresh `g`.
     #[serde(default = "default_rounds")]
     pub biprimality_rounds: u32,
-    /// Fewest parties a generation may continue with after failures.
+    /// Fewest parties a generation may continue with after failures (at least `2t + 1` is
+    /// always required, whatever this says).
     #[serde(default = "default_min_parties")]
     pub min_parties: usize,
+    /// The privacy threshold `t`: how many colluding parties the generation tolerates. Fixed
+    /// when the cluster is made (`None` there means `floor((k - 1) / 2)` for `k` parties) and
+    /// never recomputed from the survivors: a generation that would continue with fewer than
+    /// `2t + 1` parties aborts instead.
+    #[serde(default)]
+    pub threshold: Option<usize>,
     /// How long to wait for a party before declaring it failed, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
@@ -52,8 +59,42 @@ impl Settings {
             sieve_bound: None,
             biprimality_rounds: default_rounds(),
             min_parties: default_min_parties(),
+            threshold: None,
             timeout_ms: default_timeout_ms(),
         }
+    }
+
+    /// The threshold `t` for a cluster of `parties` parties: the fixed one, or
+    /// `floor((parties - 1) / 2)`.
+    pub fn threshold_for(&self, parties: usize) -> usize {
+        self.threshold.unwrap_or(parties.saturating_sub(1) / 2)
+    }
+
+    /// The fewest parties a generation of a `parties`-party cluster continues with:
+    /// `max(min_parties, 2t + 1)`.
+    pub fn minimum_for(&self, parties: usize) -> usize {
+        self.min_parties.max(2 * self.threshold_for(parties) + 1)
+    }
+
+    /// The largest frame a generation among `parties` parties with these settings sends, with
+    /// a margin of 2 to 4 (measured: about `2 * max(2 batch, rounds + 8) * bits / 8` bytes):
+    /// links refuse larger ones, so a peer cannot make a party buffer megabytes per frame.
+    pub fn max_frame_bytes(&self, parties: usize) -> usize {
+        let units = (2 * self.batch).max(self.biprimality_rounds as usize + 8);
+        16 * 1024 + 2 * units * (self.bits as usize / 8 + 16) + 64 * parties
+    }
+
+    /// Checks the threshold against a cluster of `parties` parties: `1 <= t` and
+    /// `2t + 1 <= parties` (BGW multiplies degree-`t` sharings, which needs `2t + 1` shares).
+    pub fn check_threshold(&self, parties: usize) -> Result<()> {
+        let t = self.threshold_for(parties);
+        if t == 0 || 2 * t + 1 > parties {
+            return Err(Error::InvalidParameters(format!(
+                "threshold {t} for {parties} parties: use 1 to {} (a generation needs 2t + 1 parties)",
+                parties.saturating_sub(1) / 2
+            )));
+        }
+        Ok(())
     }
 
     /// Checks the settings on their own (the party count is checked when a session starts).

@@ -145,6 +145,7 @@ pub fn settings_digest(settings: &Settings, cluster: &str) -> [u8; 32] {
     h.update(settings.sieve_bound.unwrap_or(0).to_be_bytes());
     h.update(settings.biprimality_rounds.to_be_bytes());
     h.update((settings.min_parties as u64).to_be_bytes());
+    h.update((settings.threshold.unwrap_or(0) as u64).to_be_bytes());
     h.update(settings.timeout_ms.to_be_bytes());
     h.finalize().into()
 }
@@ -152,7 +153,8 @@ pub fn settings_digest(settings: &Settings, cluster: &str) -> [u8; 32] {
 /// Runs the generation as this party (`transport.me()`) among `members`.
 ///
 /// Failed parties are removed and the generation restarts without them, down to
-/// `settings.min_parties`.
+/// `max(settings.min_parties, 2t + 1)` where `t` is the threshold fixed for the whole cluster
+/// (never recomputed from the survivors).
 pub fn generate(
     transport: &mut dyn Transport,
     members: &[PartyId],
@@ -188,11 +190,15 @@ pub fn generate_limited(
     let start = Instant::now();
     let digest = settings_digest(settings, cluster);
     let timeout = Duration::from_millis(settings.timeout_ms);
+    settings.check_threshold(members.len())?;
+    let threshold = settings.threshold_for(members.len());
+    let minimum = settings.minimum_for(members.len());
     let mut session = Session::new(transport, members.to_vec(), timeout);
-    if session.members().len() < settings.min_parties {
+    if session.members().len() < minimum {
         return Err(Error::TooFewParties {
             left: session.members().len(),
-            minimum: settings.min_parties,
+            minimum,
+            threshold,
         });
     }
     let mut rng = Drbg::new(entropy)?;
@@ -200,7 +206,7 @@ pub fn generate_limited(
     let mut report = Report::default();
     loop {
         let epoch_start = Instant::now();
-        let mut run = Run::new(&mut session, settings, &big_p, &mut rng)?;
+        let mut run = Run::new(&mut session, settings, threshold, &big_p, &mut rng)?;
         report.sieve_bound = run.sieve.bound();
         report.expected_candidates = run.sieve.expected_iterations();
         progress(&Progress::Started {
@@ -242,9 +248,35 @@ pub fn generate_limited(
                 });
             }
             Err(Halt::Fatal(Error::Stopped(_))) => return Err(Error::Stopped(Box::new(report))),
-            Err(Halt::Fatal(e)) => return Err(e),
+            Err(Halt::Fatal(e)) => {
+                // Tell the others why this party stops, so that its departure is not taken
+                // for its own failure; a stop another party announced needs no echo.
+                match &e {
+                    Error::BadMessage { sender, .. } => {
+                        session.announce_fatal(&[*sender], &e.to_string())
+                    }
+                    Error::Reported { .. } => {}
+                    _ => session.announce_fatal(&[], &e.to_string()),
+                }
+                return Err(e);
+            }
             Err(Halt::Failed(failed, reason)) => {
-                let removed = session.restart(&failed, &reason, settings.min_parties)?;
+                let removed = match session.restart(&failed, &reason, minimum, threshold) {
+                    Ok(removed) => removed,
+                    Err(e) => {
+                        // Accusations and disputes were announced where they were found; any
+                        // other stop is announced now, so that leaving is not taken for failing.
+                        if !matches!(
+                            e,
+                            Error::Reported { .. }
+                                | Error::FalseAccusation { .. }
+                                | Error::Disputed { .. }
+                        ) {
+                            session.announce_fatal(&[], &e.to_string());
+                        }
+                        return Err(e);
+                    }
+                };
                 report.removed.extend(removed.iter().cloned());
                 progress(&Progress::Restart { removed });
             }
@@ -332,6 +364,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     fn new(
         session: &'s mut Session<'t>,
         settings: &'s Settings,
+        threshold: usize,
         big_p: &Integer,
         rng: &'r mut Drbg,
     ) -> Result<Self> {
@@ -348,7 +381,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             over_m,
             over_p,
             k,
-            t: (k - 1) / 2,
+            t: threshold,
             me,
             streams_out: Vec::new(),
             streams_in: Vec::new(),

@@ -45,7 +45,8 @@ pub struct Session<'t> {
     epoch: u32,
     timeout: Duration,
     buffer: HashMap<BufferKey, ([u8; 16], Vec<u8>)>,
-    aborts: HashMap<(u32, PartyId), (String, Vec<PartyId>)>,
+    /// Restart reports: (epoch, phase, sender) -> (reason, parties it observed failing).
+    aborts: HashMap<(u32, u8, PartyId), (String, Vec<PartyId>)>,
     lost: BTreeMap<PartyId, String>,
     last: Option<Tag>,
 }
@@ -300,7 +301,7 @@ impl<'t> Session<'t> {
             {
                 return Err(Halt::Failed(vec![failed], self.lost[&failed].clone()));
             }
-            if self.aborts.keys().any(|&(e, _)| e == self.epoch) {
+            if self.aborts.keys().any(|&(e, _, _)| e == self.epoch) {
                 return Err(Halt::Failed(
                     Vec::new(),
                     "a party asked for a restart".into(),
@@ -350,22 +351,34 @@ impl<'t> Session<'t> {
                     return Ok(());
                 }
                 match frame.kind {
-                    Kind::Abort => {
+                    Kind::Abort | Kind::Fatal => {
                         let mut r = Reader::new(&frame.payload);
                         let reason = r.bytes().map_err(|e| bad(from, e))?;
                         if reason.len() > MAX_REASON {
                             return Err(bad(from, "abort reason too long"));
                         }
                         let reason = String::from_utf8_lossy(reason).into_owned();
-                        let mut dead = Vec::new();
+                        let mut named = Vec::new();
                         while let Ok(b) = r.bytes() {
                             let id: [u8; 4] = b
                                 .try_into()
                                 .map_err(|_| bad(from, "bad party id in abort"))?;
-                            dead.push(u32::from_be_bytes(id));
+                            named.push(u32::from_be_bytes(id));
+                            if named.len() > self.members.len() {
+                                return Err(bad(from, "an abort names too many parties"));
+                            }
                         }
                         r.end().map_err(|e| bad(from, e))?;
-                        self.aborts.insert((frame.tag.epoch, from), (reason, dead));
+                        if frame.kind == Kind::Fatal {
+                            return Err(Halt::Fatal(Error::Reported {
+                                by: from,
+                                culprits: named,
+                                reason,
+                            }));
+                        }
+                        let phase = u8::from(frame.tag.step == CONFIRM_STEP);
+                        self.aborts
+                            .insert((frame.tag.epoch, phase, from), (reason, named));
                         Ok(())
                     }
                     Kind::Data | Kind::Hello => {
@@ -398,46 +411,122 @@ impl<'t> Session<'t> {
 
     /// Agrees with the survivors on who failed and starts a new epoch without them.
     ///
-    /// `failed` and `reason` are what this party observed. Returns the parties removed, each
-    /// with what was observed of it (by this party, or by the survivor that reported it). Fails
-    /// if this party was excluded by the others or too few parties are left.
+    /// `failed` and `reason` are what this party observed. Every survivor broadcasts what *it*
+    /// observed (its own timeouts and lost links); a party is removed only if every survivor
+    /// observed its failure. A survivor that names a party this one sees alive is a false
+    /// accuser ([`Error::FalseAccusation`]); a party this one saw fail that another survivor still
+    /// reaches is a dispute ([`Error::Disputed`]): either way the generation stops, naming them,
+    /// rather than remove anyone on another party's word. Returns the removed parties with what
+    /// was observed of each; fails if fewer than `minimum` would be left (`2t + 1` for the fixed
+    /// threshold `t`).
     pub fn restart(
         &mut self,
         failed: &[PartyId],
         reason: &str,
         minimum: usize,
+        threshold: usize,
     ) -> Result<Vec<(PartyId, String)>> {
         let me = self.me();
-        let mut dead: BTreeSet<PartyId> = failed.iter().copied().collect();
-        dead.extend(
-            self.lost
-                .keys()
+        let members: BTreeSet<PartyId> = self.members.iter().copied().collect();
+        let mut observed: BTreeSet<PartyId> = failed.iter().copied().collect();
+        observed.extend(self.lost.keys().copied());
+        observed.retain(|p| members.contains(p) && *p != me);
+        // Phase 1: say what this party observed, and hear from every member it did not see
+        // fail; one that stays silent now is observed failing too.
+        let mut unreachable = BTreeSet::new();
+        self.report_observed(&members, &observed, reason, ABORT_STEP, &mut unreachable);
+        observed.extend(unreachable);
+        self.await_reports(&members, &mut observed, 0)?;
+        // Phase 2: every survivor says what it finally observed; they must all agree.
+        let mut unreachable = BTreeSet::new();
+        self.report_observed(&members, &observed, reason, CONFIRM_STEP, &mut unreachable);
+        observed.extend(unreachable);
+        self.await_reports(&members, &mut observed, 1)?;
+        let survivors: Vec<PartyId> = members
+            .iter()
+            .copied()
+            .filter(|&m| m != me && !observed.contains(&m))
+            .collect();
+        for &s in &survivors {
+            let Some((_, theirs)) = self.aborts.get(&(self.epoch, 1, s)) else {
+                continue;
+            };
+            let theirs: BTreeSet<PartyId> = theirs.iter().copied().collect();
+            let accused: Vec<PartyId> = theirs
+                .iter()
                 .copied()
-                .filter(|p| self.members.contains(p)),
-        );
-        dead.remove(&me);
+                .filter(|p| !observed.contains(p))
+                .collect();
+            if !accused.is_empty() {
+                let err = Error::FalseAccusation {
+                    accuser: s,
+                    accused,
+                };
+                self.announce_fatal(&[s], &err.to_string());
+                return Err(err);
+            }
+            if let Some(&party) = observed.iter().find(|p| !theirs.contains(p)) {
+                // A party that just left may have announced why (another survivor stopped the
+                // generation, and this party saw its link close first): hear it out.
+                self.drain_announcements(FATAL_LINGER * 2)?;
+                let err = Error::Disputed {
+                    party,
+                    witness: s,
+                    reason: self.why(party, failed, reason),
+                };
+                self.announce_fatal(&[party], &err.to_string());
+                return Err(err);
+            }
+        }
+        let removed: Vec<(PartyId, String)> = observed
+            .iter()
+            .map(|&party| (party, self.why(party, failed, reason)))
+            .collect();
+        self.members.retain(|m| !observed.contains(m));
+        self.aborts.retain(|&(e, _, _), _| e > self.epoch);
+        self.buffer.retain(|&(_, tag, _), _| tag.epoch > self.epoch);
+        self.epoch += 1;
+        self.last = None;
+        if self.members.len() < minimum {
+            return Err(Error::TooFewParties {
+                left: self.members.len(),
+                minimum,
+                threshold,
+            });
+        }
+        Ok(removed)
+    }
+
+    /// Sends this party's observed failures (restart phase `step`) to every member not in
+    /// `observed`; members whose link is gone are added to `unreachable`.
+    fn report_observed(
+        &mut self,
+        members: &BTreeSet<PartyId>,
+        observed: &BTreeSet<PartyId>,
+        reason: &str,
+        step: u16,
+        unreachable: &mut BTreeSet<PartyId>,
+    ) {
+        let me = self.me();
         let mut w = Writer::new();
         let mut short = reason.to_string();
         while short.len() > MAX_REASON {
             short.pop();
         }
         w.bytes(short.as_bytes());
-        for d in &dead {
+        for d in observed {
             w.bytes(&d.to_be_bytes());
         }
         let payload = w.finish();
         let tag = Tag {
             epoch: self.epoch,
             round: u64::MAX,
-            step: u16::MAX,
+            step,
         };
-        let notify: Vec<PartyId> = self
-            .members
+        for &m in members
             .iter()
-            .copied()
-            .filter(|&m| m != me && !dead.contains(&m))
-            .collect();
-        for m in notify {
+            .filter(|m| **m != me && !observed.contains(m))
+        {
             let frame = Frame {
                 kind: Kind::Abort,
                 session: self.session,
@@ -446,37 +535,33 @@ impl<'t> Session<'t> {
                 payload: payload.clone(),
             };
             if self.transport.send(m, frame.encode()).is_err() {
-                dead.insert(m);
+                unreachable.insert(m);
             }
         }
-        let deadline = Instant::now() + self.timeout;
+    }
+
+    /// Waits (up to the timeout) for the phase-`phase` report of every member not in
+    /// `observed`; those that do not answer, or whose links are lost, join `observed`.
+    fn await_reports(
+        &mut self,
+        members: &BTreeSet<PartyId>,
+        observed: &mut BTreeSet<PartyId>,
+        phase: u8,
+    ) -> Result<()> {
+        let me = self.me();
+        // Phase 2 allows for the others' phase 1, which may still be waiting on a silent party.
+        let deadline = Instant::now() + self.timeout * (u32::from(phase) + 1);
         loop {
-            for ((epoch, from), (_, theirs)) in &self.aborts {
-                if *epoch == self.epoch && !dead.contains(from) {
-                    dead.extend(theirs.iter().copied());
-                }
-            }
-            dead.extend(
-                self.lost
-                    .keys()
-                    .copied()
-                    .filter(|p| self.members.contains(p)),
-            );
-            if dead.contains(&me) {
-                return Err(Error::PartyFailed {
-                    party: me,
-                    reason: "the other parties excluded this party".into(),
-                });
-            }
-            let waiting: Vec<PartyId> = self
-                .members
+            observed.extend(self.lost.keys().copied().filter(|p| members.contains(p)));
+            observed.remove(&me);
+            let waiting: Vec<PartyId> = members
                 .iter()
                 .copied()
-                .filter(|&m| m != me && !dead.contains(&m))
-                .filter(|&m| !self.aborts.contains_key(&(self.epoch, m)))
+                .filter(|&m| m != me && !observed.contains(&m))
+                .filter(|&m| !self.aborts.contains_key(&(self.epoch, phase, m)))
                 .collect();
             if waiting.is_empty() {
-                break;
+                return Ok(());
             }
             match self.transport.recv_until(deadline) {
                 Some(event) => {
@@ -485,28 +570,56 @@ impl<'t> Session<'t> {
                     }
                 }
                 None => {
-                    dead.extend(waiting);
-                    break;
+                    observed.extend(waiting);
+                    return Ok(());
                 }
             }
         }
-        let removed: Vec<(PartyId, String)> = dead
-            .into_iter()
-            .map(|party| (party, self.why(party, failed, reason)))
-            .collect();
-        self.members
-            .retain(|m| !removed.iter().any(|(r, _)| r == m));
-        self.aborts.retain(|&(e, _), _| e > self.epoch);
-        self.buffer.retain(|&(_, tag, _), _| tag.epoch > self.epoch);
-        self.epoch += 1;
-        self.last = None;
-        if self.members.len() < minimum {
-            return Err(Error::TooFewParties {
-                left: self.members.len(),
-                minimum,
-            });
+    }
+
+    /// Takes events until `wait` has passed, returning the first stop another party announces.
+    fn drain_announcements(&mut self, wait: Duration) -> Result<()> {
+        let deadline = Instant::now() + wait;
+        while let Some(event) = self.transport.recv_until(deadline) {
+            if let Err(Halt::Fatal(e)) = self.absorb(event) {
+                return Err(e);
+            }
         }
-        Ok(removed)
+        Ok(())
+    }
+
+    /// Tells every other member that this party stops the generation because of `culprits`
+    /// (so that they stop too, instead of taking this party's departure for its failure), and
+    /// gives the frames a moment to leave.
+    pub fn announce_fatal(&mut self, culprits: &[PartyId], reason: &str) {
+        let me = self.me();
+        let mut w = Writer::new();
+        let mut short = reason.to_string();
+        while short.len() > MAX_REASON {
+            short.pop();
+        }
+        w.bytes(short.as_bytes());
+        for c in culprits {
+            w.bytes(&c.to_be_bytes());
+        }
+        let payload = w.finish();
+        let tag = Tag {
+            epoch: self.epoch,
+            round: u64::MAX,
+            step: u16::MAX - 1,
+        };
+        for &m in self.members.iter().filter(|m| **m != me) {
+            let frame = Frame {
+                kind: Kind::Fatal,
+                session: self.session,
+                tag,
+                sender: me,
+                payload: payload.clone(),
+            };
+            let _ = self.transport.send(m, frame.encode());
+        }
+        // The writers are asynchronous: let the frames go before the links close.
+        std::thread::sleep(FATAL_LINGER);
     }
 
     /// What is known of why `party` is removed.
@@ -517,16 +630,17 @@ impl<'t> Session<'t> {
         if let Some(lost) = self.lost.get(&party) {
             return lost.clone();
         }
-        self.aborts
-            .iter()
-            .filter(|((epoch, _), (_, dead))| *epoch == self.epoch && dead.contains(&party))
-            .min_by_key(|((_, from), _)| *from)
-            .map_or_else(
-                || "no answer during the restart".to_string(),
-                |((_, from), (theirs, _))| format!("{theirs} (reported by party {from})"),
-            )
+        "no answer during the restart".to_string()
     }
 }
+
+/// The step of restart reports: phase 1 (what each party observed) and phase 2 (what each
+/// finally observed, after hearing from everyone it did not see fail).
+const ABORT_STEP: u16 = u16::MAX;
+const CONFIRM_STEP: u16 = u16::MAX - 2;
+
+/// How long a stopping party waits for its fatal frames to leave.
+const FATAL_LINGER: Duration = Duration::from_millis(200);
 
 /// Longest failure description carried in an abort frame, in bytes.
 const MAX_REASON: usize = 512;

@@ -75,6 +75,12 @@ impl Default for TlsOptions {
     }
 }
 
+/// Most bytes a peer may have delivered ahead of the protocol: 64 largest frames (the protocol
+/// never has more than a few rounds in flight).
+fn max_pending(max_frame: usize) -> u64 {
+    (max_frame as u64).saturating_mul(64)
+}
+
 /// A frame queued for a writer task, with the time [`Transport::send`] was called.
 type Outgoing = (Instant, Vec<u8>);
 
@@ -89,6 +95,9 @@ pub struct TlsTransport {
     missing: Vec<PartyId>,
     links: HashMap<PartyId, async_mpsc::UnboundedSender<Outgoing>>,
     events: mpsc::Receiver<Event>,
+    /// Bytes each peer has delivered that the protocol has not taken yet (bounded: a peer that
+    /// floods is cut off and named).
+    pending: Arc<HashMap<PartyId, AtomicU64>>,
     bytes_sent: AtomicU64,
     frames_sent: AtomicU64,
     shutdown: Option<oneshot::Sender<()>>,
@@ -253,6 +262,7 @@ struct Setup {
     sim: NetSim,
     max_frame: usize,
     events: mpsc::Sender<Event>,
+    pending: Arc<HashMap<PartyId, AtomicU64>>,
     outgoing: HashMap<PartyId, async_mpsc::UnboundedReceiver<Outgoing>>,
 }
 
@@ -364,6 +374,11 @@ impl TlsTransport {
             outgoing.insert(id, rx);
         }
         let (events_tx, events) = mpsc::channel();
+        let pending: Arc<HashMap<PartyId, AtomicU64>> = Arc::new(
+            pins.iter()
+                .map(|&(id, _)| (id, AtomicU64::new(0)))
+                .collect(),
+        );
         let setup = Setup {
             me,
             listener,
@@ -374,6 +389,7 @@ impl TlsTransport {
             sim: options.sim,
             max_frame: options.max_frame,
             events: events_tx,
+            pending: pending.clone(),
             outgoing,
         };
 
@@ -393,6 +409,7 @@ impl TlsTransport {
             missing: Vec::new(),
             links,
             events,
+            pending,
             bytes_sent: AtomicU64::new(0),
             frames_sent: AtomicU64::new(0),
             shutdown: Some(shutdown_tx),
@@ -411,6 +428,16 @@ impl TlsTransport {
             .collect();
         transport.peers = connected;
         Ok(transport)
+    }
+
+    /// Accounts for a frame the protocol takes off the queue.
+    fn taken(&self, event: Event) -> Event {
+        if let Event::Frame { from, bytes } = &event {
+            if let Some(p) = self.pending.get(from) {
+                p.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
+            }
+        }
+        event
     }
 
     /// The peers that did not connect within the connect timeout, in increasing order.
@@ -469,14 +496,14 @@ impl Transport for TlsTransport {
 
     fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
         if let Ok(event) = self.events.try_recv() {
-            return Some(event);
+            return Some(self.taken(event));
         }
         let wait = deadline.saturating_duration_since(Instant::now());
         if wait.is_zero() {
             return None;
         }
         match self.events.recv_timeout(wait) {
-            Ok(event) => Some(event),
+            Ok(event) => Some(self.taken(event)),
             Err(mpsc::RecvTimeoutError::Timeout) => None,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
@@ -524,6 +551,7 @@ async fn run(
             setup.events.clone(),
             Shaper::new(setup.sim, seed),
             setup.max_frame,
+            setup.pending.clone(),
         ));
     }
     // Queues of peers that never connected are closed: sending to them fails.
@@ -732,10 +760,11 @@ async fn run_link(
     events: mpsc::Sender<Event>,
     shaper: Shaper,
     max_frame: usize,
+    pending: Arc<HashMap<PartyId, AtomicU64>>,
 ) {
     let (reader, writer) = tokio::io::split(stream);
     let lost = tokio::select! {
-        ended = read_frames(peer, reader, &events, max_frame) => Some(ended),
+        ended = read_frames(peer, reader, &events, max_frame, &pending) => Some(ended),
         written = write_frames(writer, outgoing, shaper) => {
             written.err().map(|e| Ended::Lost(format!("sending failed: {e}")))
         }
@@ -768,7 +797,9 @@ async fn read_frames(
     mut reader: ReadHalf<TlsStream<TcpStream>>,
     events: &mpsc::Sender<Event>,
     max_frame: usize,
+    pending: &HashMap<PartyId, AtomicU64>,
 ) -> Ended {
+    let limit = max_pending(max_frame);
     loop {
         let mut prefix = [0u8; 4];
         match reader.read_exact(&mut prefix).await {
@@ -789,6 +820,14 @@ async fn read_frames(
             Ok(_) => return Ended::Lost("connection closed in the middle of a frame".into()),
             Err(e) => {
                 return Ended::Lost(format!("connection failed in the middle of a frame: {e}"))
+            }
+        }
+        if let Some(p) = pending.get(&peer) {
+            let queued = p.fetch_add(frame.len() as u64, Ordering::Relaxed) + frame.len() as u64;
+            if queued > limit {
+                return Ended::Rejected(format!(
+                    "flooded: {queued} bytes sent ahead of the protocol (limit {limit})"
+                ));
             }
         }
         if events

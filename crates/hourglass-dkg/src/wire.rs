@@ -23,8 +23,10 @@ pub enum Kind {
     Hello = 1,
     /// A round's values.
     Data = 2,
-    /// "Restart without these parties" (failure handling).
+    /// "Restart without these parties" (failure handling): what the sender observed.
     Abort = 3,
+    /// "The generation stops": the sender aborts, naming the parties it holds responsible.
+    Fatal = 4,
 }
 
 impl Kind {
@@ -33,6 +35,7 @@ impl Kind {
             1 => Some(Kind::Hello),
             2 => Some(Kind::Data),
             3 => Some(Kind::Abort),
+            4 => Some(Kind::Fatal),
             _ => None,
         }
     }

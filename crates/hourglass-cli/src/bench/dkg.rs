@@ -97,6 +97,7 @@ fn measure(
                 let config = ClusterConfig::load(&path).map_err(bench_error)?;
                 let options = TlsOptions {
                     sim,
+                    max_frame: config.generation.max_frame_bytes(config.ids().len()),
                     ..TlsOptions::default()
                 };
                 let mut transport = TlsTransport::connect(&config, i as PartyId + 1, &options)

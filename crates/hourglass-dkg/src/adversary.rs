@@ -1,0 +1,210 @@
+//! Deviating parties, for tests and demonstrations of the failure rules (`hourglass dkg local
+//! --adversary ID:BEHAVIOUR`). A [`Deviant`] wraps a party's transport and changes what it sends;
+//! the protocol code itself is the honest one. Nothing here is reachable from a cluster
+//! configuration: only a caller that wraps its own transport deviates.
+//!
+//! What each behaviour must lead to (docs/FORMATS.md section 16.2 gives the rules):
+//! - [`Deviation::FalseAbort`]: asks for a restart and accuses every other party. Honest parties
+//!   see the accused alive, so the generation stops naming the accuser; nobody is removed.
+//! - [`Deviation::Garbage`]: sends malformed frames. Each recipient stops naming it and tells the
+//!   others, who stop too.
+//! - [`Deviation::Silent`]: stops sending after its first rounds. Every survivor times out on it,
+//!   so it is removed (if `2t + 1` parties remain) with the cause each observed.
+
+use std::time::Instant;
+
+use crate::transport::{Event, PartyId, TrafficStats, Transport};
+#[cfg(test)]
+use crate::wire::Reader;
+use crate::wire::{Frame, Kind, Tag, Writer};
+use crate::{Error, Result};
+
+/// How a party deviates from the protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deviation {
+    /// Accuses every other party in every abort frame, and asks for a restart early on.
+    FalseAbort,
+    /// Replaces its protocol messages with bytes that are not frames.
+    Garbage,
+    /// Stops sending anything after its first few messages (its links stay open).
+    Silent,
+}
+
+impl Deviation {
+    /// Every behaviour, with its name on the command line.
+    pub const ALL: [(Deviation, &'static str); 3] = [
+        (Deviation::FalseAbort, "false-abort"),
+        (Deviation::Garbage, "garbage"),
+        (Deviation::Silent, "silent"),
+    ];
+
+    /// Parses a command-line name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(d, _)| *d)
+    }
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(d, _)| *d == self)
+            .map_or("?", |(_, n)| n)
+    }
+}
+
+/// Data frames a deviant sends honestly before it starts deviating.
+const HONEST_FRAMES: u64 = 6;
+
+/// A transport that deviates as told.
+pub struct Deviant<T: Transport> {
+    inner: T,
+    how: Deviation,
+    data_sent: std::sync::atomic::AtomicU64,
+}
+
+impl<T: Transport> Deviant<T> {
+    /// Wraps `inner`.
+    pub fn new(inner: T, how: Deviation) -> Self {
+        Self {
+            inner,
+            how,
+            data_sent: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// An abort frame naming every other peer: in the restart phase of `frame` if it is an
+    /// abort, else asking for a restart in its epoch.
+    fn accusation(&self, frame: &Frame) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.bytes(b"every other party failed (a false accusation, for testing)");
+        for p in self.inner.peers() {
+            w.bytes(&p.to_be_bytes());
+        }
+        Frame {
+            kind: Kind::Abort,
+            session: frame.session,
+            tag: if frame.kind == Kind::Abort {
+                frame.tag
+            } else {
+                Tag {
+                    epoch: frame.tag.epoch,
+                    round: u64::MAX,
+                    step: u16::MAX,
+                }
+            },
+            sender: frame.sender,
+            payload: w.finish(),
+        }
+        .encode()
+    }
+}
+
+impl<T: Transport> Transport for Deviant<T> {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> Result<()> {
+        let Ok(frame) = Frame::decode(&bytes) else {
+            return self.inner.send(to, bytes);
+        };
+        let sent = if frame.kind == Kind::Data {
+            self.data_sent
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1
+        } else {
+            self.data_sent.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        let deviating = sent > HONEST_FRAMES;
+        match self.how {
+            Deviation::FalseAbort => match frame.kind {
+                Kind::Abort => self.inner.send(to, self.accusation(&frame)),
+                Kind::Data if deviating => {
+                    self.inner.send(to, bytes)?;
+                    self.inner.send(to, self.accusation(&frame))
+                }
+                _ => self.inner.send(to, bytes),
+            },
+            Deviation::Garbage if deviating && frame.kind == Kind::Data => self
+                .inner
+                .send(to, b"\xffnot a frame, for testing".to_vec()),
+            Deviation::Silent if deviating => Ok(()),
+            _ => self.inner.send(to, bytes),
+        }
+    }
+
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        self.inner.recv_until(deadline)
+    }
+
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// Parses `ID:BEHAVIOUR` (e.g. `2:false-abort`).
+pub fn parse_adversary(spec: &str) -> Result<(PartyId, Deviation)> {
+    let bad = || {
+        Error::InvalidParameters(format!(
+            "adversary '{spec}': use ID:BEHAVIOUR with BEHAVIOUR one of {}",
+            Deviation::ALL
+                .iter()
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    let (id, how) = spec.split_once(':').ok_or_else(bad)?;
+    let id: PartyId = id.trim().parse().map_err(|_| bad())?;
+    let how = Deviation::from_name(how.trim()).ok_or_else(bad)?;
+    Ok((id, how))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_both_ways() {
+        for (d, n) in Deviation::ALL {
+            assert_eq!(Deviation::from_name(n), Some(d));
+            assert_eq!(d.name(), n);
+            assert_eq!(parse_adversary(&format!("3:{n}")).unwrap(), (3, d));
+        }
+        for bad in ["", "3", "x:garbage", "3:nonsense", ":silent"] {
+            assert!(parse_adversary(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The reader must accept what [`Deviant::accusation`] writes (it is a well-formed abort).
+    #[test]
+    fn accusations_are_well_formed_abort_frames() {
+        let mesh = crate::transport::memory_mesh(&[1, 2, 3], Default::default());
+        let t = mesh.into_iter().next().unwrap();
+        let d = Deviant::new(t, Deviation::FalseAbort);
+        let frame = Frame {
+            kind: Kind::Data,
+            session: [1; 16],
+            tag: Tag {
+                epoch: 0,
+                round: 1,
+                step: 1,
+            },
+            sender: 1,
+            payload: Vec::new(),
+        };
+        let a = Frame::decode(&d.accusation(&frame)).unwrap();
+        assert_eq!(a.kind, Kind::Abort);
+        let mut r = Reader::new(&a.payload);
+        assert!(r.bytes().is_ok());
+        let mut named = Vec::new();
+        while let Ok(b) = r.bytes() {
+            named.push(u32::from_be_bytes(b.try_into().unwrap()));
+        }
+        assert_eq!(named, vec![2, 3]);
+    }
+}

@@ -1,0 +1,184 @@
+//! Deviating parties (hourglass_dkg::adversary) against the failure rules: a party is removed
+//! only when every survivor saw it fail; a false accusation stops the generation naming the
+//! accuser; the threshold t is fixed, so a generation never continues with fewer than 2t + 1.
+//! The property every test checks: no honest party ever finishes with an honest party removed.
+
+use std::thread;
+
+use hourglass_arith::entropy::SeededEntropy;
+use hourglass_dkg::adversary::{Deviant, Deviation};
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::protocol::{generate, Generated};
+use hourglass_dkg::transport::{memory_mesh, NetSim, PartyId, Transport};
+use hourglass_dkg::Error;
+
+/// Runs `k` parties, `adversaries` deviating; returns the honest parties' outcomes.
+fn run(
+    k: u32,
+    adversaries: &[(PartyId, Deviation)],
+    settings: &Settings,
+    seed: u8,
+) -> Vec<(PartyId, hourglass_dkg::Result<Generated>)> {
+    let ids: Vec<PartyId> = (1..=k).collect();
+    let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
+        .into_iter()
+        .map(|inner| {
+            let ids = ids.clone();
+            let settings = settings.clone();
+            let how = adversaries
+                .iter()
+                .find(|(id, _)| *id == inner.me())
+                .map(|(_, d)| *d);
+            thread::spawn(move || {
+                let me = inner.me();
+                let mut entropy = SeededEntropy::new(&[seed, me as u8]);
+                let mut transport: Box<dyn Transport> = match how {
+                    Some(d) => Box::new(Deviant::new(inner, d)),
+                    None => Box::new(inner),
+                };
+                let out = generate(
+                    &mut *transport,
+                    &ids,
+                    &settings,
+                    "adv",
+                    &mut entropy,
+                    &mut |_| {},
+                );
+                (me, how.is_none(), out)
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .filter(|(_, honest, _)| *honest)
+        .map(|(me, _, out)| (me, out))
+        .collect()
+}
+
+fn settings(timeout_ms: u64) -> Settings {
+    let mut s = Settings::new(512);
+    s.batch = 4;
+    s.timeout_ms = timeout_ms;
+    s
+}
+
+/// No honest party's key was made without another honest party.
+fn never_an_honest_party_removed(
+    outcomes: &[(PartyId, hourglass_dkg::Result<Generated>)],
+    adversaries: &[PartyId],
+) {
+    for (me, out) in outcomes {
+        if let Ok(g) = out {
+            for h in outcomes.iter().map(|(p, _)| *p) {
+                assert!(
+                    g.share.members.contains(&h),
+                    "party {me} finished without honest party {h}: {:?}",
+                    g.share.members
+                );
+            }
+            for (p, _) in &g.report.removed {
+                assert!(
+                    adversaries.contains(p),
+                    "party {me} removed honest party {p}"
+                );
+            }
+        }
+    }
+}
+
+/// Five parties, two of them accusing everyone: the run completes with all five or stops naming
+/// the accusers, never with an honest party removed.
+#[test]
+fn two_false_accusers_among_five_remove_no_honest_party() {
+    let adv = [(2, Deviation::FalseAbort), (4, Deviation::FalseAbort)];
+    let outcomes = run(5, &adv, &settings(3_000), 11);
+    never_an_honest_party_removed(&outcomes, &[2, 4]);
+    for (me, out) in &outcomes {
+        match out {
+            Ok(g) => assert_eq!(g.share.members.len(), 5, "party {me}"),
+            Err(Error::FalseAccusation { accuser, .. }) => {
+                assert!([2, 4].contains(accuser), "party {me} blamed {accuser}")
+            }
+            Err(Error::Reported { culprits, .. }) => {
+                assert!(
+                    !culprits.is_empty() && culprits.iter().all(|c| [2, 4].contains(c)),
+                    "party {me}: {culprits:?}"
+                )
+            }
+            Err(e) => panic!("party {me}: {e}"),
+        }
+    }
+}
+
+/// A party sending malformed frames: every honest party stops naming it (itself or through the
+/// party that caught it), and no key comes out.
+#[test]
+fn a_garbage_sender_is_named_by_every_honest_party() {
+    let outcomes = run(4, &[(3, Deviation::Garbage)], &settings(3_000), 12);
+    never_an_honest_party_removed(&outcomes, &[3]);
+    for (me, out) in &outcomes {
+        match out {
+            Err(Error::BadMessage { sender, .. }) => assert_eq!(*sender, 3, "party {me}"),
+            Err(Error::Reported { culprits, .. }) => assert_eq!(culprits, &vec![3], "party {me}"),
+            other => panic!("party {me}: {:?}", other.as_ref().map(|g| &g.share.members)),
+        }
+    }
+}
+
+/// A party that goes silent: every survivor times out on it, so it is removed with that cause,
+/// and the others (2t + 1 = 3 of 4 with t = 1) finish a working key.
+#[test]
+fn a_silent_party_is_removed_by_what_every_survivor_saw() {
+    let outcomes = run(4, &[(2, Deviation::Silent)], &settings(1_000), 13);
+    never_an_honest_party_removed(&outcomes, &[2]);
+    for (me, out) in &outcomes {
+        let g = out.as_ref().unwrap_or_else(|e| panic!("party {me}: {e}"));
+        assert_eq!(g.share.members, vec![1, 3, 4]);
+        assert_eq!(g.report.removed.len(), 1);
+        assert_eq!(g.report.removed[0].0, 2);
+        assert!(
+            g.report.removed[0].1.contains("no answer"),
+            "{:?}",
+            g.report.removed
+        );
+    }
+}
+
+/// The threshold is fixed: with five parties (t = 2, so 2t + 1 = 5), losing one stops the
+/// generation with the reason, instead of recomputing t = 1 from the four survivors (which would
+/// let two colluders hold t + 1 shares).
+#[test]
+fn the_threshold_is_never_recomputed_from_the_survivors() {
+    let outcomes = run(5, &[(5, Deviation::Silent)], &settings(1_000), 14);
+    assert_eq!(outcomes.len(), 4);
+    for (me, out) in &outcomes {
+        match out {
+            Err(Error::TooFewParties {
+                left,
+                minimum,
+                threshold,
+            }) => {
+                assert_eq!((*left, *minimum, *threshold), (4, 5, 2), "party {me}");
+                let text = out.as_ref().err().unwrap().to_string();
+                assert!(text.contains("2t + 1"), "{text}");
+            }
+            // Or another survivor reached that conclusion first and said so.
+            Err(Error::Reported { reason, .. }) => {
+                assert!(
+                    reason.contains("only 4 parties left") && reason.contains("t = 2"),
+                    "party {me}: {reason}"
+                );
+            }
+            other => panic!("party {me}: {:?}", other.as_ref().map(|g| &g.share.members)),
+        }
+    }
+    // With an explicit, lower threshold the same cluster may lose a party.
+    let mut s = settings(1_000);
+    s.threshold = Some(1);
+    let outcomes = run(5, &[(5, Deviation::Silent)], &s, 14);
+    for (me, out) in &outcomes {
+        let g = out.as_ref().unwrap_or_else(|e| panic!("party {me}: {e}"));
+        assert_eq!(g.share.members, vec![1, 2, 3, 4]);
+    }
+}
