@@ -6,13 +6,14 @@ use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
+use hourglass_dkg::adversary::{parse_adversary, Deviant, Deviation};
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
 use hourglass_dkg::keyshare::KeyShare;
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate, Progress, Report};
 use hourglass_dkg::sign::{sign_jointly, Scheme};
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
-use hourglass_dkg::transport::NetSim;
+use hourglass_dkg::transport::{NetSim, Transport};
 use hourglass_dkg::PartyId;
 use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
 use hourglass_rsa::HashAlg;
@@ -51,7 +52,9 @@ down to min_parties.")]
     #[command(after_help = "Examples:
   hourglass dkg local --parties 3 --bits 2048 -o cluster
   hourglass dkg local --parties 10 --bits 2048 --batch 64 -o cluster10
-  hourglass dkg local --parties 4 --bits 1024 --kill 3 --kill-after-ms 500 -o c4   (failure tolerance)")]
+  hourglass dkg local --parties 4 --bits 1024 --kill 3 --kill-after-ms 500 -o c4   (failure tolerance)
+  hourglass dkg local --parties 5 --bits 1024 --adversary 2:false-abort --adversary 4:false-abort -o c5
+      (deviating parties: the honest ones stop naming them; nobody honest is ever removed)")]
     Local(LocalArgs),
     /// Sign a file with the shares in a cluster directory (runs every party-sign locally).
     #[command(after_help = "Examples:
@@ -200,6 +203,9 @@ struct PartyArgs {
     /// No progress on standard error.
     #[arg(short, long)]
     quiet: bool,
+    /// TESTING ONLY: deviate from the protocol (what `dkg local --adversary` runs).
+    #[arg(long, value_name = "BEHAVIOUR", hide = true)]
+    deviate: Option<String>,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -222,6 +228,12 @@ struct LocalArgs {
     /// When to kill it, in milliseconds after start.
     #[arg(long, default_value_t = 1000)]
     kill_after_ms: u64,
+    /// Run party ID deviating from the protocol, for tests and demonstrations (repeatable):
+    /// false-abort (accuses every other party), garbage (malformed frames), silent (stops
+    /// answering mid-run). The others either finish without it or stop naming it; they never
+    /// remove an honest party.
+    #[arg(long, value_name = "ID:BEHAVIOUR")]
+    adversary: Vec<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -437,11 +449,23 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
             config.name
         );
     }
-    let mut transport = TlsTransport::connect(&config, me, &options).map_err(dkg_error)?;
-    let missing = transport.missing();
+    let deviation = args
+        .deviate
+        .as_deref()
+        .map(|d| {
+            Deviation::from_name(d)
+                .ok_or_else(|| CliError::usage(format!("--deviate {d}: no such behaviour")))
+        })
+        .transpose()?;
+    let tls = TlsTransport::connect(&config, me, &options).map_err(dkg_error)?;
+    let missing = tls.missing();
     if !missing.is_empty() && !quiet {
         eprintln!("party {me}: parties {missing:?} did not connect; continuing without them");
     }
+    let mut transport: Box<dyn Transport> = match deviation {
+        Some(d) => Box::new(Deviant::new(tls, d)),
+        None => Box::new(tls),
+    };
     let mut last = Instant::now();
     let mut progress = |p: &Progress| {
         if quiet {
@@ -471,7 +495,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         }
     };
     let generated = generate(
-        &mut transport,
+        &mut *transport,
         &config.ids(),
         &config.generation,
         &config.name,
@@ -555,7 +579,7 @@ impl Parties {
     fn wait_all(
         &mut self,
         what: &str,
-        ignore: Option<PartyId>,
+        ignore: &[PartyId],
     ) -> Result<Vec<(PartyId, Vec<u8>)>, CliError> {
         let mut outputs = Vec::new();
         let mut failures = Vec::new();
@@ -564,7 +588,7 @@ impl Parties {
             let output = child
                 .wait_with_output()
                 .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
-            if Some(*id) == ignore {
+            if ignore.contains(id) {
                 continue;
             }
             if output.status.success() {
@@ -608,6 +632,16 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             return Err(CliError::usage(format!("--kill {k}: no such party")));
         }
     }
+    let mut adversaries = Vec::new();
+    for spec in &args.adversary {
+        let (id, how) = parse_adversary(spec).map_err(|e| CliError::usage(e.to_string()))?;
+        if id == 0 || id as usize > args.parties || adversaries.iter().any(|(a, _)| *a == id) {
+            return Err(CliError::usage(format!(
+                "--adversary {spec}: party {id} does not exist or is named twice"
+            )));
+        }
+        adversaries.push((id, how));
+    }
     args.net.sim()?;
     let base = free_loopback_base_port(args.parties).map_err(dkg_error)?;
     let configs =
@@ -631,6 +665,10 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             a.push("--seed".into());
             a.push(format!("{seed}-{id}"));
         }
+        if let Some((_, how)) = adversaries.iter().find(|(a, _)| *a == id) {
+            a.push("--deviate".into());
+            a.push(how.name().into());
+        }
         parties.0.push((id, Some(spawn_self(&a)?)));
     }
     if let Some(victim) = args.kill {
@@ -646,7 +684,9 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         }
     }
     let mut reports = Vec::new();
-    for (id, stdout) in parties.wait_all("the generation", args.kill)? {
+    let mut ignore: Vec<PartyId> = adversaries.iter().map(|(id, _)| *id).collect();
+    ignore.extend(args.kill);
+    for (id, stdout) in parties.wait_all("the generation", &ignore)? {
         let text = String::from_utf8_lossy(&stdout);
         let report: PartyReport = serde_json::from_str(text.trim())
             .map_err(|e| CliError::new(format!("party {id} printed an unreadable report: {e}")))?;
@@ -809,7 +849,7 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         }
         parties.0.push((id, Some(spawn_self(&a)?)));
     }
-    parties.wait_all("joint signing", None)?;
+    parties.wait_all("joint signing", &[])?;
     let sig = read_input(&sig_tmp, "signature")?;
     write_output(&args.out, &sig, Sensitivity::Public)?;
     eprintln!(

@@ -293,3 +293,114 @@ fn usage_errors_and_damaged_files_fail_clearly_without_output() {
     assert!(err.contains("party-1.share.json"), "{err}");
     assert!(!sig.exists(), "no signature file after a failure");
 }
+
+/// Deviating party processes over real TLS (`dkg local --adversary`): two false accusers among
+/// five stop the generation, every honest party naming an accuser, nobody removed; a garbage
+/// sender is named by every honest party; a silent one is removed with the cause every
+/// survivor observed, and the JSON summary says so. No run ever leaves out an honest party.
+#[test]
+fn adversaries_are_named_or_removed_never_an_honest_party() {
+    let dir = tempdir();
+    let d = dir.path();
+    let out = common::hg_run(&[
+        "dkg",
+        "local",
+        "--parties",
+        "5",
+        "--bits",
+        "512",
+        "--timeout",
+        "3",
+        "--adversary",
+        "2:false-abort",
+        "--adversary",
+        "4:false-abort",
+        "-o",
+        s(&d.join("accusers")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    for honest in [1, 3, 5] {
+        let line = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("party {honest}:")))
+            .unwrap_or_else(|| panic!("no line for party {honest}:\n{err}"));
+        assert!(
+            line.contains("party 2")
+                || line.contains("party 4")
+                || line.contains("[2")
+                || line.contains("[4"),
+            "party {honest} does not name an accuser: {line}"
+        );
+        assert!(!line.contains("restarting"), "{line}");
+    }
+    assert!(
+        !d.join("accusers/public.pem").exists(),
+        "no key from an aborted run"
+    );
+
+    let out = common::hg_run(&[
+        "dkg",
+        "local",
+        "--parties",
+        "4",
+        "--bits",
+        "512",
+        "--timeout",
+        "3",
+        "--adversary",
+        "3:garbage",
+        "-o",
+        s(&d.join("garbage")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    for honest in [1, 2, 4] {
+        let line = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("party {honest}:")))
+            .unwrap_or_else(|| panic!("no line for party {honest}:\n{err}"));
+        assert!(line.contains("party 3") || line.contains("[3]"), "{line}");
+    }
+
+    let summary = local(
+        &d.join("silent"),
+        &[
+            "--parties",
+            "4",
+            "--bits",
+            "512",
+            "--timeout",
+            "2",
+            "--adversary",
+            "3:silent",
+        ],
+    );
+    assert_eq!(summary["members"], serde_json::json!([1, 2, 4]));
+    let removed = summary["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0][0], 3);
+    assert!(
+        removed[0][1].as_str().unwrap().contains("no answer"),
+        "{removed:?}"
+    );
+
+    // Bad specifications are usage errors.
+    for bad in ["9:silent", "2:nonsense", "two:silent"] {
+        hg_fail(
+            2,
+            &[
+                "dkg",
+                "local",
+                "--parties",
+                "3",
+                "--bits",
+                "512",
+                "--adversary",
+                bad,
+                "-o",
+                s(&d.join("bad")),
+            ],
+        );
+    }
+}

@@ -240,7 +240,10 @@ fn tampered_public_bundles_are_refused_naming_the_link() {
     // An edited proof, and swapped links: the JSON verdict names the refused links.
     let text = String::from_utf8(read(&bundle)).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let pi = json["links"][1]["proof"]["pi"].as_str().unwrap().to_string();
+    let pi = json["links"][1]["proof"]["pi"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let flipped = format!(
         "{}{}",
         if pi.starts_with('1') { "2" } else { "1" },
