@@ -12,6 +12,7 @@
 
 use std::path::Path;
 
+use hourglass_arith::secret::SecretInt;
 use hourglass_rsa::PublicKey;
 use rug::Integer;
 use serde::{Deserialize, Serialize};
@@ -35,7 +36,7 @@ pub struct KeyShare {
     pub members: Vec<PartyId>,
     /// The public key.
     pub public: PublicKey,
-    d_share: Integer,
+    d_share: SecretInt,
 }
 
 impl std::fmt::Debug for KeyShare {
@@ -49,11 +50,6 @@ impl std::fmt::Debug for KeyShare {
     }
 }
 
-impl Drop for KeyShare {
-    fn drop(&mut self) {
-        hourglass_arith::secret::wipe(&mut self.d_share);
-    }
-}
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -84,13 +80,13 @@ impl KeyShare {
             party,
             members,
             public,
-            d_share,
+            d_share: SecretInt::new(d_share),
         }
     }
 
     /// The secret exponent share.
     pub fn d_share(&self) -> &Integer {
-        &self.d_share
+        self.d_share.expose()
     }
 
     /// This party's 1-based position among the members.
@@ -103,10 +99,11 @@ impl KeyShare {
 
     /// The file contents (secret: write with mode 0600).
     pub fn to_json(&self) -> Zeroizing<String> {
-        let d = if self.d_share < 0 {
-            format!("-{}", Integer::from(-&self.d_share).to_string_radix(16))
+        let share = self.d_share.expose();
+        let d = if *share < 0 {
+            format!("-{}", Integer::from(-share).to_string_radix(16))
         } else {
-            self.d_share.to_string_radix(16)
+            share.to_string_radix(16)
         };
         let file = ShareFile {
             format: SHARE_FORMAT.into(),
@@ -127,7 +124,7 @@ impl KeyShare {
 
     /// Parses a share file.
     pub fn from_json(text: &str) -> Result<Self> {
-        let file: ShareFile = serde_json::from_str(text)
+        let mut file: ShareFile = serde_json::from_str(text)
             .map_err(|e| Error::Share(format!("not a share file: {e}")))?;
         if file.format != SHARE_FORMAT {
             return Err(Error::Share(format!(
@@ -165,8 +162,9 @@ impl KeyShare {
         }
         let public = PublicKey::new(n, Integer::from(file.e))
             .map_err(|e| Error::Share(format!("public key: {e}")))?;
-        let d_share = hex_int(&file.d_share, "d_share")?;
-        if d_share.significant_bits() > public.bits() + 64 {
+        let d_share = SecretInt::new(hex_int(&file.d_share, "d_share")?);
+        zeroize::Zeroize::zeroize(&mut file.d_share);
+        if d_share.expose().significant_bits() > public.bits() + 64 {
             return Err(Error::Share("d_share is larger than the modulus".into()));
         }
         Ok(KeyShare {

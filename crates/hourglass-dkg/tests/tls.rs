@@ -127,7 +127,10 @@ fn init_writes_private_keys_and_refuses_a_non_empty_directory() {
         assert_eq!(config.own_id(), Some(i as PartyId));
         assert_eq!(config.ids(), vec![1, 2, 3, 4]);
         assert_eq!(config.name, "test-cluster");
-        assert_eq!(config.generation, Settings::new(512));
+        // The threshold is fixed at init: floor((4 - 1) / 2) = 1, written in every config.
+        let mut expected = Settings::new(512);
+        expected.threshold = Some(1);
+        assert_eq!(config.generation, expected);
     }
     let err = init_cluster(dir.path(), 3, &Settings::new(512), 20000, "again").unwrap_err();
     assert!(err.to_string().contains("not empty"), "{err}");
