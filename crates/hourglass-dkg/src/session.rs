@@ -508,16 +508,7 @@ impl<'t> Session<'t> {
         unreachable: &mut BTreeSet<PartyId>,
     ) {
         let me = self.me();
-        let mut w = Writer::new();
-        let mut short = reason.to_string();
-        while short.len() > MAX_REASON {
-            short.pop();
-        }
-        w.bytes(short.as_bytes());
-        for d in observed {
-            w.bytes(&d.to_be_bytes());
-        }
-        let payload = w.finish();
+        let payload = reason_and_parties(reason, observed.iter());
         let tag = Tag {
             epoch: self.epoch,
             round: u64::MAX,
@@ -593,16 +584,7 @@ impl<'t> Session<'t> {
     /// gives the frames a moment to leave.
     pub fn announce_fatal(&mut self, culprits: &[PartyId], reason: &str) {
         let me = self.me();
-        let mut w = Writer::new();
-        let mut short = reason.to_string();
-        while short.len() > MAX_REASON {
-            short.pop();
-        }
-        w.bytes(short.as_bytes());
-        for c in culprits {
-            w.bytes(&c.to_be_bytes());
-        }
-        let payload = w.finish();
+        let payload = reason_and_parties(reason, culprits.iter());
         let tag = Tag {
             epoch: self.epoch,
             round: u64::MAX,
@@ -632,6 +614,21 @@ impl<'t> Session<'t> {
         }
         "no answer during the restart".to_string()
     }
+}
+
+/// The payload of abort and fatal frames: the reason (cut to [`MAX_REASON`] bytes), then each
+/// party's id.
+fn reason_and_parties<'a>(reason: &str, parties: impl Iterator<Item = &'a PartyId>) -> Vec<u8> {
+    let mut w = Writer::new();
+    let mut short = reason.to_string();
+    while short.len() > MAX_REASON {
+        short.pop();
+    }
+    w.bytes(short.as_bytes());
+    for p in parties {
+        w.bytes(&p.to_be_bytes());
+    }
+    w.finish()
 }
 
 /// The step of restart reports: phase 1 (what each party observed) and phase 2 (what each

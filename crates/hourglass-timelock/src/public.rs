@@ -533,16 +533,5 @@ pub fn verify_public(
         }
         links.push(verdict);
     }
-    let valid = document_matches && !links.is_empty() && links.iter().all(|l| l.valid);
-    let credited_secs = if valid {
-        links.iter().map(|l| l.credited_secs).sum()
-    } else {
-        0.0
-    };
-    Ok(BundleVerdict {
-        document_matches,
-        links,
-        valid,
-        credited_secs,
-    })
+    Ok(BundleVerdict::of(document_matches, links))
 }

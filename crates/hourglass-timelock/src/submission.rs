@@ -535,6 +535,25 @@ pub struct BundleVerdict {
     pub credited_secs: f64,
 }
 
+impl BundleVerdict {
+    /// The verdict from the document check and every link's: valid only if the document
+    /// matches and every link (at least one) verified; then the links' time is credited.
+    pub fn of(document_matches: bool, links: Vec<LinkVerdict>) -> Self {
+        let valid = document_matches && !links.is_empty() && links.iter().all(|l| l.valid);
+        let credited_secs = if valid {
+            links.iter().map(|l| l.credited_secs).sum()
+        } else {
+            0.0
+        };
+        BundleVerdict {
+            document_matches,
+            links,
+            valid,
+            credited_secs,
+        }
+    }
+}
+
 /// Verifies every link of `bundle` for a document with digest `document_digest`, using the
 /// institution's private `keys`, on up to `threads` threads.
 pub fn verify_bundle(
@@ -584,18 +603,7 @@ pub fn verify_bundle(
     for v in verdicts {
         links.extend(v?);
     }
-    let valid = document_matches && !links.is_empty() && links.iter().all(|l| l.valid);
-    let credited_secs = if valid {
-        links.iter().map(|l| l.credited_secs).sum()
-    } else {
-        0.0
-    };
-    Ok(BundleVerdict {
-        document_matches,
-        links,
-        valid,
-        credited_secs,
-    })
+    Ok(BundleVerdict::of(document_matches, links))
 }
 
 fn verify_link(
