@@ -219,6 +219,48 @@ fn damaged_inputs_never_panic_any_verdict_command() {
     ]);
     never_panics(d, &p("set/set.json"), &seal, Some(&p("new.bundle")));
 
+    // Public set and proof-carrying bundle.
+    hg(&[
+        "submit",
+        "new-set",
+        "--public",
+        "--modulus",
+        "rsa-2048",
+        "--durations",
+        "2s,1s",
+        "--rate",
+        "2000",
+        "-o",
+        s(&p("pub")),
+    ]);
+    hg(&[
+        "submit",
+        "seal",
+        "--set",
+        s(&p("pub/set.json")),
+        "-i",
+        s(&doc),
+        "--expect",
+        "3s",
+        "--until",
+        "3s",
+        "-o",
+        s(&p("doc.pbundle")),
+        "--quiet",
+    ]);
+    let pverify = strings(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&p("doc.pbundle")),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&p("pub/set.json")),
+    ]);
+    never_panics(d, &p("doc.pbundle"), &pverify, None);
+    never_panics(d, &p("pub/set.json"), &pverify, None);
+
     // Time-lock file.
     hg(&[
         "timelock",

@@ -50,7 +50,6 @@ impl std::fmt::Debug for KeyShare {
     }
 }
 
-
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ShareFile {
