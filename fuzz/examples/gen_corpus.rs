@@ -68,6 +68,10 @@ fn dkg_frames() -> Vec<(String, Vec<u8>)> {
         .bytes(b"\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x03");
     let mut abort = Writer::new();
     abort.int(&Integer::from(3));
+    let mut fatal = Writer::new();
+    fatal
+        .bytes(b"bad message from party 3")
+        .bytes(&3u32.to_be_bytes());
     vec![
         (
             "hello".into(),
@@ -84,6 +88,10 @@ fn dkg_frames() -> Vec<(String, Vec<u8>)> {
         (
             "abort".into(),
             frame(Kind::Abort, u64::MAX, 0, abort.finish()).encode(),
+        ),
+        (
+            "fatal".into(),
+            frame(Kind::Fatal, u64::MAX, u16::MAX - 1, fatal.finish()).encode(),
         ),
     ]
 }

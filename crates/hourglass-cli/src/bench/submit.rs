@@ -95,8 +95,10 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
     };
     if !a.json {
         eprintln!(
-            "hourglass: sealing {} links of {} squarings on RSA-2048 with Wesolowski proofs...",
-            a.links, a.squarings
+            "hourglass: sealing {} links of {} squarings on RSA-2048 with {} proofs...",
+            a.links,
+            a.squarings,
+            set.proof.name()
         );
     }
     let until = (a.links as u64 * a.squarings) as f64;
