@@ -230,8 +230,9 @@ struct LocalArgs {
     kill_after_ms: u64,
     /// Run party ID deviating from the protocol, for tests and demonstrations (repeatable):
     /// false-abort (accuses every other party), garbage (malformed frames), silent (stops
-    /// answering mid-run). The others either finish without it or stop naming it; they never
-    /// remove an honest party.
+    /// answering mid-run), wrong-share (a wrong share of d in the final test). The others finish
+    /// without it, or stop (naming it where they can tell); they never remove an honest party
+    /// and never produce a wrong key.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
     adversary: Vec<String>,
     /// Print the summary as JSON.

@@ -10,6 +10,10 @@
 //!   others, who stop too.
 //! - [`Deviation::Silent`]: stops sending after its first rounds. Every survivor times out on it,
 //!   so it is removed (if `2t + 1` parties remain) with the cause each observed.
+//! - [`Deviation::WrongShare`]: follows the protocol but sends a wrong (well-formed) partial
+//!   power of its share of `d` in the final test. The shares then do not combine to a working
+//!   key, so the generation stops and no key comes out. (Naming the culprit here would need
+//!   verifiable shares, such as Shoup's verification keys, which this protocol does not have.)
 
 use std::time::Instant;
 
@@ -28,14 +32,17 @@ pub enum Deviation {
     Garbage,
     /// Stops sending anything after its first few messages (its links stay open).
     Silent,
+    /// Sends a wrong, well-formed value for its share of `d` in the final test.
+    WrongShare,
 }
 
 impl Deviation {
     /// Every behaviour, with its name on the command line.
-    pub const ALL: [(Deviation, &'static str); 3] = [
+    pub const ALL: [(Deviation, &'static str); 4] = [
         (Deviation::FalseAbort, "false-abort"),
         (Deviation::Garbage, "garbage"),
         (Deviation::Silent, "silent"),
+        (Deviation::WrongShare, "wrong-share"),
     ];
 
     /// Parses a command-line name.
@@ -51,6 +58,9 @@ impl Deviation {
             .map_or("?", |(_, n)| n)
     }
 }
+
+/// The protocol step that carries each party's partial power of the final test message.
+const FINAL_TEST_STEP: u16 = 42;
 
 /// Data frames a deviant sends honestly before it starts deviating.
 const HONEST_FRAMES: u64 = 6;
@@ -133,6 +143,17 @@ impl<T: Transport> Transport for Deviant<T> {
                 .inner
                 .send(to, b"\xffnot a frame, for testing".to_vec()),
             Deviation::Silent if deviating => Ok(()),
+            Deviation::WrongShare
+                if frame.kind == Kind::Data && frame.tag.step == FINAL_TEST_STEP =>
+            {
+                let mut wrong = frame;
+                // The payload is one length-prefixed value: change its last byte, keeping it
+                // well formed and (almost surely) in range.
+                if let Some(last) = wrong.payload.last_mut() {
+                    *last ^= 1;
+                }
+                self.inner.send(to, wrong.encode())
+            }
             _ => self.inner.send(to, bytes),
         }
     }

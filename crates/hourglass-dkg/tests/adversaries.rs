@@ -182,3 +182,19 @@ fn the_threshold_is_never_recomputed_from_the_survivors() {
         assert_eq!(g.share.members, vec![1, 2, 3, 4]);
     }
 }
+
+/// A party that sends a wrong (well-formed) share in the final test: the shares do not combine
+/// to a working key, so every honest party stops and no key comes out (never a wrong key).
+#[test]
+fn a_wrong_share_never_yields_a_key() {
+    let outcomes = run(3, &[(2, Deviation::WrongShare)], &settings(3_000), 15);
+    for (me, out) in &outcomes {
+        match out {
+            Err(Error::Signature(reason)) => assert!(reason.contains("deviated"), "{reason}"),
+            Err(Error::Reported { reason, .. }) => {
+                assert!(reason.contains("deviated"), "party {me}: {reason}")
+            }
+            other => panic!("party {me}: {:?}", other.as_ref().map(|g| &g.share.members)),
+        }
+    }
+}
