@@ -1,9 +1,11 @@
-//! The distributed key generation's share-file parser on arbitrary bytes: never panics;
-//! whatever parses serialises and parses back to the same share (cluster, session, party,
-//! members, public key and exponent share), and serialising that gives the same text.
+//! The distributed key generation's share-file and transcript parsers on arbitrary bytes: never
+//! panic; whatever parses serialises and parses back to the same share (cluster, session,
+//! party, members, public key and exponent share) or transcript, and serialising that gives
+//! the same text.
 #![no_main]
 
 use hourglass_dkg::keyshare::KeyShare;
+use hourglass_dkg::transcript::PublicTranscript;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -25,5 +27,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again.public.e(), share.public.e());
         assert_eq!(again.d_share(), share.d_share());
         assert_eq!(*again.to_json(), *json);
+        let t = PublicTranscript::of(&share);
+        assert_eq!(PublicTranscript::from_json(&t.to_json()).unwrap(), t);
+    }
+    if let Ok(t) = PublicTranscript::from_json(&text) {
+        assert_eq!(PublicTranscript::from_json(&t.to_json()).unwrap(), t);
     }
 });
