@@ -26,7 +26,7 @@
 use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::EntropySource;
-use hourglass_arith::secret::wipe;
+use hourglass_arith::secret::{wipe, SecretInt};
 use hourglass_rsa::PublicKey;
 use rug::ops::RemRounding;
 use rug::Integer;
@@ -78,7 +78,7 @@ pub struct Generated {
     pub share: KeyShare,
     /// Statistics.
     pub report: Report,
-    prime_shares: (Integer, Integer),
+    prime_shares: (SecretInt, SecretInt),
 }
 
 impl std::fmt::Debug for Generated {
@@ -95,14 +95,7 @@ impl Generated {
     /// offset). **For checking the protocol in tests only**: reconstructing `p` and `q` needs
     /// every party's shares, and a deployment never writes them anywhere.
     pub fn prime_shares_for_testing(&self) -> (&Integer, &Integer) {
-        (&self.prime_shares.0, &self.prime_shares.1)
-    }
-}
-
-impl Drop for Generated {
-    fn drop(&mut self) {
-        wipe(&mut self.prime_shares.0);
-        wipe(&mut self.prime_shares.1);
+        (self.prime_shares.0.expose(), self.prime_shares.1.expose())
     }
 }
 
@@ -327,15 +320,8 @@ struct Pair {
     /// The position playing the paper's "party 1" for this pair (rotating over the batch, so
     /// the long biprimality exponent is spread over the members).
     lead: usize,
-    p: Integer,
-    q: Integer,
-}
-
-impl Drop for Pair {
-    fn drop(&mut self) {
-        wipe(&mut self.p);
-        wipe(&mut self.q);
-    }
+    p: SecretInt,
+    q: SecretInt,
 }
 
 fn bad(sender: PartyId, reason: impl Into<String>) -> Halt {
@@ -345,7 +331,7 @@ fn bad(sender: PartyId, reason: impl Into<String>) -> Halt {
     })
 }
 
-type Accepted = (PublicKey, Integer, (Integer, Integer));
+type Accepted = (PublicKey, Integer, (SecretInt, SecretInt));
 
 /// Appends every other member's share to its payload (`out[q-1]` for position `q`), wipes
 /// the shares, and returns this member's own.
@@ -641,8 +627,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let leads = lead == self.me;
             pairs.push(Pair {
                 lead,
-                p: self.sieve.candidate_share(leads, &chunk[0], self.rng),
-                q: self.sieve.candidate_share(leads, &chunk[1], self.rng),
+                p: SecretInt::new(self.sieve.candidate_share(leads, &chunk[0], self.rng)),
+                q: SecretInt::new(self.sieve.candidate_share(leads, &chunk[1], self.rng)),
             });
         }
         shares.iter_mut().for_each(wipe);
@@ -656,8 +642,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let mut sums: Vec<[Integer; 3]> = Vec::with_capacity(pairs.len());
         for pair in pairs {
             let dealt = [
-                self.over_p.share(&pair.p, self.t, self.rng),
-                self.over_p.share(&pair.q, self.t, self.rng),
+                self.over_p.share(pair.p.expose(), self.t, self.rng),
+                self.over_p.share(pair.q.expose(), self.t, self.rng),
             ];
             let mut mine = [Integer::new(), Integer::new(), Integer::new()];
             mine[2] = self
@@ -716,7 +702,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// This member's biprimality value for `g`: `g^((N - p_1 - q_1 + 1)/4)` for the lead,
     /// `g^((p_j + q_j)/4)` for the others.
     fn biprimality_value(&self, pair: &Pair, n: &Integer, g: &Integer) -> RoundResult<Integer> {
-        let mut exp = Integer::from(&pair.p + &pair.q);
+        let mut exp = Integer::from(pair.p.expose() + pair.q.expose());
         if pair.lead == self.me {
             exp = Integer::from(n - &exp) + 1u32;
         }
@@ -816,7 +802,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             values.push(self.biprimality_value(pair, n, &g)?);
         }
         let r_j = self.rng.below(n);
-        let mut x_j = Integer::from(&pair.p + &pair.q);
+        let mut x_j = Integer::from(pair.p.expose() + pair.q.expose());
         if pair.lead == self.me {
             x_j -= 1;
         }
@@ -875,9 +861,9 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     fn shares_of_d(&mut self, pair: &Pair, n: &Integer) -> RoundResult<Option<Accepted>> {
         let e = Integer::from(PUBLIC_EXPONENT);
         let mut phi_j = if pair.lead == self.me {
-            Integer::from(n - &pair.p) - &pair.q + 1u32
+            Integer::from(n - pair.p.expose()) - pair.q.expose() + 1u32
         } else {
-            -Integer::from(&pair.p + &pair.q)
+            -Integer::from(pair.p.expose() + pair.q.expose())
         };
         // Additive sharing of phi_j mod e.
         let mut parts: Vec<Integer> = (1..self.k).map(|_| self.rng.below(&e)).collect();
