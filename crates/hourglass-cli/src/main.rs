@@ -63,9 +63,58 @@ enum Command {
     Bench(bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
     Demo(demo::DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "Examples:
+  hourglass completions bash > /etc/bash_completion.d/hourglass
+  hourglass completions zsh > \"${fpath[1]}/_hourglass\"
+  hourglass completions fish > ~/.config/fish/completions/hourglass.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write roff man pages for hourglass and every subcommand into a directory.
+    #[command(after_help = "Examples:
+  hourglass man -o /usr/local/share/man/man1 && mandb
+  hourglass man -o man/ && man -l man/hourglass-submit-verify.1")]
+    Man {
+        /// Directory to write hourglass.1, hourglass-rsa.1, ... into (created if missing).
+        #[arg(short, long, value_name = "DIR")]
+        out: std::path::PathBuf,
+    },
+}
+
+/// Writes the completion script for `shell` to standard output.
+fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "hourglass", &mut std::io::stdout());
+    Ok(())
+}
+
+/// Writes a man page per command and subcommand into `dir`.
+fn man_pages(dir: &std::path::Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
+    let cmd = <Cli as clap::CommandFactory>::command();
+    clap_mangen::generate_to(cmd, dir)
+        .map_err(|e| CliError::new(format!("writing man pages into {}: {e}", dir.display())))?;
+    Ok(())
+}
+
+/// Restores the default action of SIGPIPE (Rust ignores it, which turns a closed standard
+/// output, as in `hourglass ... | head`, into a panic on the next write): the process then ends
+/// quietly, as Unix tools do.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_DFL at the start of main, before any other
+    // thread exists, has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
@@ -77,6 +126,8 @@ fn main() -> ExitCode {
         Command::Dkg(args) => dkg_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { out } => man_pages(&out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -720,3 +720,59 @@ fn a_planted_symlink_does_not_redirect_a_secret_output() {
         assert!(!out.exists());
     }
 }
+
+/// Completion scripts for the shells users have, and a man page per subcommand.
+#[test]
+fn completions_and_man_pages() {
+    for (shell, marker) in [
+        ("bash", "_hourglass()"),
+        ("zsh", "#compdef hourglass"),
+        ("fish", "complete -c hourglass"),
+    ] {
+        let out = common::hg(&["completions", shell]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(marker),
+            "{shell}: {}",
+            &text[..text.len().min(200)]
+        );
+        assert!(
+            text.contains("verify-signature") && text.contains("new-set"),
+            "{shell}"
+        );
+    }
+    let out = common::hg_run(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("possible values"));
+    let dir = common::tempdir();
+    let man = dir.path().join("man1");
+    common::hg(&["man", "-o", common::s(&man)]);
+    let page = std::fs::read_to_string(man.join("hourglass-submit-verify.1")).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
+    assert!(page.contains("public"));
+    assert!(man.join("hourglass.1").exists());
+}
+
+/// A closed standard output (`hourglass ... | head`) ends the process quietly: no panic, no
+/// error message.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hourglass"))
+        .env("HOURGLASS_STATE_DIR", common::state_dir())
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then the pipe closes
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && err.trim().is_empty(), "{err}");
+    assert_ne!(out.status.code(), Some(101));
+}
