@@ -130,25 +130,38 @@ impl CheckpointKey {
                 .create(dir)
                 .map_err(|e| err(format!("cannot create the state directory: {e}")))?;
         }
+        // Written whole to a temporary file, then linked into place, which fails if another
+        // process got there first: nobody ever reads a half-written key.
         let key = Self::ephemeral()?;
+        let mut salt = [0u8; 8];
+        getrandom::getrandom(&mut salt).map_err(|e| Error::Entropy(e.to_string()))?;
+        let tmp = path.with_file_name(format!(
+            ".{KEY_FILE}.{}.{}.tmp",
+            std::process::id(),
+            hex_lower(&salt)
+        ));
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        match opts.open(path) {
-            Ok(mut f) => {
-                f.write_all(&key.0[..])
-                    .and_then(|()| f.sync_all())
-                    .map_err(|e| err(format!("cannot write the checkpoint key: {e}")))?;
-                Ok(key)
-            }
+        let written = opts
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&key.0[..]).and_then(|()| f.sync_all()))
+            .map_err(|e| err(format!("cannot write the checkpoint key: {e}")));
+        let linked = written.and_then(|()| match std::fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(Some(key)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+            Err(e) => Err(err(format!("cannot create the checkpoint key: {e}"))),
+        });
+        let _ = std::fs::remove_file(&tmp);
+        match linked? {
+            Some(key) => Ok(key),
             // Another process created it first: use theirs.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            None => {
                 let bytes = std::fs::read(path)
                     .map_err(|e| err(format!("cannot read the checkpoint key: {e}")))?;
                 Self::from_file_bytes(path, &bytes)
             }
-            Err(e) => Err(err(format!("cannot create the checkpoint key: {e}"))),
         }
     }
 
@@ -668,6 +681,24 @@ mod tests {
         let heard = heard.lock().unwrap();
         assert_eq!(heard.len(), 1);
         assert!(heard[0].contains("run.ckpt") && heard[0].contains("authentication"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Many processes creating the key at once all end up with the same, complete key (found
+    /// by the CLI tests: a reader saw a key file still being written).
+    #[test]
+    fn concurrent_creation_yields_one_complete_key() {
+        let dir = temp_dir("race");
+        let path = dir.join("state/checkpoint.key");
+        let macs: Vec<[u8; 32]> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..16)
+                .map(|_| s.spawn(|| CheckpointKey::load_or_create(&path).unwrap().mac(b"x")))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(macs.iter().all(|m| *m == macs[0]));
+        let leftovers = std::fs::read_dir(dir.join("state")).unwrap().count();
+        assert_eq!(leftovers, 1, "temporary files left behind");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
