@@ -113,9 +113,35 @@ fn quiet_on_closed_pipe() {
     }
 }
 
+/// `hourglass --version`: the version, the commit, the enabled features and the squaring
+/// kernel this CPU gets at 2048 bits.
+fn long_version() -> &'static str {
+    let n = (hourglass_arith::Integer::from(1) << 2047u32) + 1u32;
+    let kernel = hourglass_arith::mont::MontContext::new(&n)
+        .map(|c| c.kernel().name())
+        .unwrap_or("unavailable");
+    let features = if cfg!(feature = "host-gmp") {
+        "host-gmp (GMP built for this CPU)"
+    } else {
+        "bundled portable GMP"
+    };
+    let text = format!(
+        "{}\ncommit {}\nfeatures: {features}\nsquaring kernel for 2048-bit moduli on this CPU: {kernel}",
+        env!("CARGO_PKG_VERSION"),
+        env!("HOURGLASS_COMMIT"),
+    );
+    Box::leak(text.into_boxed_str())
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command()
+        .long_version(long_version())
+        .get_matches();
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),

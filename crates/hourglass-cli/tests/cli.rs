@@ -776,3 +776,29 @@ fn a_closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked") && err.trim().is_empty(), "{err}");
     assert_ne!(out.status.code(), Some(101));
 }
+
+/// `--version` says what was built: version, commit, features, and the squaring kernel chosen
+/// for this CPU.
+#[test]
+fn version_names_commit_features_and_kernel() {
+    let out = common::hg(&["--version"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!("hourglass {}", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    for part in [
+        "commit ",
+        "features: ",
+        "squaring kernel for 2048-bit moduli on this CPU: ",
+    ] {
+        assert!(text.contains(part), "{part} missing in {text}");
+    }
+    let kernel = text.lines().last().unwrap_or_default();
+    assert!(
+        ["portable", "x86-64 adx", "x86-64 avx512-ifma"]
+            .iter()
+            .any(|k| kernel.ends_with(k)),
+        "{kernel}"
+    );
+}
