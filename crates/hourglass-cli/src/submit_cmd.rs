@@ -101,7 +101,8 @@ struct SealArgs {
     /// Expected offline time (chooses the puzzles: longest that fits, then shorter ones).
     #[arg(long, value_parser = humantime::parse_duration)]
     expect: Option<Duration>,
-    /// Stop once this much time is credited (default: run until Ctrl-C).
+    /// Stop once this much time is credited (default: the --expect time, else run until
+    /// Ctrl-C).
     #[arg(long, value_parser = humantime::parse_duration)]
     until: Option<Duration>,
     /// Open-ended mode: square with the shortest key's modulus until stopped (section IV-C).

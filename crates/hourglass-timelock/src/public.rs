@@ -411,10 +411,7 @@ pub fn seal_public(
     }
     loop {
         let credited = credited_secs(set, bundle);
-        if options
-            .until_credited_secs
-            .is_some_and(|u| credited >= u * (1.0 - 1e-4))
-        {
+        if options.reached(credited) {
             return Ok(SealEnd::Reached);
         }
         let index = bundle.links.len();

@@ -384,7 +384,8 @@ fn link_input(bundle: &Bundle, index: usize, key: &PuzzlePublicKey) -> Result<In
 pub struct SealOptions {
     /// Expected offline time from the start, in seconds (picks the puzzles).
     pub expect_secs: Option<f64>,
-    /// Stop once this much time is credited (seconds); `None` runs until stopped.
+    /// Stop once this much time is credited (seconds); `None` stops once the expected time
+    /// (`expect_secs`) is credited, or, without an expectation either, runs until stopped.
     pub until_credited_secs: Option<f64>,
     /// Open-ended mode with this key's modulus instead of chained puzzles.
     pub open_ended: bool,
@@ -432,11 +433,7 @@ pub fn seal(
     }
     loop {
         let credited = credited_secs(set, bundle);
-        // t = round(duration * rate) per key, so sums of credited times can fall a hair short.
-        if options
-            .until_credited_secs
-            .is_some_and(|u| credited >= u * (1.0 - CREDIT_TOLERANCE))
-        {
+        if options.reached(credited) {
             return Ok(SealEnd::Reached);
         }
         let index = bundle.links.len();
@@ -533,6 +530,20 @@ pub struct BundleVerdict {
     pub valid: bool,
     /// Seconds credited in total (0 unless valid).
     pub credited_secs: f64,
+}
+
+impl SealOptions {
+    /// The credited time at which sealing stops: `until_credited_secs`, else `expect_secs`.
+    pub fn target_secs(&self) -> Option<f64> {
+        self.until_credited_secs.or(self.expect_secs)
+    }
+
+    /// Whether `credited` seconds reach the target (within the rounding of `t = duration *
+    /// rate` per key, so a sum of credited times may fall a hair short).
+    pub fn reached(&self, credited: f64) -> bool {
+        self.target_secs()
+            .is_some_and(|u| credited >= u * (1.0 - CREDIT_TOLERANCE))
+    }
 }
 
 impl BundleVerdict {
@@ -743,6 +754,34 @@ mod tests {
                 .unwrap()
                 .valid
         );
+    }
+
+    /// `--expect` alone stops once the expected time is credited (it used to run forever).
+    #[test]
+    fn an_expectation_alone_stops_when_it_is_credited() {
+        let mut rng = SeededEntropy::new(b"expect");
+        let keys = keys(&mut rng);
+        let set = PuzzleSet::new("test", keys.iter().map(|k| k.public_key()).collect()).unwrap();
+        let digest = PuzzleHash::Sha256.digest(b"expected");
+        let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+        let opts = SealOptions {
+            expect_secs: Some(3.0),
+            until_credited_secs: None,
+            open_ended: false,
+            checkpoint: temp("expect"),
+            checkpoint_every: Duration::ZERO,
+        };
+        let end = seal(
+            &set,
+            &mut bundle,
+            &opts,
+            &AtomicBool::new(false),
+            &mut |_, _, _| {},
+            &mut |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(end, SealEnd::Reached);
+        assert!((credited_secs(&set, &bundle) - 3.0).abs() < 1e-9);
     }
 
     #[test]
