@@ -103,11 +103,11 @@ fn man_pages(dir: &std::path::Path) -> Result<(), CliError> {
 
 /// Restores the default action of SIGPIPE (Rust ignores it, which turns a closed standard
 /// output, as in `hourglass ... | head`, into a panic on the next write): the process then ends
-/// quietly, as Unix tools do.
+/// quietly, as Unix tools do. Only for commands without network connections.
 fn quiet_on_closed_pipe() {
     #[cfg(unix)]
-    // SAFETY: setting a signal's disposition to SIG_DFL at the start of main, before any other
-    // thread exists, has no memory-safety preconditions.
+    // SAFETY: setting a signal's disposition to SIG_DFL early in main, before any other thread
+    // exists, has no memory-safety preconditions.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
@@ -134,7 +134,6 @@ fn long_version() -> &'static str {
 }
 
 fn main() -> ExitCode {
-    quiet_on_closed_pipe();
     let matches = <Cli as clap::CommandFactory>::command()
         .long_version(long_version())
         .get_matches();
@@ -142,6 +141,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    // Not for the commands that talk over sockets: with SIGPIPE's default action, writing to
+    // a peer that closed its connection would kill the process instead of failing the write.
+    if !matches!(cli.command, Command::Dkg(_) | Command::Bench(_)) {
+        quiet_on_closed_pipe();
+    }
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),
