@@ -26,8 +26,6 @@
 //! renamed over the old checkpoint (and the directory is synced), so a crash, `kill -9` or power
 //! loss leaves either the old or the new checkpoint, never a torn one.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,6 +35,7 @@ use rug::Integer;
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
+use crate::atomic::{write_atomic, Existing};
 use crate::squaring::{SquaringRun, SquaringState};
 use crate::{Error, Result};
 
@@ -133,27 +132,11 @@ impl CheckpointKey {
         // Written whole to a temporary file, then linked into place, which fails if another
         // process got there first: nobody ever reads a half-written key.
         let key = Self::ephemeral()?;
-        let mut salt = [0u8; 8];
-        getrandom::getrandom(&mut salt).map_err(|e| Error::Entropy(e.to_string()))?;
-        let tmp = path.with_file_name(format!(
-            ".{KEY_FILE}.{}.{}.tmp",
-            std::process::id(),
-            hex_lower(&salt)
-        ));
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let written = opts
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&key.0[..]).and_then(|()| f.sync_all()))
-            .map_err(|e| err(format!("cannot write the checkpoint key: {e}")));
-        let linked = written.and_then(|()| match std::fs::hard_link(&tmp, path) {
+        let linked = match write_atomic(path, &key.0[..], 0o600, Existing::Refuse) {
             Ok(()) => Ok(Some(key)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
             Err(e) => Err(err(format!("cannot create the checkpoint key: {e}"))),
-        });
-        let _ = std::fs::remove_file(&tmp);
+        };
         match linked? {
             Some(key) => Ok(key),
             // Another process created it first: use theirs.
@@ -407,7 +390,13 @@ impl CheckpointFile {
 
     /// Writes `checkpoint` atomically, authenticated (mode 0600).
     pub fn save(&self, checkpoint: &Checkpoint) -> Result<()> {
-        write_atomic(&self.path, &checkpoint.to_bytes(&self.key), 0o600)
+        write_atomic(
+            &self.path,
+            &checkpoint.to_bytes(&self.key),
+            0o600,
+            Existing::Replace,
+        )
+        .map_err(|e| Error::InvalidParameter(format!("writing {}: {e}", self.path.display())))
     }
 
     /// Deletes the checkpoint (after the run's result is safely stored).
@@ -485,67 +474,6 @@ impl<'a> Reader<'a> {
         }
         Some(Integer::from_digits(bytes, Order::Msf))
     }
-}
-
-/// Writes `data` to `path` atomically: temporary file in the same directory, `fsync`,
-/// permissions `mode` (Unix), rename, directory `fsync`.
-pub fn write_atomic(path: &Path, data: &[u8], mode: u32) -> Result<()> {
-    let io =
-        |e: std::io::Error| Error::InvalidParameter(format!("writing {}: {e}", path.display()));
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // An unpredictable name (opened exclusively below), so a stale file from a crash or a
-    // planted one never blocks or redirects the write.
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let mut salt = [0u8; 8];
-    getrandom::getrandom(&mut salt).map_err(|e| Error::Entropy(e.to_string()))?;
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}{}.tmp",
-        std::process::id(),
-        hex_lower(&salt),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = {
-            let mut opts = std::fs::OpenOptions::new();
-            // create_new (O_EXCL): never open a file or follow a symlink someone planted
-            // at this predictable name; that would write the data wherever it points.
-            opts.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(mode);
-            }
-            opts.open(&tmp)?
-        };
-        f.write_all(data)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        }
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
-}
-
-fn hex_lower(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

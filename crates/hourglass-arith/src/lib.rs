@@ -12,7 +12,8 @@
 //! - [`secret`]: a zeroizing wrapper for secret integers;
 //! - [`hash_to_int`]: hashing byte strings onto the whole group `Z_n` (RFC 9380's
 //!   `expand_message_xmd`), for every input raised to a sequential or secret power;
-//! - [`checkpoint`]: authenticated, atomic checkpoints for long squaring runs.
+//! - [`checkpoint`]: authenticated, atomic checkpoints for long squaring runs;
+//! - [`atomic`]: files that appear whole or not at all (the one way hourglass writes files).
 //!
 //! ```
 //! use hourglass_arith::{entropy::SeededEntropy, prime::{random_prime, PrimeRequest}};
@@ -24,6 +25,7 @@
 //! assert!(p.is_probably_prime(30) != rug::integer::IsPrime::No);
 //! ```
 
+pub mod atomic;
 pub mod checkpoint;
 pub mod entropy;
 pub mod fixed;

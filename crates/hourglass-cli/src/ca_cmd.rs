@@ -15,7 +15,7 @@ use zeroize::Zeroizing;
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{read_input, write_output, Sensitivity};
+use crate::files::{check_output, read_input, write_output, Sensitivity};
 use crate::puzzle_cmd::load_puzzle_key;
 
 /// Longest validity accepted on the command line (100 years).
@@ -138,7 +138,19 @@ pub(crate) fn certificate_error(e: CertificateError) -> CliError {
         }
         _ => return CliError::new(e.to_string()),
     };
-    CliError::new(e.to_string()).hint(hint)
+    // A well-formed certificate that fails its checks is a negative verdict (exit 1).
+    let verdict = matches!(
+        e,
+        CertificateError::WrongIssuer { .. }
+            | CertificateError::BadSignature { .. }
+            | CertificateError::Expired { .. }
+            | CertificateError::NotYetValid { .. }
+    );
+    if verdict {
+        CliError::invalid(format!("invalid certificate: {e}")).hint(hint)
+    } else {
+        CliError::new(e.to_string()).hint(hint)
+    }
 }
 
 /// Loads and checks a CA certificate (PEM or DER).
@@ -163,7 +175,7 @@ fn with_ext(base: &Path, ext: &str) -> PathBuf {
 
 fn check_days(days: u32, min: u32) -> Result<(), CliError> {
     if !(min..=MAX_DAYS).contains(&days) {
-        return Err(CliError::usage(format!(
+        return Err(CliError::new(format!(
             "--days must be within {min}..={MAX_DAYS}"
         )));
     }
@@ -176,19 +188,14 @@ fn rfc3339(t: SystemTime) -> String {
 
 fn new_ca(a: NewArgs) -> Result<(), CliError> {
     if !(2048..=8192).contains(&a.bits) {
-        return Err(CliError::usage("--bits must be within 2048..=8192")
+        return Err(CliError::new("--bits must be within 2048..=8192")
             .hint("a CA key signs certificates for years: 3072 bits or more is the usual choice"));
     }
     check_days(a.days, 1)?;
     check_common_name(&a.name).map_err(certificate_error)?;
     let (key_path, crt_path) = (with_ext(&a.out, ".key"), with_ext(&a.out, ".crt"));
-    if key_path.exists() {
-        return Err(CliError::new(format!(
-            "{} already exists; refusing to overwrite a CA private key",
-            key_path.display()
-        ))
-        .hint("choose another -o NAME, or remove the old CA files first"));
-    }
+    check_output(&key_path)?;
+    check_output(&crt_path)?;
     let mut rng = a.entropy.source()?;
     if !a.json {
         eprintln!(
@@ -243,6 +250,7 @@ fn default_common_name(issuer: &str, key_path: &Path) -> String {
 /// Runs `hourglass puzzle certify`.
 pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
     check_days(a.days, 0)?;
+    check_output(&a.out)?;
     let puzzle = load_puzzle_key(&a.key)?;
     let public = puzzle.public();
     let common_name = a

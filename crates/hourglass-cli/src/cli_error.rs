@@ -2,6 +2,16 @@
 
 use hourglass_rsa::Error as RsaError;
 
+/// Exit status of an error: bad usage, an unreadable file, malformed input, a failed
+/// computation.
+pub const EXIT_ERROR: u8 = 2;
+/// Exit status of a negative verdict: an invalid signature, bundle, proof, solution or
+/// certificate.
+pub const EXIT_INVALID: u8 = 1;
+
+/// What every command's `--help` says about exit codes.
+pub const EXIT_CODES_HELP: &str = "Exit status: 0 success or valid, 1 a negative verdict (invalid signature, bundle, proof, solution or certificate), 2 an error (bad usage, unreadable file, malformed input).";
+
 /// An error to show the user: `hourglass: error: ...` then `hourglass: hint: ...`.
 #[derive(Debug)]
 pub struct CliError {
@@ -9,17 +19,27 @@ pub struct CliError {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
-    /// Process exit status (1 for failures, 2 for bad usage).
+    /// Process exit status: [`EXIT_ERROR`] or [`EXIT_INVALID`].
     pub code: u8,
 }
 
 impl CliError {
-    /// A failure with exit status 1.
+    /// An error (exit status 2).
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             hint: None,
-            code: 1,
+            code: EXIT_ERROR,
+        }
+    }
+
+    /// A negative verdict (exit status 1): the input is well formed and was checked, and it is
+    /// not valid.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            hint: None,
+            code: EXIT_INVALID,
         }
     }
 
@@ -29,24 +49,20 @@ impl CliError {
         self
     }
 
-    /// A usage error (exit status 2).
-    pub fn usage(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            hint: None,
-            code: 2,
-        }
-    }
-
     /// Prefixes the message with context (`reading key.pem: ...`).
     pub fn context(mut self, context: impl std::fmt::Display) -> Self {
         self.message = format!("{context}: {}", self.message);
         self
     }
 
-    /// Prints to standard error.
+    /// Prints to standard error: `hourglass: error: ...` for an error; a negative verdict's
+    /// message (which says what is invalid) without the `error:` label.
     pub fn print(&self) {
-        eprintln!("hourglass: error: {}", self.message);
+        if self.code == EXIT_INVALID {
+            eprintln!("hourglass: {}", self.message);
+        } else {
+            eprintln!("hourglass: error: {}", self.message);
+        }
         if let Some(hint) = &self.hint {
             eprintln!("hourglass: hint: {hint}");
         }
@@ -60,7 +76,10 @@ impl From<RsaError> for CliError {
             return CliError::from(inner);
         }
         let message = e.to_string();
-        let err = CliError::new(message);
+        let err = match e {
+            RsaError::Verification => CliError::invalid("invalid signature"),
+            _ => CliError::new(message),
+        };
         match e {
             RsaError::Insecure(_) => err.hint("these sizes are broken by published attacks; pass --allow-insecure only to reproduce papers or for tests"),
             RsaError::Parse(_) => err.hint("keys can be PEM (PKCS#8 or PKCS#1), DER, hourglass hex or JSON; see docs/FORMATS.md"),

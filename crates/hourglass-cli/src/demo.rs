@@ -58,7 +58,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
 
 fn rsa_tour(a: &DemoArgs) -> Result<(), CliError> {
     if !(1024..=4096).contains(&a.bits) {
-        return Err(CliError::usage(
+        return Err(CliError::new(
             "--bits for the demo must be within 1024..=4096",
         ));
     }

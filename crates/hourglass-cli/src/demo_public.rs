@@ -19,7 +19,7 @@ use hourglass_timelock::submission::{Bundle, Link, SealOptions};
 use hourglass_timelock::PuzzleHash;
 
 use crate::cli_error::CliError;
-use crate::files::{write_output, Sensitivity};
+use crate::files::{write_output_replacing, Sensitivity};
 use crate::progress::{format_rate, format_secs, ProgressDisplay, ProgressMode};
 
 fn step(title: &str) {
@@ -104,7 +104,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     .map_err(err)?;
     let pub_dir = dir.join("pub");
     std::fs::create_dir_all(&pub_dir).map_err(err)?;
-    write_output(
+    write_output_replacing(
         &pub_dir.join("set.json"),
         set.to_json().as_bytes(),
         Sensitivity::Public,
@@ -130,7 +130,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
 
     step("Author, offline: seal the paper with proof-carrying links, expecting ~21 s offline");
     let paper = b"Title: Punctuality Without Trust.\nAbstract: ...\n".to_vec();
-    write_output(&dir.join("paper.txt"), &paper, Sensitivity::Public)?;
+    write_output_replacing(&dir.join("paper.txt"), &paper, Sensitivity::Public)?;
     let finished_at = SystemTime::now();
     let expect = 21.0 * scale;
     println!("$ hourglass submit seal --set pub/set.json -i paper.txt --expect {expect}s --until {expect}s -o paper.bundle");
@@ -172,7 +172,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     if let Some((_, d)) = display.as_mut() {
         d.finish();
     }
-    write_output(
+    write_output_replacing(
         &dir.join("paper.bundle"),
         bundle.to_json().as_bytes(),
         Sensitivity::Public,

@@ -15,7 +15,7 @@ use hourglass_timelock::submission::{
 use hourglass_timelock::PuzzleKeyGen;
 
 use crate::cli_error::CliError;
-use crate::files::{write_output, Sensitivity};
+use crate::files::{write_output_replacing, Sensitivity};
 use crate::progress::{format_rate, format_secs, ProgressDisplay, ProgressMode};
 
 fn step(title: &str) {
@@ -29,7 +29,7 @@ fn err(e: impl std::fmt::Display) -> CliError {
 /// Runs the demo with puzzles of `scale` times the default durations.
 pub fn run(bits: u32, scale: f64, keep: Option<&Path>) -> Result<(), CliError> {
     if !(1024..=4096).contains(&bits) {
-        return Err(CliError::usage("--bits must be within 1024..=4096"));
+        return Err(CliError::new("--bits must be within 1024..=4096"));
     }
     in_directory(scale, keep, |dir| flow(bits, scale, dir))
 }
@@ -41,11 +41,19 @@ pub fn in_directory(
     demo: impl FnOnce(&Path) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     if !(0.05..=100.0).contains(&scale) {
-        return Err(CliError::usage("--scale must be within 0.05..=100"));
+        return Err(CliError::new("--scale must be within 0.05..=100"));
     }
     let tmp;
     let dir = match keep {
         Some(d) => {
+            // The demo's files replace those of an earlier demo, never a user's own files.
+            let non_empty = std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_some());
+            if non_empty
+                && crate::files::existing_policy() == hourglass_arith::atomic::Existing::Refuse
+            {
+                return Err(CliError::new(format!("{} already exists and is not empty", d.display()))
+                    .hint("pass --force to let the demo replace its files there, or choose another --keep directory"));
+            }
             std::fs::create_dir_all(d).map_err(err)?;
             d.to_path_buf()
         }
@@ -104,7 +112,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         keys.iter().map(|k| k.public_key()).collect(),
     )
     .map_err(err)?;
-    write_output(
+    write_output_replacing(
         &dir.join("set.json"),
         set.to_json().as_bytes(),
         Sensitivity::Public,
@@ -136,7 +144,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         &mut rng,
     )
     .map_err(err)?;
-    write_output(
+    write_output_replacing(
         &dir.join("CA.crt"),
         ca.to_pem().as_bytes(),
         Sensitivity::Public,
@@ -152,7 +160,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         )
         .map_err(err)?;
         let path = dir.join(format!("puzzle-{i}.crt"));
-        write_output(&path, cert.to_pem().as_bytes(), Sensitivity::Public)?;
+        write_output_replacing(&path, cert.to_pem().as_bytes(), Sensitivity::Public)?;
         // The author's side: a certificate is only trusted after checking it against the CA.
         let back = PuzzleCertificate::from_bytes(cert.to_pem().as_bytes())
             .and_then(|c| c.verify(&ca, SystemTime::now()))
@@ -166,7 +174,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
 
     step("Author: the paper is final; the network is down. Seal it, expecting to be offline ~22 s");
     let paper = b"Title: On the Punctuality of Authors.\nAbstract: ...\n".to_vec();
-    write_output(&dir.join("paper.txt"), &paper, Sensitivity::Public)?;
+    write_output_replacing(&dir.join("paper.txt"), &paper, Sensitivity::Public)?;
     let finished_at = SystemTime::now();
     let digest = set.hash().digest(&paper);
     let expect = 22.0 * scale;
@@ -203,7 +211,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
             }
         },
         &mut |b| {
-            write_output(
+            write_output_replacing(
                 &dir.join("paper.bundle"),
                 b.to_json().as_bytes(),
                 Sensitivity::Public,

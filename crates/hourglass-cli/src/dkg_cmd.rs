@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{read_input, write_output, Sensitivity};
+use crate::files::{
+    check_output, read_input, write_output, write_shared_output, DirOutput, Sensitivity,
+};
 
 /// Arguments of `hourglass dkg`.
 #[derive(Args, Debug)]
@@ -100,7 +102,7 @@ struct GenerationArgs {
 impl GenerationArgs {
     fn settings(&self) -> Result<Settings, CliError> {
         if !(self.timeout > 0.0 && self.timeout < 86_400.0) {
-            return Err(CliError::usage(
+            return Err(CliError::new(
                 "--timeout must be between 0 and 86400 seconds",
             ));
         }
@@ -115,7 +117,7 @@ impl GenerationArgs {
         };
         settings
             .validate()
-            .map_err(|e| CliError::usage(e.to_string()))?;
+            .map_err(|e| CliError::new(e.to_string()))?;
         Ok(settings)
     }
 }
@@ -155,12 +157,12 @@ struct NetSimArgs {
 impl NetSimArgs {
     fn sim(&self) -> Result<NetSim, CliError> {
         if !(0.0..=60_000.0).contains(&self.rtt_ms) || !(0.0..=60_000.0).contains(&self.jitter_ms) {
-            return Err(CliError::usage(
+            return Err(CliError::new(
                 "--rtt-ms and --jitter-ms must be between 0 and 60000",
             ));
         }
         if !(0.0..=0.5).contains(&self.loss) {
-            return Err(CliError::usage("--loss must be between 0 and 0.5"));
+            return Err(CliError::new("--loss must be between 0 and 0.5"));
         }
         Ok(NetSim {
             rtt: Duration::from_secs_f64(self.rtt_ms / 1000.0),
@@ -276,7 +278,7 @@ impl SchemeArgs {
             "sha384" => HashAlg::Sha384,
             "sha512" => HashAlg::Sha512,
             other => {
-                return Err(CliError::usage(format!(
+                return Err(CliError::new(format!(
                     "unknown --hash {other:?}: use sha256, sha384 or sha512"
                 )))
             }
@@ -375,7 +377,7 @@ fn config_dir(config: &ClusterConfig) -> PathBuf {
 
 fn seconds(value: f64, what: &str) -> Result<Duration, CliError> {
     if !(value > 0.0 && value < 86_400.0) {
-        return Err(CliError::usage(format!(
+        return Err(CliError::new(format!(
             "{what} must be between 0 and 86400 seconds"
         )));
     }
@@ -401,14 +403,19 @@ pub fn run(args: DkgArgs) -> Result<(), CliError> {
 fn run_init(args: InitArgs) -> Result<(), CliError> {
     let settings = args.generation.settings()?;
     if args.parties < 3 || args.parties > 256 {
-        return Err(CliError::usage("--parties must be between 3 and 256"));
+        return Err(CliError::new("--parties must be between 3 and 256"));
     }
     let base = match args.base_port {
         Some(p) => p,
         None => free_loopback_base_port(args.parties).map_err(dkg_error)?,
     };
-    let configs =
-        init_cluster(&args.out, args.parties, &settings, base, &args.name).map_err(dkg_error)?;
+    let dir = DirOutput::create(&args.out)?;
+    let staged =
+        init_cluster(dir.path(), args.parties, &settings, base, &args.name).map_err(dkg_error)?;
+    dir.commit()?;
+    let configs = staged
+        .iter()
+        .map(|c| args.out.join(c.file_name().unwrap_or_default()));
     println!(
         "wrote a {}-party cluster in {} (ports {}-{}):",
         args.parties,
@@ -416,7 +423,7 @@ fn run_init(args: InitArgs) -> Result<(), CliError> {
         base,
         u32::from(base) + args.parties as u32 - 1
     );
-    for (i, c) in configs.iter().enumerate() {
+    for (i, c) in configs.enumerate() {
         println!(
             "  hourglass dkg party --config {} --id {}",
             c.display(),
@@ -435,6 +442,8 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
             out_dir.display()
         )));
     }
+    // Before the generation: a share already there is never overwritten (unless --force).
+    check_output(&share_path(&out_dir, args.id))?;
     let options = TlsOptions {
         connect_timeout: seconds(args.connect_timeout, "--connect-timeout")?,
         sim: args.net.sim()?,
@@ -455,7 +464,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         .as_deref()
         .map(|d| {
             Deviation::from_name(d)
-                .ok_or_else(|| CliError::usage(format!("--deviate {d}: no such behaviour")))
+                .ok_or_else(|| CliError::new(format!("--deviate {d}: no such behaviour")))
         })
         .transpose()?;
     let tls = TlsTransport::connect(&config, me, &options).map_err(dkg_error)?;
@@ -510,13 +519,13 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     let public_path = out_dir.join("public.pem");
     let share_file = share_path(&out_dir, me);
     write_output(&share_file, share.to_json().as_bytes(), Sensitivity::Secret)?;
-    write_output(&public_path, &public_pem, Sensitivity::Public)?;
+    // Every party of a local cluster writes the same public files into one directory.
+    write_shared_output(&public_path, &public_pem)?;
     // The public record anyone can check the modulus against (e.g. for a public puzzle set).
     let transcript = hourglass_dkg::transcript::PublicTranscript::of(share);
-    write_output(
+    write_shared_output(
         &out_dir.join("transcript.json"),
         transcript.to_json().as_bytes(),
-        Sensitivity::Public,
     )?;
     let report: &Report = &generated.report;
     let summary = PartyReport {
@@ -626,18 +635,18 @@ impl Drop for Parties {
 fn run_local(args: LocalArgs) -> Result<(), CliError> {
     let settings = args.generation.settings()?;
     if args.parties < 3 || args.parties > 256 {
-        return Err(CliError::usage("--parties must be between 3 and 256"));
+        return Err(CliError::new("--parties must be between 3 and 256"));
     }
     if let Some(k) = args.kill {
         if k == 0 || k as usize > args.parties {
-            return Err(CliError::usage(format!("--kill {k}: no such party")));
+            return Err(CliError::new(format!("--kill {k}: no such party")));
         }
     }
     let mut adversaries = Vec::new();
     for spec in &args.adversary {
-        let (id, how) = parse_adversary(spec).map_err(|e| CliError::usage(e.to_string()))?;
+        let (id, how) = parse_adversary(spec).map_err(|e| CliError::new(e.to_string()))?;
         if id == 0 || id as usize > args.parties || adversaries.iter().any(|(a, _)| *a == id) {
-            return Err(CliError::usage(format!(
+            return Err(CliError::new(format!(
                 "--adversary {spec}: party {id} does not exist or is named twice"
             )));
         }
@@ -645,8 +654,9 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     }
     args.net.sim()?;
     let base = free_loopback_base_port(args.parties).map_err(dkg_error)?;
+    let dir = DirOutput::create(&args.out)?;
     let configs =
-        init_cluster(&args.out, args.parties, &settings, base, "local").map_err(dkg_error)?;
+        init_cluster(dir.path(), args.parties, &settings, base, "local").map_err(dkg_error)?;
     let start = Instant::now();
     let mut parties = Parties(Vec::new());
     for (i, config) in configs.iter().enumerate() {
@@ -700,6 +710,8 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         return Err(CliError::new("the parties disagree on the modulus"));
     }
     let elapsed = start.elapsed().as_secs_f64();
+    dir.commit()?;
+    let public_key = args.out.join("public.pem").display().to_string();
     let max_bytes = reports.iter().map(|r| r.bytes_sent).max().unwrap_or(0);
     if args.json {
         let summary = serde_json::json!({
@@ -713,7 +725,7 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             "biprimality_tests": first.biprimality_tests,
             "max_bytes_sent_per_party": max_bytes,
             "removed": first.removed,
-            "public_key": first.public_key,
+            "public_key": public_key,
         });
         println!("{summary}");
     } else {
@@ -732,7 +744,7 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         for (party, reason) in &first.removed {
             println!("  party {party} failed ({reason}) and was left out");
         }
-        println!("  public key: {}", first.public_key);
+        println!("  public key: {public_key}");
         println!(
             "  transcript: {}/transcript.json (publish it with public.pem: a public puzzle set names its fingerprint)",
             args.out.display()
@@ -782,6 +794,7 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
 
 fn run_sign(args: SignArgs) -> Result<(), CliError> {
     args.scheme.parse()?;
+    check_output(&args.out)?;
     // Every party with a share in the directory signs.
     let mut ids: Vec<PartyId> = Vec::new();
     let entries = std::fs::read_dir(&args.cluster).map_err(|e| {

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, EXIT_CODES_HELP};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -39,6 +39,10 @@ Examples:
 #[derive(Parser, Debug)]
 #[command(name = "hourglass", version, about, after_help = EXAMPLES)]
 struct Cli {
+    /// Replace existing output files (keys, sets, certificates, results of long work); without
+    /// it, hourglass refuses to overwrite anything and exits with status 2.
+    #[arg(long, global = true)]
+    force: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -86,7 +90,7 @@ enum Command {
 
 /// Writes the completion script for `shell` to standard output.
 fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
-    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut cmd = command();
     clap_complete::generate(shell, &mut cmd, "hourglass", &mut std::io::stdout());
     Ok(())
 }
@@ -95,7 +99,7 @@ fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
 fn man_pages(dir: &std::path::Path) -> Result<(), CliError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
-    let cmd = <Cli as clap::CommandFactory>::command();
+    let cmd = command();
     clap_mangen::generate_to(cmd, dir)
         .map_err(|e| CliError::new(format!("writing man pages into {}: {e}", dir.display())))?;
     Ok(())
@@ -133,10 +137,22 @@ fn long_version() -> &'static str {
     Box::leak(text.into_boxed_str())
 }
 
+/// Appends the exit-status paragraph to the help of `cmd` and of every subcommand below it.
+fn with_exit_codes(cmd: clap::Command) -> clap::Command {
+    let help = match cmd.get_after_help() {
+        Some(existing) => format!("{existing}\n\n{EXIT_CODES_HELP}"),
+        None => EXIT_CODES_HELP.to_string(),
+    };
+    cmd.after_help(help).mut_subcommands(with_exit_codes)
+}
+
+/// The command-line definition with everything added at run time.
+fn command() -> clap::Command {
+    with_exit_codes(<Cli as clap::CommandFactory>::command().long_version(long_version()))
+}
+
 fn main() -> ExitCode {
-    let matches = <Cli as clap::CommandFactory>::command()
-        .long_version(long_version())
-        .get_matches();
+    let matches = command().get_matches();
     let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
@@ -146,6 +162,7 @@ fn main() -> ExitCode {
     if !matches!(cli.command, Command::Dkg(_) | Command::Bench(_)) {
         quiet_on_closed_pipe();
     }
+    files::set_force(cli.force);
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),

@@ -14,7 +14,7 @@ use hourglass_timelock::{
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{open_input, read_input, write_output, Sensitivity};
+use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
@@ -293,12 +293,15 @@ fn with_ext(base: &Path, ext: &str) -> PathBuf {
 
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     if !(1024..=8192).contains(&a.bits) {
-        return Err(CliError::usage("--bits must be within 1024..=8192"));
+        return Err(CliError::new("--bits must be within 1024..=8192"));
     }
+    let (key_path, pub_path) = (with_ext(&a.out, ".key"), with_ext(&a.out, ".pub"));
+    check_output(&key_path)?;
+    check_output(&pub_path)?;
     let (t, rate, measured) = match (a.squarings, a.duration) {
         (Some(t), _) => {
             if t == 0 {
-                return Err(CliError::usage("--squarings must be at least 1"));
+                return Err(CliError::new("--squarings must be at least 1"));
             }
             (t, a.rate.unwrap_or(f64::NAN), false)
         }
@@ -306,13 +309,13 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
             let (rate, measured) = reference_rate(a.bits, a.rate, &a.entropy)?;
             let t = (d.as_secs_f64() * rate).round();
             if !(1.0..=1e18).contains(&t) {
-                return Err(CliError::usage(
+                return Err(CliError::new(
                     "the duration and rate give an absurd number of squarings",
                 ));
             }
             (t as u64, rate, measured)
         }
-        (None, None) => return Err(CliError::usage("give --duration or --squarings")),
+        (None, None) => return Err(CliError::new("give --duration or --squarings")),
     };
     let mut rng = a.entropy.source()?;
     let mut gen = PuzzleKeyGen::new(a.bits, t)
@@ -328,7 +331,6 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
         .generate(&mut *rng)
         .map_err(|e| CliError::new(e.to_string()))?;
     let elapsed = start.elapsed();
-    let (key_path, pub_path) = (with_ext(&a.out, ".key"), with_ext(&a.out, ".pub"));
     write_output(&key_path, key.to_json().as_bytes(), Sensitivity::Secret)?;
     write_output(
         &pub_path,
@@ -369,7 +371,7 @@ pub(crate) fn reference_rate(
 ) -> Result<(f64, bool), CliError> {
     match given {
         Some(r) if r.is_finite() && r > 0.0 => Ok((r, false)),
-        Some(_) => Err(CliError::usage(
+        Some(_) => Err(CliError::new(
             "--rate must be a positive number of squarings per second",
         )),
         None => {
@@ -388,6 +390,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
     let digest = digest_file(&a.input, hash)?;
     let m = hourglass_timelock::input_from_digest(key.n(), &digest)
         .map_err(|e| CliError::new(e.to_string()))?;
+    check_output(&a.out)?;
     let ckpt = a.run.checkpoint_file(&a.out)?;
     let resumed = ckpt.path().exists();
     let options = SolveOptions {
@@ -478,7 +481,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Err(reason) => Err(CliError::new(format!("invalid solution: {reason}"))),
+        Err(reason) => Err(CliError::invalid(format!("invalid solution: {reason}"))),
     }
 }
 
@@ -531,7 +534,7 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
         }
         DelayedVerdict::Invalid => {
             ckpt.remove();
-            Err(CliError::new("invalid signature: the file, the signature or the key differs from what was signed"))
+            Err(CliError::invalid("invalid signature: the file, the signature or the key differs from what was signed"))
         }
         DelayedVerdict::Stopped { done } => Err(CliError::new(format!(
             "stopped after {done} of {} squarings; progress is saved in {}",

@@ -17,7 +17,7 @@ use hourglass_rsa::{HashAlg, KeyGenOptions, PrivateKey, PublicKey, Variant};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{open_input, read_input, write_output, Sensitivity};
+use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
 
 /// Arguments of `hourglass rsa`.
 #[derive(Args, Debug)]
@@ -179,7 +179,7 @@ impl KeygenShape {
     pub fn options(&self) -> Result<KeyGenOptions, CliError> {
         let variant = Variant::from(self.variant);
         if !(64..=16384).contains(&self.bits) {
-            return Err(CliError::usage(format!(
+            return Err(CliError::new(format!(
                 "--bits {} is outside 64..=16384",
                 self.bits
             )));
@@ -197,15 +197,14 @@ impl KeygenShape {
             .kp2_bits(self.kp2_bits);
         if let Some(e) = &self.e {
             if !matches!(variant, Variant::Standard | Variant::Crt) {
-                return Err(CliError::usage(format!("--e applies to standard and crt keys; {variant} keys derive e (use --e-bits for schemes A and B)")));
+                return Err(CliError::new(format!("--e applies to standard and crt keys; {variant} keys derive e (use --e-bits for schemes A and B)")));
             }
-            opts = opts.public_exponent(
-                parse_integer(e).map_err(|m| CliError::usage(format!("--e: {m}")))?,
-            );
+            opts = opts
+                .public_exponent(parse_integer(e).map_err(|m| CliError::new(format!("--e: {m}")))?);
         }
         if let Some(b) = self.dp_bits {
             if matches!(variant, Variant::Standard | Variant::Crt) {
-                return Err(CliError::usage(
+                return Err(CliError::new(
                     "--dp-bits applies to rebalanced, scheme-a and scheme-b keys",
                 ));
             }
@@ -213,7 +212,7 @@ impl KeygenShape {
         }
         if let Some(b) = self.e_bits {
             if !matches!(variant, Variant::SchemeA | Variant::SchemeB) {
-                return Err(CliError::usage(
+                return Err(CliError::new(
                     "--e-bits applies to scheme-a and scheme-b keys",
                 ));
             }
@@ -389,6 +388,10 @@ pub fn load_public(path: &std::path::Path) -> Result<PublicKey, CliError> {
 
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let opts = a.shape.options()?;
+    check_output(&a.out)?;
+    if let Some(p) = &a.pubout {
+        check_output(p)?;
+    }
     let mut rng = a.entropy.source()?;
     let start = std::time::Instant::now();
     let key = opts.generate(&mut *rng)?;

@@ -16,7 +16,7 @@ use hourglass_vdf::group::RsaGroup;
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{read_input, write_output, Sensitivity};
+use crate::files::{read_input, write_output, write_output_replacing, DirOutput, Sensitivity};
 use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
 use crate::puzzle_cmd::{digest_file, load_puzzle_key, HashArg};
 
@@ -180,11 +180,10 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         return new_public_set(a);
     }
     if !(1024..=8192).contains(&a.bits) {
-        return Err(CliError::usage("--bits must be within 1024..=8192"));
+        return Err(CliError::new("--bits must be within 1024..=8192"));
     }
+    let dir = DirOutput::create(&a.out)?;
     let (rate, measured) = crate::puzzle_cmd::reference_rate(a.bits, a.rate, &a.entropy)?;
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| CliError::new(format!("cannot create {}: {e}", a.out.display())))?;
     let mut rng = a.entropy.source()?;
     let mut publics = Vec::new();
     for d in &a.durations {
@@ -195,7 +194,7 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
             .issuer(&a.name)
             .generate(&mut *rng)
             .map_err(|e| CliError::new(e.to_string()))?;
-        let base = a.out.join(format!("puzzle-{}", duration_label(*d)));
+        let base = dir.path().join(format!("puzzle-{}", duration_label(*d)));
         write_output(
             &base.with_extension("key"),
             key.to_json().as_bytes(),
@@ -209,8 +208,13 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         publics.push(key.public_key());
     }
     let set = PuzzleSet::new(&a.name, publics).map_err(|e| CliError::new(e.to_string()))?;
+    write_output(
+        &dir.path().join("set.json"),
+        set.to_json().as_bytes(),
+        Sensitivity::Public,
+    )?;
+    dir.commit()?;
     let set_path = a.out.join("set.json");
-    write_output(&set_path, set.to_json().as_bytes(), Sensitivity::Public)?;
     eprintln!(
         "hourglass: wrote {} with {} puzzles ({}) at {}sq/s ({}); keep the .key files secret",
         set_path.display(),
@@ -238,7 +242,7 @@ fn rate_origin(measured: bool) -> &'static str {
 fn squarings_for(d: Duration, rate: f64) -> Result<u64, CliError> {
     let t = (d.as_secs_f64() * rate).round();
     if t < 1.0 {
-        return Err(CliError::usage(format!(
+        return Err(CliError::new(format!(
             "duration {} is too short for any squaring",
             duration_label(d)
         )));
@@ -247,6 +251,7 @@ fn squarings_for(d: Duration, rate: f64) -> Result<u64, CliError> {
 }
 
 fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
+    let dir = DirOutput::create(&a.out)?;
     let spec = a.modulus.as_deref().unwrap_or("rsa-2048");
     let (n, origin) = if spec == "rsa-2048" {
         (
@@ -295,11 +300,14 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         a.proof.into(),
         &created,
     )
-    .map_err(|e| CliError::usage(e.to_string()))?;
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| CliError::new(format!("cannot create {}: {e}", a.out.display())))?;
+    .map_err(|e| CliError::new(e.to_string()))?;
+    write_output(
+        &dir.path().join("set.json"),
+        set.to_json().as_bytes(),
+        Sensitivity::Public,
+    )?;
+    dir.commit()?;
     let set_path = a.out.join("set.json");
-    write_output(&set_path, set.to_json().as_bytes(), Sensitivity::Public)?;
     eprintln!(
         "hourglass: wrote {}: a public set of {} link lengths ({}) at {}sq/s ({}) on {}-bit {}; there is no key to keep",
         set_path.display(),
@@ -452,7 +460,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
         }
     };
     let mut saved = |b: &Bundle| -> hourglass_timelock::Result<()> {
-        write_output(&out, b.to_json().as_bytes(), Sensitivity::Public)
+        write_output_replacing(&out, b.to_json().as_bytes(), Sensitivity::Public)
             .map_err(|e| hourglass_timelock::Error::InvalidParameters(e.message))?;
         if !quiet {
             let newline = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -576,9 +584,9 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             let set_path = a
                 .set
                 .as_deref()
-                .ok_or_else(|| CliError::usage("--public needs --set"))?;
+                .ok_or_else(|| CliError::new("--public needs --set"))?;
             let AnySet::Public(set) = load_set(set_path)? else {
-                return Err(CliError::usage(format!(
+                return Err(CliError::new(format!(
                     "{} is a private set: verify its bundles with --keys",
                     set_path.display()
                 )));
@@ -597,7 +605,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             let bundle_path = a
                 .bundle
                 .as_deref()
-                .ok_or_else(|| CliError::usage("give the bundle to verify"))?;
+                .ok_or_else(|| CliError::new("give the bundle to verify"))?;
             let bundle = load_bundle(bundle_path)?;
             // The keys fix the hash, never the bundle: a bundle naming another is refused per link.
             let hash = keys[0].public().meta().hash;
@@ -618,7 +626,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
                 "private set (the institution's trapdoor)".to_string(),
             )
         }
-        (None, None) => return Err(CliError::usage("give --keys DIR or --public BUNDLE")),
+        (None, None) => return Err(CliError::new("give --keys DIR or --public BUNDLE")),
     };
     let elapsed = start.elapsed();
     let received = a.received.unwrap_or_else(SystemTime::now);
@@ -676,19 +684,24 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             );
         }
         println!(
-            "summary: {} of {} links valid, {} credited, bundle {} (verified in {:.1} ms)",
+            "summary: {} of {} links valid, {} credited, bundle {}{} (verified in {:.1} ms)",
             verdict.links.iter().filter(|l| l.valid).count(),
             verdict.links.len(),
             format_secs(verdict.credited_secs),
             if verdict.valid { "valid" } else { "INVALID" },
+            match before_deadline {
+                Some(true) => ", before the deadline",
+                Some(false) => ", NOT proven before the deadline",
+                None => "",
+            },
             elapsed.as_secs_f64() * 1e3
         );
     }
     if !verdict.valid {
-        return Err(CliError::new("the bundle does not verify"));
+        return Err(CliError::invalid("invalid bundle: it does not verify"));
     }
     if before_deadline == Some(false) {
-        return Err(CliError::new(
+        return Err(CliError::invalid(
             "the document is not proven to predate the deadline",
         ));
     }

@@ -17,7 +17,7 @@ use hourglass_timelock::{SolveOptions, SolveOutcome};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{open_input, Sensitivity};
+use crate::files::{check_output, open_input, Sensitivity};
 use crate::output_file::StagedOutput;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
@@ -210,22 +210,23 @@ fn regular_file_len(path: &Path) -> Option<u64> {
 
 fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     if !(1024..=8192).contains(&a.bits) {
-        return Err(CliError::usage("--bits must be within 1024..=8192"));
+        return Err(CliError::new("--bits must be within 1024..=8192"));
     }
     if let Some(t) = a.squarings {
         if t == 0 || t > MAX_SQUARINGS {
-            return Err(CliError::usage(format!(
+            return Err(CliError::new(format!(
                 "--squarings must be within 1..={MAX_SQUARINGS} (2^60)"
             )));
         }
     }
     if a.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err(CliError::usage(
+        return Err(CliError::new(
             "--rate must be a positive number of squarings per second",
         ));
     }
     let content_len = regular_file_len(&a.input);
     let mut input = open_input(&a.input, "content")?;
+    check_output(&a.out)?;
     let mut rng = a.entropy.source()?;
     let start = Instant::now();
     let key = SealingKey::generate(a.bits, &mut *rng).map_err(tlock_error)?;
@@ -246,18 +247,18 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
             };
             let t = (d.as_secs_f64() * rate).round();
             if t < 1.0 {
-                return Err(CliError::usage(
+                return Err(CliError::new(
                     "the duration and rate give less than one squaring",
                 ));
             }
             if t > MAX_SQUARINGS as f64 {
-                return Err(CliError::usage(format!(
+                return Err(CliError::new(format!(
                     "the duration and rate give an absurd number of squarings ({t:.3e}; the limit is 2^60)"
                 )));
             }
             (t as u64, Some(rate), measured)
         }
-        (None, None) => return Err(CliError::usage("give --duration or --squarings")),
+        (None, None) => return Err(CliError::new("give --duration or --squarings")),
     };
     let mut out = StagedOutput::create(&a.out, Sensitivity::Public)?;
     let header = key
@@ -348,7 +349,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
         (None, false, _) => with_ext(&a.out, ".ckpt"),
         (None, true, false) => with_ext(&a.input, ".ckpt"),
         (None, true, true) => {
-            return Err(CliError::usage(
+            return Err(CliError::new(
                 "give --checkpoint FILE when both input and output are standard streams",
             ))
         }
@@ -419,7 +420,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
 
 fn integer_arg(flag: &str, value: &str) -> Result<Integer, CliError> {
     parse_integer(value).ok_or_else(|| {
-        CliError::usage(format!(
+        CliError::new(format!(
             "{flag}: expected a non-negative integer in decimal or hexadecimal with 0x"
         ))
     })
@@ -429,12 +430,12 @@ fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
     let n = match (&a.n, &a.modulus) {
         (_, Some(path)) => crate::files::modulus_from_key_file(path)?,
         (Some(n), None) => integer_arg("--n", n)?,
-        (None, None) => return Err(CliError::usage("give --n N or --modulus FILE")),
+        (None, None) => return Err(CliError::new("give --n N or --modulus FILE")),
     };
     let base = integer_arg("--base", &a.base)?;
     let z = a.z.as_deref().map(|z| integer_arg("--z", z)).transpose()?;
     let puzzle = RswPuzzle::new(n, base, a.squarings).map_err(|e| {
-        CliError::usage(e.to_string()).hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60")
+        CliError::new(e.to_string()).hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60")
     })?;
     let options = SolveOptions {
         checkpoint: a

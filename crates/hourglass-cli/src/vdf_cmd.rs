@@ -19,7 +19,7 @@ use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{modulus_from_key_file, read_input, write_output, Sensitivity};
+use crate::files::{check_output, modulus_from_key_file, read_input, write_output, Sensitivity};
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
@@ -103,7 +103,7 @@ fn load_group(name: &str, policy: ModulusPolicy) -> Result<RsaGroup, CliError> {
     }
     let path = Path::new(name);
     if !path.exists() {
-        return Err(CliError::usage(format!(
+        return Err(CliError::new(format!(
             "--modulus {name}: no such built-in modulus or file"
         ))
         .hint("use rsa-2048 or the path of an RSA public key file"));
@@ -176,10 +176,10 @@ fn input_bytes(text: &Option<String>, file: &Option<PathBuf>) -> Result<Vec<u8>,
     let bytes = match (text, file) {
         (Some(t), _) => t.as_bytes().to_vec(),
         (None, Some(path)) => read_input(path, "input")?,
-        (None, None) => return Err(CliError::usage("give --input TEXT or -i FILE")),
+        (None, None) => return Err(CliError::new("give --input TEXT or -i FILE")),
     };
     if bytes.len() > MAX_INPUT_BYTES {
-        return Err(CliError::usage(format!(
+        return Err(CliError::new(format!(
             "the input has {} bytes; a VDF input is at most {MAX_INPUT_BYTES}",
             bytes.len()
         ))
@@ -189,13 +189,14 @@ fn input_bytes(text: &Option<String>, file: &Option<PathBuf>) -> Result<Vec<u8>,
 }
 
 fn level(bits: u32) -> Result<SecurityLevel, CliError> {
-    SecurityLevel::from_bits(bits).map_err(|e| CliError::usage(e.to_string()))
+    SecurityLevel::from_bits(bits).map_err(|e| CliError::new(e.to_string()))
 }
 
 fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
     let group = a.modulus.group()?;
     let level = level(a.security)?;
     let input = input_bytes(&a.input, &a.input_file)?;
+    check_output(&a.out)?;
     let x = group
         .hash_to_element(&input)
         .map_err(|e| CliError::new(e.to_string()))?;
@@ -389,10 +390,17 @@ fn verify_cmd(a: VerifyArgs) -> Result<(), CliError> {
         if a.json {
             println!("{}", serde_json::json!({"valid": false, "reason": why}));
         }
-        CliError::new(format!("invalid proof: {why}"))
+        CliError::invalid(format!("invalid proof: {why}"))
     };
     let file = ProofFile::from_json(&bytes, a.modulus.policy()).map_err(|e| {
-        invalid(e.to_string()).hint("see docs/FORMATS.md, section 15, for the proof format")
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({"valid": false, "reason": e.to_string()})
+            );
+        }
+        CliError::new(format!("{}: {e}", path.display()))
+            .hint("see docs/FORMATS.md, section 15, for the proof format")
     })?;
     if a.input.is_some() || a.input_file.is_some() {
         let want = input_bytes(&a.input, &a.input_file)?;
@@ -443,10 +451,7 @@ fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), C
         }
     }
     if lines.is_empty() {
-        return Err(CliError::usage(format!(
-            "{} holds no proofs",
-            path.display()
-        )));
+        return Err(CliError::new(format!("{} holds no proofs", path.display())));
     }
     // Parse first (each modulus is checked once), then verify on every core.
     let mut groups = GroupCache::default();
@@ -502,7 +507,7 @@ fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), C
     if failures.is_empty() {
         Ok(())
     } else {
-        Err(CliError::new(format!(
+        Err(CliError::invalid(format!(
             "{} of {total} proofs are invalid",
             failures.len()
         )))
@@ -528,10 +533,11 @@ fn setup_cmd(a: SetupArgs) -> Result<(), CliError> {
     let min = if a.allow_insecure { 64 } else { 1024 };
     if a.bits < min || a.bits > 8192 {
         return Err(
-            CliError::usage(format!("--bits must be between {min} and 8192"))
+            CliError::new(format!("--bits must be between {min} and 8192"))
                 .hint("2048 bits is the usual size; below 1024 needs --allow-insecure"),
         );
     }
+    check_output(&a.out)?;
     let mut rng = a.entropy.source()?;
     let n = loop {
         let p = SecretInt::new(random_prime(

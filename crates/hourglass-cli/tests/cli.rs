@@ -121,7 +121,7 @@ fn malformed_key_files_are_clear_errors() {
     for (name, bytes, says) in &bad {
         let path = file(d, name, bytes);
         let out = d.join(format!("{name}.out"));
-        let stderr = hg_fail(1, &argv("rsa inspect -i {}", &[&path]));
+        let stderr = hg_fail(2, &argv("rsa inspect -i {}", &[&path]));
         assert!(
             stderr.contains(name),
             "{name}: the error does not name the file:\n{stderr}"
@@ -131,15 +131,15 @@ fn malformed_key_files_are_clear_errors() {
             "{name}: expected '{says}' in:\n{stderr}"
         );
         hg_fail(
-            1,
+            2,
             &argv("rsa decrypt -k {} -i {} -o {}", &[&path, &ct, &out]),
         );
         hg_fail(
-            1,
+            2,
             &argv("rsa encrypt -k {} -i {} -o {}", &[&path, &msg, &out]),
         );
-        hg_fail(1, &argv("rsa sign -k {} -i {} -s {}", &[&path, &msg, &out]));
-        hg_fail(1, &argv("rsa pubkey -i {} -o {}", &[&path, &out]));
+        hg_fail(2, &argv("rsa sign -k {} -i {} -s {}", &[&path, &msg, &out]));
+        hg_fail(2, &argv("rsa pubkey -i {} -o {}", &[&path, &out]));
         assert!(
             !out.exists(),
             "{name}: a failed command wrote {}",
@@ -150,18 +150,18 @@ fn malformed_key_files_are_clear_errors() {
     // A public key where a private one is needed.
     let out = d.join("plain.txt");
     let stderr = hg_fail(
-        1,
+        2,
         &argv("rsa decrypt -k {} -i {} -o {}", &[&public, &ct, &out]),
     );
     assert!(stderr.contains("public key"), "{stderr}");
     hg_fail(
-        1,
+        2,
         &argv("rsa sign -k {} -i {} -s {}", &[&public, &msg, &out]),
     );
     assert!(!out.exists());
 
     // A missing key file.
-    let stderr = hg_fail(1, &argv("rsa inspect -i {}", &[&d.join("nonexistent.pem")]));
+    let stderr = hg_fail(2, &argv("rsa inspect -i {}", &[&d.join("nonexistent.pem")]));
     assert!(stderr.contains("nonexistent.pem"), "{stderr}");
     assert_no_temporaries(d);
 }
@@ -182,14 +182,14 @@ fn failed_commands_leave_no_output_behind() {
     let tampered = flipped(&ct, d, "ct.bad", 1000);
     let out = d.join("plain.txt");
     let stderr = hg_fail(
-        1,
+        2,
         &argv("rsa decrypt -k {} -i {} -o {}", &[&key, &tampered, &out]),
     );
     assert!(stderr.contains("decryption failed"), "{stderr}");
     assert!(!out.exists());
     let existing = file(d, "existing.txt", b"previous contents");
     hg_fail(
-        1,
+        2,
         &argv(
             "rsa decrypt -k {} -i {} -o {}",
             &[&key, &tampered, &existing],
@@ -198,7 +198,7 @@ fn failed_commands_leave_no_output_behind() {
     assert_eq!(read(&existing), b"previous contents");
     // The wrong OAEP hash is a decryption failure too.
     hg_fail(
-        1,
+        2,
         &argv(
             "rsa decrypt -k {} -i {} -o {} --hash sha1",
             &[&key, &ct, &out],
@@ -209,9 +209,9 @@ fn failed_commands_leave_no_output_behind() {
     // Key generation refused as insecure writes neither the key nor the public key.
     let (k2, p2) = (d.join("paper.pem"), d.join("paper.pub.pem"));
     let refuse = "rsa keygen --variant rebalanced --bits 1024 --dp-bits 160 -o {} --pubout {}";
-    hg_fail(1, &argv(refuse, &[&k2, &p2]));
+    hg_fail(2, &argv(refuse, &[&k2, &p2]));
     assert!(!k2.exists() && !p2.exists());
-    hg_fail(1, &argv("rsa keygen --bits 512 -o {} --seed x", &[&k2]));
+    hg_fail(2, &argv("rsa keygen --bits 512 -o {} --seed x", &[&k2]));
     assert!(!k2.exists());
     // Bad usage: exit status 2, nothing written.
     let usage = hg_run(&argv(
@@ -225,7 +225,7 @@ fn failed_commands_leave_no_output_behind() {
     let long = file(d, "long.txt", &[7u8; 300]);
     let ct_out = d.join("long.ct");
     let stderr = hg_fail(
-        1,
+        2,
         &argv("rsa encrypt -k {} -i {} -o {}", &[&public, &long, &ct_out]),
     );
     assert!(stderr.contains("too long"), "{stderr}");
@@ -234,7 +234,7 @@ fn failed_commands_leave_no_output_behind() {
     // Output into a directory that does not exist.
     let nowhere = d.join("no/such/dir/key.pem");
     let stderr = hg_fail(
-        1,
+        2,
         &argv("rsa keygen --bits 2048 --seed x -o {}", &[&nowhere]),
     );
     assert!(stderr.contains("no/such/dir/key.pem"), "{stderr}");
@@ -245,12 +245,22 @@ fn failed_commands_leave_no_output_behind() {
 fn private_files_are_0600_and_public_files_0644() {
     let dir = tempdir();
     let d = dir.path();
-    // An existing world-readable file is replaced by a private one, not reused.
+    // An existing world-readable file is refused; with --force it is replaced by a private
+    // one, not reused.
     let key = file(d, "k.pem", b"old");
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
     let public = d.join("k.pub.pem");
+    let err = hg_fail(
+        2,
+        &argv("rsa keygen --bits 2048 --seed modes -o {}", &[&key]),
+    );
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(read(&key), b"old");
     hg(&argv(
-        "rsa keygen --bits 2048 --seed modes -o {} --pubout {}",
+        "rsa keygen --bits 2048 --seed modes --force -o {} --pubout {}",
         &[&key, &public],
     ));
     assert_eq!(mode(&key), 0o600, "private key");
@@ -373,7 +383,7 @@ fn entropy_files_must_be_large_enough_and_are_deterministic() {
     let short = file(d, "short.bin", &[0x5a; 64]);
     let out = d.join("short.pem");
     let stderr = hg_fail(
-        1,
+        2,
         &argv("rsa keygen --bits 2048 --entropy {} -o {}", &[&short, &out]),
     );
     assert!(stderr.contains("ran out"), "{stderr}");
@@ -422,7 +432,7 @@ fn entropy_files_must_be_large_enough_and_are_deterministic() {
     ));
     assert_eq!(usage.status.code(), Some(2));
     let stderr = hg_fail(
-        1,
+        2,
         &argv(
             "rsa keygen --bits 2048 --entropy {} -o {}",
             &[&d.join("none.bin"), &out],
@@ -438,7 +448,7 @@ fn paper_sizes_need_allow_insecure_and_inspect_says_broken() {
     let d = dir.path();
     let key = d.join("paper.pem");
     let paper = "rsa keygen --variant rebalanced --bits 1024 --dp-bits 160 --seed paper -o {}";
-    let stderr = hg_fail(1, &argv(paper, &[&key]));
+    let stderr = hg_fail(2, &argv(paper, &[&key]));
     assert!(stderr.contains("insecure"), "{stderr}");
     assert!(
         stderr.contains("--allow-insecure"),
@@ -468,7 +478,7 @@ fn paper_sizes_need_allow_insecure_and_inspect_says_broken() {
         "{report}"
     );
     for level in ["broken", "weak"] {
-        let stderr = hg_fail(1, &["rsa", "inspect", "-i", s(&key), "--fail-on", level]);
+        let stderr = hg_fail(2, &["rsa", "inspect", "-i", s(&key), "--fail-on", level]);
         assert!(stderr.contains("broken"), "{stderr}");
     }
     hg(&argv("rsa inspect -i {}", &[&key]));
@@ -480,7 +490,7 @@ fn paper_sizes_need_allow_insecure_and_inspect_says_broken() {
     // Scheme B at the paper's sizes is refused too; the safe default passes --fail-on weak.
     let b = d.join("b.pem");
     let stderr = hg_fail(
-        1,
+        2,
         &argv(
             "rsa keygen --variant scheme-b --bits 1024 --e-bits 512 --dp-bits 198 --seed b -o {}",
             &[&b],
@@ -505,7 +515,7 @@ fn verify_exits_0_for_good_and_1_for_tampered() {
     for extra in ["", "--pkcs1v15", "--hash sha512"] {
         let sig = d.join("paper.sig");
         hg(&argv(
-            &format!("rsa sign -k {{}} -i {{}} -s {{}} {extra}"),
+            &format!("rsa sign -k {{}} -i {{}} -s {{}} --force {extra}"),
             &[&key, &msg, &sig],
         ));
         let verify = |k: &Path, m: &Path, sg: &Path| {
@@ -531,7 +541,12 @@ fn verify_exits_0_for_good_and_1_for_tampered() {
         ] {
             let out = verify(k, m, sg);
             assert_eq!(out.status.code(), Some(1), "{extra:?} {}", m.display());
-            assert!(String::from_utf8_lossy(&out.stderr).contains("hourglass: error:"));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("hourglass: invalid signature"), "{stderr}");
+            assert!(
+                !stderr.contains("error"),
+                "a negative verdict is not an error: {stderr}"
+            );
         }
         // A truncated signature is rejected, not misread.
         let short = file(d, "short.sig", &read(&sig)[..100]);
@@ -589,7 +604,7 @@ fn hex_and_json_formats_round_trip() {
                 ("der", "pub.der"),
             ] {
                 let out = d.join(format!("conv-{format}-{out_format}"));
-                let template = format!("rsa pubkey -i {{}} -o {{}} --format {out_format}");
+                let template = format!("rsa pubkey -i {{}} -o {{}} --format {out_format} --force");
                 hg(&argv(&template, &[src, &out]));
                 assert_eq!(
                     read(&out),

@@ -244,7 +244,7 @@ fn usage_errors_and_damaged_files_fail_clearly_without_output() {
         s(&cluster),
     ]);
     let err = hg_fail(
-        1,
+        2,
         &[
             "dkg",
             "init",
@@ -259,7 +259,7 @@ fn usage_errors_and_damaged_files_fail_clearly_without_output() {
     assert!(err.contains("not empty") || err.contains("exists"), "{err}");
     // A config whose key belongs to another party.
     let err = hg_fail(
-        1,
+        2,
         &[
             "dkg",
             "party",
@@ -284,12 +284,12 @@ fn usage_errors_and_damaged_files_fail_clearly_without_output() {
         "-o",
         s(&sig),
     ];
-    let err = hg_fail(1, &sign);
+    let err = hg_fail(2, &sign);
     assert!(err.contains("no share files"), "{err}");
     std::fs::write(cluster.join("party-1.share.json"), b"{\"format\": 1}").unwrap();
     std::fs::write(cluster.join("party-2.share.json"), b"{}").unwrap();
     std::fs::write(cluster.join("party-3.share.json"), b"{}").unwrap();
-    let err = hg_fail(1, &sign);
+    let err = hg_fail(2, &sign);
     assert!(err.contains("party-1.share.json"), "{err}");
     assert!(!sig.exists(), "no signature file after a failure");
 }

@@ -214,7 +214,7 @@ fn variant_interop(variant: &str) {
     let bad2 = flipped(&ct2, d, "ct2.bad", 8 * 100 + 3);
     let bad_out = d.join("bad2.txt");
     hg_fail(
-        1,
+        2,
         &argv("rsa decrypt -k {} -i {} -o {}", &[&key, &bad2, &bad_out]),
     );
     assert!(!bad_out.exists(), "a failed decryption left an output file");
@@ -422,7 +422,7 @@ fn openssl_keys_work_in_hourglass() {
         "pkey -in {} -aes256 -passout pass:secret -out {}",
         &[&key8, &encrypted],
     ));
-    let stderr = hg_fail(1, &argv("rsa inspect -i {}", &[&encrypted]));
+    let stderr = hg_fail(2, &argv("rsa inspect -i {}", &[&encrypted]));
     assert!(
         stderr.contains("encrypted private keys are not supported"),
         "{stderr}"

@@ -184,7 +184,7 @@ fn interop(lib: &str, d: &Path, pair: &Pair, ops: Ops) {
     let bad = flipped(&ct2, d, &format!("ct2-{tag}.bad"), 8 * 30 + 1);
     let bad_out = path("bad2");
     hg_fail(
-        1,
+        2,
         &argv("rsa decrypt -k {} -i {} -o {}", &[key, &bad, &bad_out]),
     );
     assert!(!bad_out.exists());

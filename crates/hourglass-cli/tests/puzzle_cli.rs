@@ -286,7 +286,7 @@ fn a_checkpoint_for_another_document_is_refused() {
         ckpt.to_str().unwrap(),
         "--quiet",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("another puzzle or input"),
         "{}",

@@ -134,6 +134,27 @@ fn seal_reports_t_and_where_the_rate_came_from() {
     assert_eq!(report["t"], 3000);
     assert_eq!(report["rate_measured"], false);
     assert_eq!(report["content_len"], 12);
+    // The sealed file is not overwritten without --force, and the refusal comes at once
+    // (before the rate measurement).
+    let err = hg_fail(
+        2,
+        &[
+            "timelock",
+            "seal",
+            "--duration",
+            "10ms",
+            "--bits",
+            "1024",
+            "-i",
+            s(&input),
+            "-o",
+            s(&out),
+        ],
+    );
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
     // Without --rate the rate is measured here (2 s), and the output says so.
     let measured = hg(&[
         "timelock",
@@ -146,6 +167,7 @@ fn seal_reports_t_and_where_the_rate_came_from() {
         s(&input),
         "-o",
         s(&out),
+        "--force",
     ]);
     let err = stderr(&measured);
     assert!(err.contains("measured on this machine"), "{err}");
@@ -213,7 +235,7 @@ fn bad_files_fail_clearly_and_write_nothing() {
         let input = file(d, &format!("{name}.tlock"), &bytes);
         let out = d.join(format!("{name}.out"));
         let err = hg_fail(
-            1,
+            2,
             &[
                 "timelock",
                 "open",
@@ -236,7 +258,7 @@ fn bad_files_fail_clearly_and_write_nothing() {
         .write_stdin(good[..good.len() - 100].to_vec())
         .output()
         .unwrap();
-    assert_eq!(piped.status.code(), Some(1));
+    assert_eq!(piped.status.code(), Some(2));
     assert!(
         stderr(&piped).contains("does not authenticate"),
         "{}",
@@ -353,14 +375,14 @@ fn a_checkpoint_from_another_file_is_refused() {
     let damaged = file(d, "a-damaged.tlock", &damaged);
     let ckpt = d.join("shared.ckpt");
     let err = hg_fail(
-        1,
+        2,
         &[
             "timelock",
             "open",
             "-i",
             s(&damaged),
             "-o",
-            s(&d.join("a.out")),
+            s(&d.join("a2.out")),
             "--checkpoint",
             s(&ckpt),
             "--quiet",
@@ -385,14 +407,14 @@ fn a_checkpoint_from_another_file_is_refused() {
     assert!(!ckpt.exists(), "removed once the content is out");
     // File B refuses a checkpoint of file A (made again by the damaged copy).
     hg_fail(
-        1,
+        2,
         &[
             "timelock",
             "open",
             "-i",
             s(&damaged),
             "-o",
-            s(&d.join("a.out")),
+            s(&d.join("a3.out")),
             "--checkpoint",
             s(&ckpt),
             "--quiet",
@@ -400,7 +422,7 @@ fn a_checkpoint_from_another_file_is_refused() {
     );
     assert!(ckpt.exists());
     let err = hg_fail(
-        1,
+        2,
         &[
             "timelock",
             "open",
@@ -467,7 +489,7 @@ fn ctrl_c_and_kill_dash_nine_then_the_same_command_resumes() {
         seen.push('\n');
     }
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1), "{seen}");
+    assert_eq!(status.code(), Some(2), "{seen}");
     assert!(seen.contains("stopped after"), "{seen}");
     assert!(ckpt.exists(), "{seen}");
     assert!(!out.exists());
@@ -619,7 +641,7 @@ fn open_rsw_solves_the_lcs35_example() {
         s(&ckpt),
         "--quiet",
     ]);
-    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("another"), "{}", stderr(&again));
 }
 

@@ -37,14 +37,17 @@ fn tamper(text: &str, field: &str) -> String {
 fn eval_then_verify_both_proofs_and_reject_tampering() {
     let dir = tempdir();
     let d = dir.path();
-    for (scheme, extra) in [
+    for (i, (scheme, extra)) in [
         ("wesolowski", vec![]),
         ("pietrzak", vec!["--proof", "pietrzak"]),
         ("wesolowski", vec!["--security", "256"]),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let mut args = vec!["--input", "block 1234", "--iterations", "3001"];
         args.extend(extra.iter().copied());
-        let proof = eval(d, &format!("{scheme}.json"), &args);
+        let proof = eval(d, &format!("{scheme}-{i}.json"), &args);
         let out = hg(&["vdf", "verify", s(&proof)]);
         assert!(
             stdout(&out).starts_with(&format!("valid: {scheme} proof")),
@@ -116,10 +119,11 @@ fn malformed_proof_files_fail_cleanly() {
     ];
     for (what, body) in cases {
         let f = file(d, "m.json", body.as_bytes());
+        // Malformed input is an error (2), not a verdict on a proof.
         let out = hg_run(&["vdf", "verify", s(&f)]);
-        assert_eq!(out.status.code(), Some(1), "{what}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
         assert!(
-            stderr(&out).contains("invalid proof"),
+            stderr(&out).contains("hourglass: error:"),
             "{what}: {}",
             stderr(&out)
         );

@@ -228,10 +228,10 @@ fn rounds_per_batch(k: usize) -> u32 {
 /// Runs `hourglass bench dkg`.
 pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
     if args.runs == 0 || args.batches == 0 {
-        return Err(CliError::usage("--runs and --batches must be positive"));
+        return Err(CliError::new("--runs and --batches must be positive"));
     }
     if args.parties.iter().any(|&k| !(3..=128).contains(&k)) {
-        return Err(CliError::usage("--parties: use 3 to 128 parties"));
+        return Err(CliError::new("--parties: use 3 to 128 parties"));
     }
     let bits = args.bits.clone();
     let mut out = serde_json::Map::new();

@@ -53,7 +53,7 @@ struct Report {
 /// Runs the benchmark.
 pub fn run(a: KeygenBenchArgs) -> Result<(), CliError> {
     if a.count == 0 {
-        return Err(CliError::usage("--count must be at least 1"));
+        return Err(CliError::new("--count must be at least 1"));
     }
     let opts = a.shape.options()?;
     let mut rng = a.entropy.source()?;

@@ -115,12 +115,12 @@ fn verification_ms(bits: u32) -> Result<f64, CliError> {
 /// Runs the benchmark.
 pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
     if !(0.05..=600.0).contains(&a.seconds) {
-        return Err(CliError::usage("--seconds must be within 0.05..=600"));
+        return Err(CliError::new("--seconds must be within 0.05..=600"));
     }
     let mut rows = Vec::new();
     for &bits in &a.bits {
         if !(512..=16384).contains(&bits) {
-            return Err(CliError::usage(format!(
+            return Err(CliError::new(format!(
                 "--bits {bits} is outside 512..=16384"
             )));
         }

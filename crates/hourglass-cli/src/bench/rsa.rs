@@ -120,13 +120,13 @@ fn measure(
 /// Runs the benchmark.
 pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
     if a.runs == 0 {
-        return Err(CliError::usage("--runs must be at least 1"));
+        return Err(CliError::new("--runs must be at least 1"));
     }
     let mut rng = a.entropy.source()?;
     let mut reports = Vec::new();
     for &bits in &a.bits {
         if !(1024..=8192).contains(&bits) {
-            return Err(CliError::usage(format!(
+            return Err(CliError::new(format!(
                 "--bits {bits}: sizes must be within 1024..=8192"
             )));
         }

@@ -99,12 +99,12 @@ fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
 /// Runs `hourglass bench squaring`.
 pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
     if !(0.01..=60.0).contains(&a.seconds) {
-        return Err(CliError::usage("--seconds must be within 0.01..=60"));
+        return Err(CliError::new("--seconds must be within 0.01..=60"));
     }
     let mut rows = Vec::new();
     for &bits in &a.bits {
         if !(512..=8192).contains(&bits) {
-            return Err(CliError::usage(format!(
+            return Err(CliError::new(format!(
                 "--bits {bits} is outside 512..=8192"
             )));
         }

@@ -65,7 +65,7 @@ fn timelock(e: hourglass_timelock::Error) -> CliError {
 /// Runs the benchmark.
 pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
     if a.links == 0 || a.links > 1000 || a.squarings == 0 || a.runs == 0 {
-        return Err(CliError::usage(
+        return Err(CliError::new(
             "--links (1 to 1000), --squarings and --runs must be positive",
         ));
     }
