@@ -216,9 +216,10 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
     dir.commit()?;
     let set_path = a.out.join("set.json");
     eprintln!(
-        "hourglass: wrote {} with {} puzzles ({}) at {}sq/s ({}); keep the .key files secret",
+        "hourglass: wrote {} with {} puzzle{} ({}) at {}sq/s ({}); keep the .key files secret",
         set_path.display(),
         set.puzzles.len(),
+        if set.puzzles.len() == 1 { "" } else { "s" },
         set.puzzles
             .iter()
             .map(|p| format_secs(p.credited_secs()))
