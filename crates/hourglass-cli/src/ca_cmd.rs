@@ -15,8 +15,8 @@ use zeroize::Zeroizing;
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{check_output, read_input, write_output, Sensitivity};
-use crate::puzzle_cmd::load_puzzle_key;
+use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
+use crate::puzzle_files::load_puzzle_key;
 
 /// Longest validity accepted on the command line (100 years).
 const MAX_DAYS: u32 = 36_500;
@@ -165,12 +165,6 @@ pub(crate) fn load_ca_certificate(path: &Path) -> Result<CaCertificate, CliError
             err
         }
     })
-}
-
-fn with_ext(base: &Path, ext: &str) -> PathBuf {
-    let mut s = base.as_os_str().to_owned();
-    s.push(ext);
-    PathBuf::from(s)
 }
 
 fn check_days(days: u32, min: u32) -> Result<(), CliError> {

@@ -90,6 +90,13 @@ pub fn existing_policy() -> Existing {
     }
 }
 
+/// `base` with `ext` appended to its file name (`exam` + `.key` = `exam.key`).
+pub fn with_ext(base: &Path, ext: &str) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(ext);
+    PathBuf::from(s)
+}
+
 /// Whether `path` is written in place rather than through a temporary file: standard output,
 /// a device or a pipe (`-o /dev/null`, a FIFO), which renaming would replace with a file.
 pub fn written_in_place(path: &Path) -> bool {

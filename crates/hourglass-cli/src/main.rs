@@ -15,6 +15,7 @@ mod files;
 mod output_file;
 mod progress;
 mod puzzle_cmd;
+mod puzzle_files;
 mod rsa_cmd;
 mod submit_cmd;
 mod timelock_cmd;

@@ -1,6 +1,5 @@
 //! `hourglass puzzle ...`: RSA time-lock puzzle keys, solving and verification.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -8,16 +7,16 @@ use clap::{Args, Subcommand, ValueEnum};
 use hourglass_arith::squaring::measure_rate;
 use hourglass_timelock::certificate::{looks_like_certificate, verify_puzzle_certificate};
 use hourglass_timelock::{
-    solve, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzlePublicKey, Solution, SolveOptions,
-    SolveOutcome,
+    solve, PuzzleHash, PuzzleKeyGen, PuzzlePublicKey, Solution, SolveOptions, SolveOutcome,
 };
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
+use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
+use crate::puzzle_files::{digest_file, load_puzzle_key, text};
 
 /// Arguments of `hourglass puzzle`.
 #[derive(Args, Debug)]
@@ -213,11 +212,6 @@ pub fn run(args: PuzzleArgs) -> Result<(), CliError> {
     }
 }
 
-fn text(path: &Path, what: &str) -> Result<String, CliError> {
-    String::from_utf8(read_input(path, what)?)
-        .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))
-}
-
 /// Loads a puzzle public key: a NAME.pub JSON file as written by `hourglass puzzle keygen`, or
 /// a time-lock certificate (PEM or DER, detected by content), which must be checked against the
 /// CA certificate `ca`: issued by it, unaltered, valid now. A certificate without `ca` and a
@@ -256,39 +250,6 @@ pub(crate) fn load_puzzle_public_checked(
             "a puzzle public key is the NAME.pub file written by `hourglass puzzle keygen`, or a NAME.crt from `hourglass puzzle certify` with --ca",
         )
     })
-}
-
-/// Loads a puzzle private key file.
-pub fn load_puzzle_key(path: &Path) -> Result<PuzzleKey, CliError> {
-    let t = zeroize::Zeroizing::new(text(path, "puzzle key")?);
-    PuzzleKey::from_json(&t).map_err(|e| {
-        CliError::new(e.to_string())
-            .context(path.display())
-            .hint("a puzzle private key is the NAME.key file written by `hourglass puzzle keygen`")
-    })
-}
-
-/// Digest of a file (streamed), with `hash`.
-pub fn digest_file(path: &Path, hash: PuzzleHash) -> Result<Vec<u8>, CliError> {
-    let mut input = open_input(path, "document")?;
-    let mut h = hash.hasher();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = input
-            .read(&mut buf)
-            .map_err(|e| CliError::new(format!("reading {}: {e}", path.display())))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(h.finalize().into_vec())
-}
-
-fn with_ext(base: &Path, ext: &str) -> PathBuf {
-    let mut s = base.as_os_str().to_owned();
-    s.push(ext);
-    PathBuf::from(s)
 }
 
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {

@@ -16,9 +16,12 @@ use hourglass_vdf::group::RsaGroup;
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{read_input, write_output, write_output_replacing, DirOutput, Sensitivity};
+use crate::files::{
+    read_input, with_ext, write_output, write_output_replacing, DirOutput, Sensitivity,
+};
 use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
-use crate::puzzle_cmd::{digest_file, load_puzzle_key, HashArg};
+use crate::puzzle_cmd::HashArg;
+use crate::puzzle_files::{digest_file, load_puzzle_key};
 
 /// Arguments of `hourglass submit`.
 #[derive(Args, Debug)]
@@ -386,12 +389,6 @@ fn load_set(path: &Path) -> Result<AnySet, CliError> {
             .context(path.display())
             .hint("the set is the set.json an institution publishes (hourglass submit new-set)")
     })
-}
-
-fn with_ext(base: &Path, ext: &str) -> PathBuf {
-    let mut s = base.as_os_str().to_owned();
-    s.push(ext);
-    PathBuf::from(s)
 }
 
 fn seal_cmd(a: SealArgs) -> Result<(), CliError> {

@@ -17,7 +17,7 @@ use hourglass_timelock::{SolveOptions, SolveOutcome};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
-use crate::files::{check_output, open_input, Sensitivity};
+use crate::files::{check_output, open_input, with_ext, Sensitivity};
 use crate::output_file::StagedOutput;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
@@ -189,12 +189,6 @@ fn with_checkpoint_hint(err: CliError) -> CliError {
     } else {
         err
     }
-}
-
-fn with_ext(base: &Path, ext: &str) -> PathBuf {
-    let mut s = base.as_os_str().to_owned();
-    s.push(ext);
-    PathBuf::from(s)
 }
 
 /// The input's length when it is a regular file (so it can be recorded or checked).

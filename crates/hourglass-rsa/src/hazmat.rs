@@ -9,7 +9,9 @@
 use hourglass_arith::entropy::EntropySource;
 
 use crate::key::{PrivateKey, PublicKey};
-use crate::padding::{i2osp, mgf1_xor as mgf1, os2ip, HashAlg, Pkcs1v15Sign};
+use crate::padding::{i2osp, os2ip, HashAlg, Pkcs1v15Sign};
+// The explicit-seed encoders live with the padding schemes that use them.
+pub use crate::padding::{oaep_encode, pss_encode};
 use crate::{Error, Result};
 
 /// Textbook RSA encryption of a big-endian message `m < n`, as `k` bytes.
@@ -33,77 +35,6 @@ pub fn raw_decrypt(key: &PrivateKey, ct: &[u8], rng: &mut dyn EntropySource) -> 
         return Err(Error::InputOutOfRange { len: key.size() });
     }
     i2osp(&key.private_op(&os2ip(ct), rng)?, key.size())
-}
-
-/// EME-OAEP encoding with an explicit `seed` (RFC 8017 7.1.1 step 2), `k` bytes.
-pub fn oaep_encode(
-    hash: HashAlg,
-    label: &[u8],
-    msg: &[u8],
-    seed: &[u8],
-    k: usize,
-) -> Result<Vec<u8>> {
-    let h_len = hash.output_len();
-    if seed.len() != h_len {
-        return Err(Error::InvalidParameters(format!(
-            "OAEP seed must be {h_len} bytes"
-        )));
-    }
-    // RFC 8017 7.1.1 step 1b: the modulus must hold two hashes and two bytes.
-    if k < 2 * h_len + 2 {
-        return Err(Error::InvalidParameters(format!(
-            "a {}-bit key is too small for OAEP with a {}-byte hash (it needs at least {} bits); use a smaller hash or a larger key",
-            8 * k,
-            h_len,
-            8 * (2 * h_len + 2)
-        )));
-    }
-    let max = k - (2 * h_len + 2);
-    if msg.len() > max {
-        return Err(Error::MessageTooLong {
-            len: msg.len(),
-            max,
-        });
-    }
-    let mut em = vec![0u8; k];
-    let (seed_part, db) = em[1..].split_at_mut(h_len);
-    db[..h_len].copy_from_slice(&hash.digest(label));
-    let one = db.len() - msg.len() - 1;
-    db[one] = 1;
-    db[one + 1..].copy_from_slice(msg);
-    seed_part.copy_from_slice(seed);
-    mgf1(hash, seed_part, db);
-    mgf1(hash, db, seed_part);
-    Ok(em)
-}
-
-/// EMSA-PSS encoding of `digest` with an explicit `salt` (RFC 8017 9.1.1), for `em_bits` bits.
-pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Result<Vec<u8>> {
-    let h_len = hash.output_len();
-    let em_len = em_bits.div_ceil(8) as usize;
-    if em_len < h_len + salt.len() + 2 {
-        return Err(Error::InvalidParameters(
-            "key too small for this hash and salt".into(),
-        ));
-    }
-    let mut hasher = hash.hasher();
-    hasher.update(&[0u8; 8]);
-    hasher.update(digest);
-    hasher.update(salt);
-    let h = hasher.finalize();
-    let mut em = vec![0u8; em_len];
-    let db_len = em_len - h_len - 1;
-    let (db, rest) = em.split_at_mut(db_len);
-    db[db_len - salt.len() - 1] = 1;
-    db[db_len - salt.len()..].copy_from_slice(salt);
-    mgf1(hash, &h, db);
-    let top_bits = 8 * em_len as u32 - em_bits;
-    if top_bits > 0 {
-        db[0] &= 0xff >> top_bits;
-    }
-    rest[..h_len].copy_from_slice(&h);
-    rest[h_len] = 0xbc;
-    Ok(em)
 }
 
 /// EMSA-PKCS1-v1_5 encoding of `digest` (RFC 8017 9.2) as `k` bytes: what is raised to `d`

@@ -27,6 +27,8 @@
 //! assert!(Pss::new(HashAlg::Sha256).verify(&public, b"msg", &sig).is_ok());
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod encoding;
 pub mod hazmat;
 pub mod inspect;

@@ -171,7 +171,7 @@ impl Oaep {
     ) -> Result<Vec<u8>> {
         let mut seed = vec![0u8; self.hash.output_len()];
         rng.fill(&mut seed)?;
-        let em = crate::hazmat::oaep_encode(self.hash, &self.label, msg, &seed, key.size());
+        let em = oaep_encode(self.hash, &self.label, msg, &seed, key.size());
         seed.zeroize();
         let em = em?;
         let c = key.public_op(&os2ip(&em))?;
@@ -277,7 +277,7 @@ impl Pss {
         let mut salt = vec![0u8; self.salt_len.unwrap_or(self.hash.output_len())];
         rng.fill(&mut salt)?;
         let em_bits = key.public().bits() - 1;
-        let em = crate::hazmat::pss_encode(self.hash, digest, &salt, em_bits)?;
+        let em = pss_encode(self.hash, digest, &salt, em_bits)?;
         sign_encoded(key, &em, rng)
     }
 
@@ -446,6 +446,77 @@ impl Pkcs1v15Sign {
             Err(Error::Verification)
         }
     }
+}
+
+/// EME-OAEP encoding with an explicit `seed` (RFC 8017 7.1.1 step 2), `k` bytes.
+pub fn oaep_encode(
+    hash: HashAlg,
+    label: &[u8],
+    msg: &[u8],
+    seed: &[u8],
+    k: usize,
+) -> Result<Vec<u8>> {
+    let h_len = hash.output_len();
+    if seed.len() != h_len {
+        return Err(Error::InvalidParameters(format!(
+            "OAEP seed must be {h_len} bytes"
+        )));
+    }
+    // RFC 8017 7.1.1 step 1b: the modulus must hold two hashes and two bytes.
+    if k < 2 * h_len + 2 {
+        return Err(Error::InvalidParameters(format!(
+            "a {}-bit key is too small for OAEP with a {}-byte hash (it needs at least {} bits); use a smaller hash or a larger key",
+            8 * k,
+            h_len,
+            8 * (2 * h_len + 2)
+        )));
+    }
+    let max = k - (2 * h_len + 2);
+    if msg.len() > max {
+        return Err(Error::MessageTooLong {
+            len: msg.len(),
+            max,
+        });
+    }
+    let mut em = vec![0u8; k];
+    let (seed_part, db) = em[1..].split_at_mut(h_len);
+    db[..h_len].copy_from_slice(&hash.digest(label));
+    let one = db.len() - msg.len() - 1;
+    db[one] = 1;
+    db[one + 1..].copy_from_slice(msg);
+    seed_part.copy_from_slice(seed);
+    mgf1_xor(hash, seed_part, db);
+    mgf1_xor(hash, db, seed_part);
+    Ok(em)
+}
+
+/// EMSA-PSS encoding of `digest` with an explicit `salt` (RFC 8017 9.1.1), for `em_bits` bits.
+pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Result<Vec<u8>> {
+    let h_len = hash.output_len();
+    let em_len = em_bits.div_ceil(8) as usize;
+    if em_len < h_len + salt.len() + 2 {
+        return Err(Error::InvalidParameters(
+            "key too small for this hash and salt".into(),
+        ));
+    }
+    let mut hasher = hash.hasher();
+    hasher.update(&[0u8; 8]);
+    hasher.update(digest);
+    hasher.update(salt);
+    let h = hasher.finalize();
+    let mut em = vec![0u8; em_len];
+    let db_len = em_len - h_len - 1;
+    let (db, rest) = em.split_at_mut(db_len);
+    db[db_len - salt.len() - 1] = 1;
+    db[db_len - salt.len()..].copy_from_slice(salt);
+    mgf1_xor(hash, &h, db);
+    let top_bits = 8 * em_len as u32 - em_bits;
+    if top_bits > 0 {
+        db[0] &= 0xff >> top_bits;
+    }
+    rest[..h_len].copy_from_slice(&h);
+    rest[h_len] = 0xbc;
+    Ok(em)
 }
 
 #[cfg(test)]

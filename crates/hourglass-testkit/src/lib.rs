@@ -9,6 +9,8 @@
 //! assert_eq!(damaged, b"\"n\": \"af\"}");
 //! ```
 
+#![forbid(unsafe_code)]
+
 use proptest::prelude::*;
 
 /// One change to a file's bytes. Positions wrap around the current length.

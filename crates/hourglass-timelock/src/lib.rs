@@ -33,6 +33,8 @@
 //! assert!(key.verify(&m, &c, &mut rng).unwrap());
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod certificate;
 mod json;
 mod key;
@@ -48,8 +50,9 @@ pub use key::{
     document_input, input_from_digest, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta,
     PuzzlePublicKey, DOCUMENT_INPUT_DST, MIN_D_BITS, MIN_D_BITS_INSECURE,
 };
+pub use rsw::{SolveOptions, SolveOutcome};
 pub use solution::{Rejection, Solution};
-pub use solve::{solve, SolveOptions, SolveOutcome};
+pub use solve::solve;
 
 /// Errors from time-lock operations.
 #[derive(Debug, thiserror::Error)]

@@ -31,13 +31,47 @@
 //! ```
 
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
+use hourglass_arith::checkpoint::CheckpointFile;
 use hourglass_arith::squaring::{Outcome, Progress, SquaringRun, SquaringState};
 use hourglass_arith::Integer;
 use rug::integer::Order;
 
-use crate::solve::{SolveOptions, SolveOutcome};
 use crate::{Error, Result};
+
+/// How to run a solve.
+#[derive(Debug, Clone)]
+pub struct SolveOptions {
+    /// Checkpoint file (resumed from if it is authentic and belongs to this puzzle and input).
+    pub checkpoint: Option<CheckpointFile>,
+    /// Longest time between checkpoints.
+    pub checkpoint_every: Duration,
+    /// Time between progress reports.
+    pub progress_every: Duration,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        Self {
+            checkpoint: None,
+            checkpoint_every: Duration::from_secs(60),
+            progress_every: Duration::from_millis(250),
+        }
+    }
+}
+
+/// How a solve ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SolveOutcome {
+    /// The solution `c`.
+    Solved(Integer),
+    /// Stopped by the flag after `done` verified squarings (saved in the checkpoint, if any).
+    Stopped {
+        /// Verified squarings so far.
+        done: u64,
+    },
+}
 
 /// The largest number of squarings accepted anywhere (`2^60`): about 36,000 years at a million
 /// squarings per second. Anything above is taken as a mistake. (CSAIL2019 uses `t = 2^56`.)

@@ -12,7 +12,8 @@ use hourglass_rsa::padding::{os2ip, Pss};
 use hourglass_rsa::HashAlg;
 
 use crate::key::{PuzzleKey, PuzzlePublicKey};
-use crate::solve::{solve, SolveOptions, SolveOutcome};
+use crate::rsw::{SolveOptions, SolveOutcome};
+use crate::solve::solve;
 use crate::Result;
 
 /// Signs a SHA-256 document digest with the puzzle key (fast). Returns `k` bytes.

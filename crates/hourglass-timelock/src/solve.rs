@@ -1,50 +1,15 @@
 //! Solving a puzzle: `c = m^(2^t) * m^z mod n` with error checking and checkpoints.
 
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
-use hourglass_arith::checkpoint::CheckpointFile;
 use hourglass_arith::modular::pow_mod_vartime;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use rug::integer::Order;
 
 use crate::key::PuzzlePublicKey;
-use crate::rsw::{solve_rsw_in_context, RswPuzzle};
+use crate::rsw::{solve_rsw_in_context, RswPuzzle, SolveOptions, SolveOutcome};
 use crate::{Error, Result};
-
-/// How to run a solve.
-#[derive(Debug, Clone)]
-pub struct SolveOptions {
-    /// Checkpoint file (resumed from if it is authentic and belongs to this puzzle and input).
-    pub checkpoint: Option<CheckpointFile>,
-    /// Longest time between checkpoints.
-    pub checkpoint_every: Duration,
-    /// Time between progress reports.
-    pub progress_every: Duration,
-}
-
-impl Default for SolveOptions {
-    fn default() -> Self {
-        Self {
-            checkpoint: None,
-            checkpoint_every: Duration::from_secs(60),
-            progress_every: Duration::from_millis(250),
-        }
-    }
-}
-
-/// How a solve ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SolveOutcome {
-    /// The solution `c`.
-    Solved(Integer),
-    /// Stopped by the flag after `done` verified squarings (saved in the checkpoint, if any).
-    Stopped {
-        /// Verified squarings so far.
-        done: u64,
-    },
-}
 
 /// The bytes that bind a checkpoint to this puzzle and input.
 pub(crate) fn checkpoint_context(key: &PuzzlePublicKey, m: &Integer) -> Vec<u8> {
@@ -89,8 +54,9 @@ pub fn solve(
 mod tests {
     use super::*;
     use crate::key::{document_input, PuzzleHash, PuzzleKeyGen};
-    use hourglass_arith::checkpoint::CheckpointKey;
+    use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
     use hourglass_arith::entropy::SeededEntropy;
+    use std::time::Duration;
 
     fn test_key() -> CheckpointKey {
         CheckpointKey::from_bytes([3u8; 32])

@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::json;
 use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
-use crate::solve::{solve, SolveOptions, SolveOutcome};
+use crate::rsw::{SolveOptions, SolveOutcome};
+use crate::solve::solve;
 use crate::{Error, Result};
 
 const SET_TYPE: &str = "hourglass-puzzle-set";

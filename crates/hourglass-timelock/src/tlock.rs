@@ -48,7 +48,7 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::rsw::{check_squarings, solve_rsw_in_context, RswPuzzle};
-use crate::solve::{SolveOptions, SolveOutcome};
+use crate::rsw::{SolveOptions, SolveOutcome};
 
 /// The first 8 bytes of every time-lock file.
 pub const MAGIC: &[u8; 8] = b"HGTLOCK\0";

@@ -27,6 +27,8 @@
 //! vdf.verify(&statement, &proof).unwrap();
 //! ```
 
+#![forbid(unsafe_code)]
+
 /// Runs `$body` with `$ring` bound to the fastest [`multiexp::Ring`] for `$group`.
 macro_rules! with_ring {
     ($group:expr, |$ring:ident| $body:expr) => {{

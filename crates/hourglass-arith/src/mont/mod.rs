@@ -5,8 +5,8 @@
 //! the intended sizes; any odd `n > 1` up to 8192 bits is accepted): the limb count `L`, the
 //! Montgomery radix `R = 2^(64 L)`, `n' = -n^-1 mod 2^64`, `R^2 mod n` and `R - n`.
 //! [`MontContext::square_k_times`] converts `x` into Montgomery form once, performs the `k`
-//! squarings there and converts back once; the value it returns equals
-//! [`crate::squaring::square_k_times`] (GMP's `powm` with exponent `2^k`).
+//! squarings there and converts back once; the value it returns equals GMP's `powm` with
+//! exponent `2^k` (the `squaring` module, one level up, builds its runs on this one).
 //!
 //! Three kernels do the squarings ([`Kernel`]):
 //!
@@ -347,8 +347,8 @@ impl MontContext {
         a.copy_from_slice(&to_limbs(&x, self.limbs));
     }
 
-    /// `x^(2^k) mod n` by `k` sequential squarings with the context's kernel; equal to
-    /// [`crate::squaring::square_k_times`].
+    /// `x^(2^k) mod n` by `k` sequential squarings with the context's kernel; equal to GMP's
+    /// `powm` with exponent `2^k`.
     pub fn square_k_times(&self, x: &Integer, k: u64) -> Integer {
         self.square_k_times_with(x, k, self.best)
             .unwrap_or_else(|_| unreachable!("the context's own kernel is always supported"))
@@ -390,49 +390,6 @@ impl MontContext {
         self.square_in_place(&mut a, k, kernel)?;
         Ok(start.elapsed().as_secs_f64() * 1e9 / k as f64)
     }
-}
-
-/// Nanoseconds per squaring of the kernels and of GMP, for one modulus.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SquaringTimings {
-    /// The kernel [`MontContext::new`] chooses on this CPU.
-    pub kernel: Kernel,
-    /// Best time of that kernel.
-    pub kernel_ns: f64,
-    /// Best time of the portable kernel.
-    pub portable_ns: f64,
-    /// Best time of [`crate::squaring::square_k_times`] (GMP `mpz_powm` with exponent `2^k`).
-    pub gmp_ns: f64,
-}
-
-/// Measures ns per squaring modulo `n` for chains of `k` squarings: the chosen kernel, the
-/// portable kernel and GMP, interleaved, best of `rounds` rounds each.
-pub fn measure_ns_per_squaring(n: &Integer, k: u64, rounds: u32) -> Result<SquaringTimings> {
-    let ctx = MontContext::new(n)?;
-    let portable = MontContext::new_portable(n)?;
-    let k = k.max(1);
-    let x = Integer::from(n / 3u32);
-    let mut best = SquaringTimings {
-        kernel: ctx.kernel(),
-        kernel_ns: f64::INFINITY,
-        portable_ns: f64::INFINITY,
-        gmp_ns: f64::INFINITY,
-    };
-    for _ in 0..rounds.max(1) {
-        best.kernel_ns = best
-            .kernel_ns
-            .min(ctx.measure_ns_per_squaring(ctx.kernel(), k)?);
-        best.portable_ns = best
-            .portable_ns
-            .min(portable.measure_ns_per_squaring(Kernel::Portable, k)?);
-        let start = Instant::now();
-        let y = crate::squaring::square_k_times(&x, k, n);
-        best.gmp_ns = best
-            .gmp_ns
-            .min(start.elapsed().as_secs_f64() * 1e9 / k as f64);
-        std::hint::black_box(y);
-    }
-    Ok(best)
 }
 
 /// `x` as exactly `limbs` little-endian limbs (`x` must fit).
@@ -519,6 +476,12 @@ mod tests {
         assert_eq!((ctx.limbs(), ctx.kernel()), (16, Kernel::Portable));
     }
 
+    /// The oracle: GMP's `powm` with exponent `2^k`.
+    fn gmp_square_k_times(x: &Integer, k: u64, n: &Integer) -> Integer {
+        let e = Integer::from(1) << u32::try_from(k).unwrap();
+        x.clone().pow_mod(&e, n).unwrap()
+    }
+
     #[test]
     fn both_kernels_match_gmp_on_small_cases() {
         for bits in [512u32, 960, 1024, 1536, 2048, 2500, 3072, 4096] {
@@ -526,7 +489,7 @@ mod tests {
             let ctx = MontContext::new(&n).unwrap();
             let x = Integer::from(&n - 12345u32);
             for k in [0u64, 1, 2, 3, 17] {
-                let want = crate::squaring::square_k_times(&x, k, &n);
+                let want = gmp_square_k_times(&x, k, &n);
                 assert_eq!(
                     ctx.square_k_times_with(&x, k, Kernel::Portable).unwrap(),
                     want,
@@ -552,15 +515,9 @@ mod tests {
         let x = Integer::from(&n - 1u32);
         assert_eq!(
             ctx.square_k_times_with(&x, 300, Kernel::Portable).unwrap(),
-            crate::squaring::square_k_times(&x, 300, &n)
+            gmp_square_k_times(&x, 300, &n)
         );
         let full = MontContext::new_portable(&modulus(2048, 11)).unwrap();
         assert!(!full.lazy);
-    }
-
-    #[test]
-    fn measurement_reports_positive_times() {
-        let t = measure_ns_per_squaring(&modulus(1024, 5), 200, 2).unwrap();
-        assert!(t.kernel_ns > 0.0 && t.portable_ns > 0.0 && t.gmp_ns > 0.0);
     }
 }
