@@ -5,17 +5,17 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
-use hourglass_rsa::encoding::{decode_private_key, encode_private_key, KeyFormat};
+use hourglass_rsa::encoding::{encode_private_key, KeyFormat};
 use hourglass_rsa::{KeyGenOptions, Variant};
 use hourglass_timelock::certificate::{
     check_common_name, CaCertificate, CertificateError, CertificateOptions, PuzzleCertificate,
     ValidityPeriod, BACKDATE,
 };
-use zeroize::Zeroizing;
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
+use crate::key_files::load_private;
 use crate::puzzle_files::load_puzzle_key;
 
 /// Longest validity accepted on the command line (100 years).
@@ -259,9 +259,7 @@ pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
         })
     })?;
     let ca = load_ca_certificate(&a.ca_cert)?;
-    let ca_key_bytes = Zeroizing::new(read_input(&a.ca_key, "CA key")?);
-    let ca_key = decode_private_key(&ca_key_bytes)
-        .map_err(|e| CliError::from(e).context(a.ca_key.display()))?;
+    let ca_key = load_private(&a.ca_key)?;
     let mut rng = a.entropy.source()?;
     let options = CertificateOptions {
         common_name,

@@ -88,6 +88,9 @@ impl From<RsaError> for CliError {
             RsaError::Verification => err.hint("the file, the signature or the key differs from what was signed (or the padding/--hash differs)"),
             RsaError::MessageTooLong { .. } => err.hint("RSA encrypts short secrets (such as a symmetric key); encrypt large files with a symmetric cipher"),
             RsaError::InputOutOfRange { .. } => err.hint("the input must be exactly as long as the modulus and smaller than it: is it for this key?"),
+            RsaError::PassphraseRequired => err.hint("pass --passphrase-file FILE, or run on a terminal to be asked"),
+            RsaError::WrongPassphrase => err.hint("the passphrase is the first line of --passphrase-file (or what you type at the prompt); passphrases are case-sensitive"),
+            RsaError::UnsupportedEncryption(_) => err.hint("hourglass reads PBES2 keys (PBKDF2 or scrypt with AES-CBC): re-encrypt with `openssl pkey -aes256`"),
             RsaError::FaultDetected => err.hint("a computation fault was detected (hardware error or attack); the result was withheld. Try again; if it repeats, check the machine"),
             _ => err,
         }

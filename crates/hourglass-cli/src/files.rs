@@ -289,9 +289,7 @@ fn write_with(
 /// or `vdf setup`), for the delay commands' `--modulus`. A private key is accepted with a
 /// warning: whoever holds it can shortcut any delay.
 pub fn modulus_from_key_file(path: &Path) -> Result<hourglass_arith::Integer, CliError> {
-    let bytes = read_input(path, "modulus")?;
-    let key = hourglass_rsa::encoding::decode_key(&bytes)
-        .map_err(|e| CliError::from(e).context(path.display()))?;
+    let key = crate::key_files::read_key(path, "modulus")?;
     Ok(match key {
         Ok(private) => {
             eprintln!(

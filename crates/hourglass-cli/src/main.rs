@@ -12,6 +12,7 @@ mod demo_submission;
 mod dkg_cmd;
 mod entropy_args;
 mod files;
+mod key_files;
 mod output_file;
 mod progress;
 mod puzzle_cmd;
@@ -44,6 +45,10 @@ struct Cli {
     /// it, hourglass refuses to overwrite anything and exits with status 2.
     #[arg(long, global = true)]
     force: bool,
+    /// Passphrase for encrypted private keys (the first line of FILE), read and written;
+    /// without it, hourglass asks on the terminal.
+    #[arg(long, global = true, value_name = "FILE")]
+    passphrase_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -164,6 +169,7 @@ fn main() -> ExitCode {
         quiet_on_closed_pipe();
     }
     files::set_force(cli.force);
+    key_files::set_passphrase_file(cli.passphrase_file.clone());
     let result: Result<(), CliError> = match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),

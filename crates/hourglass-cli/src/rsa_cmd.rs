@@ -7,17 +7,17 @@ use clap::{Args, Subcommand, ValueEnum};
 use hourglass_arith::prime::{fips186_5_mr_rounds, PrimalityTest};
 use hourglass_arith::Integer;
 use hourglass_rsa::encoding::{
-    decode_key, decode_private_key, decode_public_key, encode_private_key, encode_public_key,
-    KeyFormat,
+    encode_private_key, encode_private_key_encrypted, encode_public_key, KeyFormat,
 };
 use hourglass_rsa::hazmat::{raw_decrypt, raw_encrypt};
 use hourglass_rsa::inspect::{inspect_private, inspect_public, Inspection, Severity};
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
-use hourglass_rsa::{HashAlg, KeyGenOptions, PrivateKey, PublicKey, Variant};
+use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
 
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
+use crate::key_files::{load_private, load_public, new_passphrase, read_key};
 
 /// Arguments of `hourglass rsa`.
 #[derive(Args, Debug)]
@@ -266,6 +266,10 @@ struct KeygenArgs {
     /// Also write the public key here.
     #[arg(long, value_name = "FILE")]
     pubout: Option<PathBuf>,
+    /// Encrypt the private key with a passphrase (PKCS#8 PBES2: PBKDF2-HMAC-SHA-256 and
+    /// AES-256-CBC, as `openssl pkey -aes256` writes): from --passphrase-file, or asked twice.
+    #[arg(long)]
+    encrypt: bool,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -374,18 +378,6 @@ pub fn run(args: RsaArgs) -> Result<(), CliError> {
     }
 }
 
-/// Loads a private key file with a clear error.
-pub fn load_private(path: &std::path::Path) -> Result<PrivateKey, CliError> {
-    let bytes = zeroize::Zeroizing::new(read_input(path, "key")?);
-    decode_private_key(&bytes).map_err(|e| CliError::from(e).context(path.display()))
-}
-
-/// Loads a public key (or the public half of a private key file).
-pub fn load_public(path: &std::path::Path) -> Result<PublicKey, CliError> {
-    let bytes = zeroize::Zeroizing::new(read_input(path, "key")?);
-    decode_public_key(&bytes).map_err(|e| CliError::from(e).context(path.display()))
-}
-
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let opts = a.shape.options()?;
     check_output(&a.out)?;
@@ -396,7 +388,18 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let start = std::time::Instant::now();
     let key = opts.generate(&mut *rng)?;
     let elapsed = start.elapsed();
-    let bytes = encode_private_key(&key, a.format.into())?;
+    let bytes = if a.encrypt {
+        if !matches!(a.format, FormatArg::Pem) {
+            return Err(
+                CliError::new("--encrypt writes PEM (encrypted PKCS#8) only")
+                    .hint("drop --format, or use --format pem"),
+            );
+        }
+        let passphrase = new_passphrase(&a.out)?;
+        encode_private_key_encrypted(&key, passphrase.as_bytes(), &mut *rng)?
+    } else {
+        encode_private_key(&key, a.format.into())?
+    };
     write_output(&a.out, &bytes, Sensitivity::Secret)?;
     if let Some(p) = &a.pubout {
         write_output(
@@ -539,12 +542,10 @@ fn verify(a: SignArgs) -> Result<(), CliError> {
 }
 
 fn inspect(a: InspectArgs) -> Result<(), CliError> {
-    let bytes = zeroize::Zeroizing::new(read_input(&a.input, "key")?);
-    let report =
-        match decode_key(&bytes).map_err(|e| CliError::from(e).context(a.input.display()))? {
-            Ok(private) => inspect_private(&private),
-            Err(public) => inspect_public(&public),
-        };
+    let report = match read_key(&a.input, "key")? {
+        Ok(private) => inspect_private(&private),
+        Err(public) => inspect_public(&public),
+    };
     if a.json {
         println!(
             "{}",

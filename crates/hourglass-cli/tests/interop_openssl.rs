@@ -416,15 +416,60 @@ fn openssl_keys_work_in_hourglass() {
     assert_eq!(report["kind"], "public");
     assert_eq!(report["bits"], 2048);
 
-    // A password-protected PKCS#8 file is refused with advice, not misread.
+    // A passphrase-protected PKCS#8 file written by OpenSSL (PBES2, PBKDF2, AES-256-CBC): read
+    // with the passphrase (the same key), refused without one or with a wrong one.
     let encrypted = d.join("encrypted.pem");
     openssl(&argv(
         "pkey -in {} -aes256 -passout pass:secret -out {}",
         &[&key8, &encrypted],
     ));
+    let pass = file(d, "pass.txt", b"secret\n");
+    let wrong = file(d, "wrong.txt", b"Secret\n");
+    let plain_pub = d.join("plain.pub.pem");
+    hg(&argv("rsa pubkey -i {} -o {}", &[&key8, &plain_pub]));
+    let from_encrypted = d.join("enc.pub.pem");
+    hg(&argv(
+        "rsa pubkey -i {} -o {} --passphrase-file {}",
+        &[&encrypted, &from_encrypted, &pass],
+    ));
+    assert_eq!(read(&from_encrypted), read(&plain_pub));
     let stderr = hg_fail(2, &argv("rsa inspect -i {}", &[&encrypted]));
+    assert!(stderr.contains("--passphrase-file"), "{stderr}");
+    let stderr = hg_fail(
+        2,
+        &argv(
+            "rsa inspect -i {} --passphrase-file {}",
+            &[&encrypted, &wrong],
+        ),
+    );
+    assert!(stderr.contains("passphrase does not decrypt"), "{stderr}");
+
+    // hourglass's encrypted keys: OpenSSL reads them and signs what hourglass verifies.
+    let ours = d.join("ours-encrypted.pem");
+    hg(&argv(
+        "rsa keygen --bits 2048 --encrypt --passphrase-file {} -o {}",
+        &[&pass, &ours],
+    ));
     assert!(
-        stderr.contains("encrypted private keys are not supported"),
-        "{stderr}"
+        String::from_utf8_lossy(&read(&ours)).starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+    );
+    let text = openssl(&argv("asn1parse -in {}", &[&ours]));
+    let text = String::from_utf8_lossy(&text.stdout);
+    for want in ["PBES2", "PBKDF2", "hmacWithSHA256", "aes-256-cbc"] {
+        assert!(text.contains(want), "{want} missing in:\n{text}");
+    }
+    let sig = d.join("ours.sig");
+    openssl(&argv(
+        "dgst -sha256 -sign {} -passin pass:secret -out {} {}",
+        &[&ours, &sig, &msg],
+    ));
+    hg(&argv(
+        "rsa verify -k {} -i {} -s {} --pkcs1v15 --passphrase-file {}",
+        &[&ours, &msg, &sig, &pass],
+    ));
+    assert!(
+        !openssl_run(&argv("pkey -in {} -passin pass:wrong -noout", &[&ours]))
+            .status
+            .success()
     );
 }

@@ -87,6 +87,15 @@ pub enum Error {
     /// A key file could not be parsed.
     #[error("cannot parse key: {0}")]
     Parse(String),
+    /// The private key is encrypted (PKCS#8 PBES2) and no passphrase was given.
+    #[error("the private key is encrypted with a passphrase")]
+    PassphraseRequired,
+    /// The passphrase does not decrypt the key (or the encrypted key is damaged).
+    #[error("the passphrase does not decrypt the key (wrong passphrase, or a damaged file)")]
+    WrongPassphrase,
+    /// The encrypted key uses a scheme this version does not read.
+    #[error("unsupported key encryption: {0}")]
+    UnsupportedEncryption(String),
 }
 
 /// Result alias for this crate.

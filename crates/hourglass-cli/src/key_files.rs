@@ -1,0 +1,106 @@
+//! Reading RSA key files, encrypted ones included: the passphrase comes from
+//! `--passphrase-file` or, on a terminal, from a prompt that does not echo.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use hourglass_rsa::encoding::{decode_key_with_passphrase, is_encrypted};
+use hourglass_rsa::{PrivateKey, PublicKey};
+use zeroize::Zeroizing;
+
+use crate::cli_error::CliError;
+use crate::files::read_input;
+
+/// `--passphrase-file`, recorded once in `main`.
+static PASSPHRASE_FILE: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// Records `--passphrase-file` (once, in `main`).
+pub fn set_passphrase_file(path: Option<PathBuf>) {
+    let _ = PASSPHRASE_FILE.set(path);
+}
+
+/// The passphrase from `--passphrase-file` (its first line), if one was given.
+fn passphrase_from_file() -> Result<Option<Zeroizing<String>>, CliError> {
+    let Some(Some(path)) = PASSPHRASE_FILE.get() else {
+        return Ok(None);
+    };
+    let bytes = Zeroizing::new(read_input(path, "passphrase file")?);
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        CliError::new(format!(
+            "passphrase file {} is not UTF-8 text",
+            path.display()
+        ))
+    })?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(
+            CliError::new(format!("passphrase file {} is empty", path.display()))
+                .hint("write the passphrase on its first line"),
+        );
+    }
+    Ok(Some(Zeroizing::new(line.to_string())))
+}
+
+/// Prompts on the terminal (not echoed); an error when there is no terminal to ask.
+fn prompt(question: &str) -> Result<Zeroizing<String>, CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::new("a passphrase is needed and there is no terminal to ask")
+            .hint("pass --passphrase-file FILE (the passphrase on its first line, the file readable only by you)"));
+    }
+    rpassword::prompt_password(question)
+        .map(Zeroizing::new)
+        .map_err(|e| CliError::new(format!("cannot read the passphrase: {e}")))
+}
+
+/// The passphrase to encrypt a new key with: `--passphrase-file`, or asked twice.
+pub fn new_passphrase(path: &Path) -> Result<Zeroizing<String>, CliError> {
+    if let Some(p) = passphrase_from_file()? {
+        return Ok(p);
+    }
+    let first = prompt(&format!("Passphrase for {}: ", path.display()))?;
+    if first.is_empty() {
+        return Err(CliError::new("the passphrase is empty"));
+    }
+    let again = prompt("The same passphrase again: ")?;
+    if *first != *again {
+        return Err(CliError::new(
+            "the two passphrases differ; nothing was written",
+        ));
+    }
+    Ok(first)
+}
+
+/// Reads a key file of any supported form, decrypting an encrypted PKCS#8 key with the
+/// passphrase from `--passphrase-file` or the terminal.
+pub fn read_key(path: &Path, what: &str) -> Result<Result<PrivateKey, PublicKey>, CliError> {
+    let bytes = Zeroizing::new(read_input(path, what)?);
+    let passphrase = if is_encrypted(&bytes) {
+        match passphrase_from_file()? {
+            Some(p) => p,
+            None => prompt(&format!("Passphrase for {}: ", path.display()))?,
+        }
+    } else {
+        Zeroizing::new(String::new())
+    };
+    decode_key_with_passphrase(&bytes, passphrase.as_bytes())
+        .map_err(|e| CliError::from(e).context(path.display()))
+}
+
+/// Loads a private key file with a clear error.
+pub fn load_private(path: &Path) -> Result<PrivateKey, CliError> {
+    read_key(path, "key")?.map_err(|_| {
+        CliError::new(format!(
+            "{}: this is a public key; a private key is needed",
+            path.display()
+        ))
+    })
+}
+
+/// Loads a public key (or the public half of a private key file).
+pub fn load_public(path: &Path) -> Result<PublicKey, CliError> {
+    Ok(match read_key(path, "key")? {
+        Ok(private) => private.public_key(),
+        Err(public) => public,
+    })
+}
