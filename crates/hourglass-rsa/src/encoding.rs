@@ -630,6 +630,35 @@ pub fn encode_private_key_encrypted(
     Ok(Zeroizing::new(pem("ENCRYPTED PRIVATE KEY", &der)?))
 }
 
+/// Most PBKDF2 iterations accepted in a key file (a file is input: an absurd count would make
+/// reading it a denial of service).
+const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
+/// Most memory scrypt may need for a key file (`128 r N` bytes).
+const MAX_SCRYPT_BYTES: u64 = 1 << 30;
+
+/// Refuses key-derivation parameters that would take unreasonable time or memory to apply.
+fn check_kdf_cost(kdf: &pkcs5::pbes2::Kdf<'_>) -> Result<()> {
+    match kdf {
+        pkcs5::pbes2::Kdf::Pbkdf2(p) if p.iteration_count > MAX_PBKDF2_ITERATIONS => {
+            Err(Error::UnsupportedEncryption(format!(
+                "{} PBKDF2 iterations (at most {MAX_PBKDF2_ITERATIONS} are accepted)",
+                p.iteration_count
+            )))
+        }
+        pkcs5::pbes2::Kdf::Scrypt(s) => {
+            let bytes = 128 * u64::from(s.block_size) * s.cost_parameter;
+            if bytes > MAX_SCRYPT_BYTES || s.parallelization > 16 {
+                return Err(Error::UnsupportedEncryption(format!(
+                    "scrypt with N = {}, r = {}, p = {} needs too much memory or time",
+                    s.cost_parameter, s.block_size, s.parallelization
+                )));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Decrypts an encrypted PKCS#8 key (PEM or DER) with `passphrase` and reads it; a file that is
 /// not encrypted is read as [`decode_key`] does (the passphrase is then unused).
 pub fn decode_key_with_passphrase(
@@ -651,6 +680,7 @@ pub fn decode_key_with_passphrase(
         .map_err(|e| Error::Parse(format!("malformed encrypted key: {e}")))?;
     let plain = match &info.encryption_algorithm {
         pkcs5::EncryptionScheme::Pbes2(params) => {
+            check_kdf_cost(&params.kdf)?;
             params
                 .decrypt(passphrase, info.encrypted_data)
                 .map_err(|e| match e {
@@ -709,6 +739,23 @@ mod tests {
             let bad = pem_rfc7468::encode_string(label, LineEnding::LF, &bad).unwrap();
             assert!(decode_key_with_passphrase(bad.as_bytes(), b"correct horse").is_err());
         }
+    }
+
+    #[test]
+    fn a_key_file_cannot_demand_unbounded_key_derivation() {
+        let (salt, iv) = ([1u8; 16], [2u8; 16]);
+        let params =
+            pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(100_000_000, &salt, &iv).unwrap();
+        let info = pkcs8::EncryptedPrivateKeyInfo {
+            encryption_algorithm: params.into(),
+            encrypted_data: &[0u8; 48],
+        };
+        let der = info.to_der().unwrap();
+        let start = std::time::Instant::now();
+        let err = decode_key_with_passphrase(&der, b"pw").unwrap_err();
+        assert!(matches!(err, Error::UnsupportedEncryption(_)), "{err:?}");
+        // Refused before any derivation (10^8 iterations would take a minute).
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

@@ -534,14 +534,13 @@ fn pem_with_a_wrong_label_is_rejected() {
 }
 
 #[test]
-fn encrypted_pkcs8_is_rejected() {
-    // The body is never looked at: the label alone says the key is encrypted.
+fn encrypted_pkcs8_needs_a_passphrase() {
+    // Without a passphrase the label alone says the key is encrypted; with one, a body that is
+    // not an EncryptedPrivateKeyInfo is a parse error, never a panic or another key.
     let bytes = pem("ENCRYPTED PRIVATE KEY", &[0x30, 0x00]);
-    assert_err_mentions(
-        "encrypted PKCS#8",
-        &bytes,
-        "encrypted private keys are not supported",
-    );
+    assert_err_mentions("encrypted PKCS#8", &bytes, "encrypted with a passphrase");
+    let err = hourglass_rsa::encoding::decode_key_with_passphrase(&bytes, b"pw").unwrap_err();
+    assert!(err.to_string().contains("malformed encrypted key"), "{err}");
 }
 
 #[test]
