@@ -1,11 +1,18 @@
 //! Any bytes → `decode_key`: never panics; agrees with `decode_private_key` and
-//! `decode_public_key`; whatever it decodes round-trips in every format.
+//! `decode_public_key`; whatever it decodes round-trips in every format. An encrypted key is
+//! also tried with a passphrase (never panics; a file that is not encrypted reads the same).
 #![no_main]
 
-use hourglass_rsa::encoding::{decode_key, decode_private_key, decode_public_key};
+use hourglass_rsa::encoding::{
+    decode_key, decode_key_with_passphrase, decode_private_key, decode_public_key, is_encrypted,
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    let with_passphrase = decode_key_with_passphrase(data, b"fuzz");
+    if !is_encrypted(data) {
+        assert_eq!(with_passphrase.is_ok(), decode_key(data).is_ok());
+    }
     match decode_key(data) {
         Ok(Ok(key)) => {
             let private = decode_private_key(data).expect("decode_key found a private key");
