@@ -11,7 +11,7 @@ use hourglass_timelock::rsw::{
     parse_integer, printable_text, solve_rsw, xor_message, RswPuzzle, MAX_SQUARINGS,
 };
 use hourglass_timelock::tlock::{
-    decrypt_body, solve_key, KeyOutcome, SealingKey, TlockError, TlockHeader,
+    check_body, decrypt_body, solve_key, KeyOutcome, SealingKey, TlockError, TlockHeader,
 };
 use hourglass_timelock::{SolveOptions, SolveOutcome};
 
@@ -163,9 +163,9 @@ fn tlock_error(e: TlockError) -> CliError {
         TlockError::UnsupportedVersion(_) => {
             Some("the file was written by another version of hourglass: open it with that version")
         }
-        TlockError::CorruptHeader(_) | TlockError::Truncated(_) => {
-            Some("the file was damaged, cut short or edited: get an intact copy")
-        }
+        TlockError::CorruptHeader(_) | TlockError::Truncated(_) | TlockError::Damaged => Some(
+            "the file was damaged, cut short or edited: get an intact copy (nothing was computed or written)",
+        ),
         TlockError::Authentication => Some(
             "the file was damaged or edited after sealing: get an intact copy; nothing was written",
         ),
@@ -333,6 +333,23 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
             ))
             .hint("get an intact copy of the file (nothing was computed or written)"));
         }
+    }
+    // The body against the trailer written at sealing, before any squaring (a second handle
+    // reads it; the first stays at the first chunk). A pipe can only be checked at the end.
+    if a.input.as_os_str() != "-" && regular_file_len(&a.input).is_some() {
+        let mut body = std::fs::File::open(&a.input).map_err(|e| {
+            CliError::new(format!(
+                "cannot open time-lock file {}: {e}",
+                a.input.display()
+            ))
+        })?;
+        std::io::Seek::seek(
+            &mut body,
+            std::io::SeekFrom::Start(header.as_bytes().len() as u64),
+        )
+        .map_err(|e| CliError::new(format!("reading {}: {e}", a.input.display())))?;
+        check_body(&header, &mut std::io::BufReader::new(body))
+            .map_err(|e| tlock_error(e).context(a.input.display()))?;
     }
     let ckpt_path = match (
         &a.run.checkpoint,

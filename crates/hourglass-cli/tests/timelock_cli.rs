@@ -7,6 +7,8 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
+
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -220,16 +222,9 @@ fn bad_files_fail_clearly_and_write_nothing() {
         ("short-body", good[..good.len() - 10].to_vec(), "truncated"),
         ("extended", extended, "longer than it should be"),
         ("edited-header", edited(100), "checksum mismatch"),
-        (
-            "edited-body",
-            edited(header_len + 5000),
-            "does not authenticate",
-        ),
-        (
-            "edited-tag",
-            edited(good.len() - 1),
-            "does not authenticate",
-        ),
+        ("edited-body", edited(header_len + 5000), "is damaged"),
+        ("edited-tag", edited(good.len() - 40), "is damaged"),
+        ("edited-trailer", edited(good.len() - 1), "is damaged"),
     ];
     for (name, bytes, expect) in cases {
         let input = file(d, &format!("{name}.tlock"), &bytes);
@@ -367,11 +362,14 @@ fn a_checkpoint_from_another_file_is_refused() {
     let d = dir.path();
     let a = read(&seal(d, "a", b"file a", 3000));
     let b = seal(d, "b", b"file b", 3000);
-    // File A with a damaged body: the squarings finish, authentication fails, and the finished
+    // File A with an edited body whose trailer was recomputed (so the check before the
+    // squarings passes): the squarings finish, authentication fails, and the finished
     // checkpoint is kept (an intact copy would open at once).
     let mut damaged = a.clone();
-    let last = damaged.len() - 1;
-    damaged[last] ^= 1;
+    let trailer_at = damaged.len() - 32;
+    damaged[trailer_at - 1] ^= 1;
+    let trailer = sha2::Sha256::digest(&damaged[..trailer_at]);
+    damaged[trailer_at..].copy_from_slice(&trailer);
     let damaged = file(d, "a-damaged.tlock", &damaged);
     let ckpt = d.join("shared.ckpt");
     let err = hg_fail(
@@ -698,4 +696,37 @@ fn an_independent_python_implementation_agrees_both_ways() {
         ]);
         assert_eq!(read(&out), content(len), "{name}");
     }
+}
+
+/// A damaged body is found before the squarings, not after them: this file needs 10^12
+/// squarings (days), so without the check before them the command would not return.
+#[test]
+fn a_damaged_file_is_refused_before_the_squarings() {
+    let dir = tempdir();
+    let d = dir.path();
+    let sealed = seal(d, "far.txt", b"open in a few days", 1_000_000_000_000);
+    let mut bytes = read(&sealed);
+    let pos = bytes.len() - 40;
+    bytes[pos] ^= 0x01;
+    let damaged = file(d, "far-damaged.tlock", &bytes);
+    let ckpt = d.join("far.ckpt");
+    let err = hg_fail(
+        2,
+        &[
+            "timelock",
+            "open",
+            "-i",
+            s(&damaged),
+            "-o",
+            s(&d.join("far.out")),
+            "--checkpoint",
+            s(&ckpt),
+        ],
+    );
+    assert!(
+        err.contains("is damaged") && err.contains("nothing was computed"),
+        "{err}"
+    );
+    assert!(!err.contains("opening"), "the squarings started:\n{err}");
+    assert!(!ckpt.exists() && !d.join("far.out").exists());
 }

@@ -52,8 +52,13 @@ use crate::rsw::{SolveOptions, SolveOutcome};
 
 /// The first 8 bytes of every time-lock file.
 pub const MAGIC: &[u8; 8] = b"HGTLOCK\0";
-/// The format version this code writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this code writes: 2 adds the trailer (SHA-256 of the header and the
+/// body), so a damaged file is found before the squarings.
+pub const VERSION: u16 = 2;
+/// The oldest format version this code reads (version 1: no trailer).
+pub const MIN_VERSION: u16 = 1;
+/// Bytes of a version-2 file's trailer: SHA-256 of everything before it.
+pub const TRAILER_SIZE: usize = 32;
 /// Plaintext bytes per STREAM chunk (every chunk but the last is exactly this long).
 pub const CHUNK_SIZE: usize = 1 << 16;
 /// Poly1305 tag bytes after each chunk.
@@ -85,8 +90,12 @@ pub enum TlockError {
     #[error("not an hourglass time-lock file (wrong magic bytes)")]
     NotTlock,
     /// A format version this code does not read.
-    #[error("unsupported time-lock file version {0} (this build reads version {VERSION})")]
+    #[error("unsupported time-lock file version {0} (this build reads versions {MIN_VERSION} to {VERSION})")]
     UnsupportedVersion(u16),
+    /// The body does not match the trailer written at sealing: the file was damaged (a bad
+    /// copy, a flipped bit) or edited. Found before any squaring.
+    #[error("the time-lock file is damaged: its content does not match the checksum written when it was sealed")]
+    Damaged,
     /// The header is malformed or its checksum does not match.
     #[error("corrupt time-lock header: {0}")]
     CorruptHeader(String),
@@ -158,6 +167,7 @@ pub fn body_len(content_len: u64) -> u64 {
 /// nonce prefix and the content length. Its exact bytes are the associated data of every chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlockHeader {
+    version: u16,
     n: Integer,
     a: Integer,
     t: u64,
@@ -228,6 +238,7 @@ impl TlockHeader {
         let checksum = Sha256::digest(&encoded);
         encoded.extend_from_slice(&checksum);
         Ok(Self {
+            version: VERSION,
             n,
             a,
             t,
@@ -258,7 +269,7 @@ impl TlockHeader {
         }
         need(&mut encoded, reader, 2)?;
         let version = u16::from_be_bytes([encoded[8], encoded[9]]);
-        if version != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&version) {
             return Err(TlockError::UnsupportedVersion(version));
         }
         need(&mut encoded, reader, FIXED_PART - 10)?;
@@ -298,6 +309,7 @@ impl TlockHeader {
         let content_len = (len_field != UNKNOWN_LENGTH).then_some(len_field);
         check_fields(&n, &a, t, &c_k, content_len)?;
         Ok(Self {
+            version,
             n,
             a,
             t,
@@ -352,7 +364,21 @@ impl TlockHeader {
     /// spot a truncated or extended file before spending hours on the squarings.
     pub fn expected_file_len(&self) -> Option<u64> {
         self.content_len
-            .map(|len| self.encoded.len() as u64 + body_len(len))
+            .map(|len| self.encoded.len() as u64 + body_len(len) + self.trailer_len())
+    }
+
+    /// The file's format version (1 or 2).
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// Bytes of the trailer after the body: [`TRAILER_SIZE`] from version 2, none before.
+    fn trailer_len(&self) -> u64 {
+        if self.version >= 2 {
+            TRAILER_SIZE as u64
+        } else {
+            0
+        }
     }
 
     /// SHA-256 of the header bytes: names this file (and nothing else).
@@ -496,10 +522,18 @@ impl SealingKey {
         rng.fill(&mut nonce_prefix)?;
         let header = TlockHeader::new(self.n.clone(), a, t, c_k, nonce_prefix, content_len)?;
         drop(self);
-        writer
+        let mut hashing = HashingWriter {
+            inner: writer,
+            hasher: Sha256::new(),
+        };
+        hashing
             .write_all(header.as_bytes())
             .map_err(io("writing the time-lock file"))?;
-        let read = encrypt_body(&header, &key, reader, writer)?;
+        let read = encrypt_body(&header, &key, reader, &mut hashing)?;
+        let trailer = hashing.hasher.finalize();
+        writer
+            .write_all(&trailer)
+            .map_err(io("writing the time-lock file"))?;
         if content_len.is_some_and(|len| len != read) {
             return Err(crate::Error::InvalidParameters(format!(
                 "the content changed while it was sealed ({read} bytes read, {} expected)",
@@ -599,6 +633,112 @@ fn too_long() -> TlockError {
 /// known to be complete when this returns `Ok`: write to a temporary place and keep it only
 /// then (the command line does). An empty last chunk is accepted only for empty content.
 pub fn decrypt_body(
+    header: &TlockHeader,
+    key: &ContentKey,
+    reader: &mut dyn Read,
+    writer: &mut dyn Write,
+) -> TlockResult<u64> {
+    if header.version < 2 {
+        return decrypt_chunks(header, key, reader, writer);
+    }
+    let mut body = TrailerReader::new(reader, header.as_bytes());
+    let len = decrypt_chunks(header, key, &mut body, writer)?;
+    // The chunks authenticated; a trailer that does not match means an edited file.
+    body.finish().map_err(|_| TlockError::Authentication)?;
+    Ok(len)
+}
+
+/// Checks a version-2 file's body against its trailer, without the key: `reader` is positioned
+/// after the header, and everything up to the end is read. This finds accidental damage (a bad
+/// copy, a flipped bit) before hours of squarings; it is not authentication (anyone can
+/// recompute a trailer), which the chunks' tags give when the file is opened. Version-1 files
+/// have no trailer and pass.
+pub fn check_body(header: &TlockHeader, reader: &mut dyn Read) -> TlockResult<()> {
+    if header.version < 2 {
+        return Ok(());
+    }
+    let mut body = TrailerReader::new(reader, header.as_bytes());
+    std::io::copy(&mut body, &mut std::io::sink()).map_err(io("reading the time-lock file"))?;
+    body.finish()
+}
+
+/// A writer that hashes what passes through it (for the trailer).
+struct HashingWriter<'a> {
+    inner: &'a mut dyn Write,
+    hasher: Sha256,
+}
+
+impl Write for HashingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A reader that passes a file's body through and holds back its last [`TRAILER_SIZE`] bytes
+/// (the trailer), hashing the header and everything it passes.
+struct TrailerReader<'a> {
+    inner: &'a mut dyn Read,
+    held: Vec<u8>,
+    hasher: Sha256,
+    eof: bool,
+}
+
+impl<'a> TrailerReader<'a> {
+    fn new(inner: &'a mut dyn Read, header: &[u8]) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(header);
+        Self {
+            inner,
+            held: Vec::with_capacity(CHUNK_SIZE + TRAILER_SIZE),
+            hasher,
+            eof: false,
+        }
+    }
+
+    /// Reads to the end and compares the trailer with the hash of what came before it.
+    fn finish(mut self) -> TlockResult<()> {
+        std::io::copy(&mut self, &mut std::io::sink()).map_err(io("reading the time-lock file"))?;
+        if self.held.len() != TRAILER_SIZE {
+            return Err(TlockError::Truncated("the trailer is missing".into()));
+        }
+        let digest = std::mem::take(&mut self.hasher).finalize();
+        if digest.as_slice() != self.held.as_slice() {
+            return Err(TlockError::Damaged);
+        }
+        Ok(())
+    }
+}
+
+impl Read for TrailerReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        while !self.eof && self.held.len() < TRAILER_SIZE + out.len() {
+            let mut buf = [0u8; 8192];
+            let want = (TRAILER_SIZE + out.len() - self.held.len()).min(buf.len());
+            let got = self.inner.read(&mut buf[..want])?;
+            if got == 0 {
+                self.eof = true;
+            }
+            self.held.extend_from_slice(&buf[..got]);
+        }
+        let n = self.held.len().saturating_sub(TRAILER_SIZE).min(out.len());
+        out[..n].copy_from_slice(&self.held[..n]);
+        self.hasher.update(&self.held[..n]);
+        self.held.drain(..n);
+        Ok(n)
+    }
+}
+
+/// Decrypts the chunks of a body (without its trailer).
+fn decrypt_chunks(
     header: &TlockHeader,
     key: &ContentKey,
     reader: &mut dyn Read,

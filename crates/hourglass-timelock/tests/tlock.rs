@@ -9,8 +9,8 @@ use std::time::Duration;
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_arith::squaring::square_k_times;
 use hourglass_timelock::tlock::{
-    body_len, decrypt_body, open, seal, solve_key, KeyOutcome, OpenOutcome, SealParams, SealingKey,
-    TlockError, TlockHeader, CHUNK_SIZE, MAGIC, TAG_SIZE,
+    body_len, check_body, decrypt_body, open, seal, solve_key, KeyOutcome, OpenOutcome, SealParams,
+    SealingKey, TlockError, TlockHeader, CHUNK_SIZE, MAGIC, TAG_SIZE, TRAILER_SIZE, VERSION,
 };
 use hourglass_timelock::{SolveOptions, SolveOutcome};
 use sha2::{Digest, Sha256};
@@ -94,7 +94,7 @@ fn round_trips_across_chunk_boundaries() {
             let header = TlockHeader::read_from(&mut &file[..]).unwrap();
             assert_eq!(
                 file.len() as u64,
-                header.as_bytes().len() as u64 + body_len(len as u64),
+                header.as_bytes().len() as u64 + body_len(len as u64) + TRAILER_SIZE as u64,
                 "len {len}"
             );
             assert_eq!(
@@ -123,10 +123,56 @@ fn known_answer_vector_opens_and_reseals_byte_for_byte() {
     let multi = sealed(&data, 1000, b"hourglass tlock kat v1 multi-chunk", true);
     assert_eq!(
         hex::encode(Sha256::digest(&multi)),
-        "2e96df6574008e8c285c686f1a111ea85c414a3e856b5eaa878d01ecaf1f058a",
+        "6452cf97cae7c7dad473384e56ef6a75ffaf590d264324c10f4ab49f6947c5c3",
         "the multi-chunk encoding changed"
     );
     assert_eq!(open_bytes(&multi).unwrap(), data);
+}
+
+#[test]
+fn version_1_files_still_open() {
+    let file = vector("tlock-kat-v1.tlock");
+    let header = TlockHeader::read_from(&mut &file[..]).unwrap();
+    assert_eq!(header.version(), 1);
+    assert_eq!(header.expected_file_len(), Some(file.len() as u64));
+    assert!(check_body(&header, &mut &file[header.as_bytes().len()..]).is_ok());
+    assert_eq!(open_bytes(&file).unwrap(), vector("tlock-kat.txt"));
+}
+
+#[test]
+fn the_trailer_finds_damage_before_the_squarings() {
+    let data = content(CHUNK_SIZE + 500);
+    let file = sealed(&data, 1000, b"trailer", true);
+    let header = TlockHeader::read_from(&mut &file[..]).unwrap();
+    assert_eq!(header.version(), VERSION);
+    assert_eq!(header.expected_file_len(), Some(file.len() as u64));
+    let body_at = header.as_bytes().len();
+    assert!(check_body(&header, &mut &file[body_at..]).is_ok());
+    // A flipped bit anywhere after the header: in the first chunk, the last one, the trailer.
+    for pos in [body_at, body_at + CHUNK_SIZE + 20, file.len() - 1] {
+        let mut bad = file.clone();
+        bad[pos] ^= 0x10;
+        assert!(
+            matches!(
+                check_body(&header, &mut &bad[body_at..]),
+                Err(TlockError::Damaged)
+            ),
+            "byte {pos}"
+        );
+        // Opening it anyway fails too (the tags, or the trailer), and writes nothing usable.
+        assert!(
+            matches!(open_bytes(&bad), Err(TlockError::Authentication)),
+            "byte {pos}"
+        );
+    }
+    // A missing or cut trailer.
+    let cut = &file[..file.len() - 5];
+    assert!(check_body(&header, &mut &cut[body_at..]).is_err());
+    assert!(open_bytes(cut).is_err());
+    let mut longer = file.clone();
+    longer.push(0);
+    assert!(check_body(&header, &mut &longer[body_at..]).is_err());
+    assert!(open_bytes(&longer).is_err());
 }
 
 #[test]
@@ -193,11 +239,11 @@ fn wrong_magic_and_version_are_named() {
         open_bytes(b"hello, this is not a time-lock file"),
         Err(TlockError::NotTlock)
     ));
-    let mut v2 = file.clone();
-    v2[8..10].copy_from_slice(&2u16.to_be_bytes());
-    let err = open_bytes(&v2).unwrap_err();
-    assert!(matches!(err, TlockError::UnsupportedVersion(2)), "{err}");
-    assert!(err.to_string().contains("version 2"));
+    let mut v3 = file.clone();
+    v3[8..10].copy_from_slice(&3u16.to_be_bytes());
+    let err = open_bytes(&v3).unwrap_err();
+    assert!(matches!(err, TlockError::UnsupportedVersion(3)), "{err}");
+    assert!(err.to_string().contains("version 3"));
 }
 
 #[test]

@@ -38,7 +38,8 @@ except ImportError:
 def parse_header(data):
     if data[:8] != MAGIC:
         fail("wrong magic")
-    if int.from_bytes(data[8:10], "big") != 1:
+    version = int.from_bytes(data[8:10], "big")
+    if version not in (1, 2):
         fail("unsupported version")
     t = int.from_bytes(data[10:18], "big")
     length = int.from_bytes(data[18:26], "big")
@@ -54,7 +55,7 @@ def parse_header(data):
     if not (1 <= t <= 1 << 60) or n % 2 == 0 or not (1 < a < n - 1) or c_k >= n:
         fail("header field out of range")
     return dict(t=t, length=None if length == 2**64 - 1 else length, k=k, n=n, a=a,
-                c_k=c_k, nonce=nonce, header=data[:h])
+                c_k=c_k, nonce=nonce, header=data[:h], version=version)
 
 
 def cipher(key, nonce, counter, last):
@@ -70,6 +71,11 @@ def open_file(data):
         fail("key out of range")
     key = k_int.to_bytes(32, "big")
     body = data[len(hd["header"]):]
+    if hd["version"] >= 2:
+        # Version 2 ends with SHA-256 of everything before it.
+        if len(body) < 32 or hashlib.sha256(data[:-32]).digest() != data[-32:]:
+            fail("trailer mismatch")
+        body = body[:-32]
     units = [body[i : i + CHUNK + TAG] for i in range(0, len(body), CHUNK + TAG)] or [b""]
     out = []
     for i, unit in enumerate(units):
@@ -97,7 +103,7 @@ def seal_file(like, t, content):
     key = os.urandom(32)
     c_k = (int.from_bytes(key, "big") + pow(a, 1 << t, n)) % n
     nonce = os.urandom(19)
-    header = (MAGIC + (1).to_bytes(2, "big") + t.to_bytes(8, "big")
+    header = (MAGIC + (2).to_bytes(2, "big") + t.to_bytes(8, "big")
               + len(content).to_bytes(8, "big") + k.to_bytes(2, "big")
               + n.to_bytes(k, "big") + a.to_bytes(k, "big") + c_k.to_bytes(k, "big") + nonce)
     header += hashlib.sha256(header).digest()
@@ -108,7 +114,8 @@ def seal_file(like, t, content):
         c.update(header)
         ct, tag = c.encrypt_and_digest(chunk)
         out.append(ct + tag)
-    return b"".join(out)
+    sealed = b"".join(out)
+    return sealed + hashlib.sha256(sealed).digest()
 
 
 def main():
