@@ -16,6 +16,7 @@ use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::key_files::load_private;
+use crate::progress::ReportArgs;
 use crate::puzzle_files::load_puzzle_key;
 
 /// Longest validity accepted on the command line (100 years).
@@ -56,9 +57,8 @@ struct NewArgs {
     /// Size of the CA's RSA modulus in bits (2048 to 8192).
     #[arg(long, default_value_t = 3072)]
     bits: u32,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportArgs,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -84,9 +84,8 @@ pub struct CertifyArgs {
     /// Common name of the subject (default: the puzzle key's issuer, else the key file's name).
     #[arg(long)]
     name: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportArgs,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -191,7 +190,7 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
     check_output(&key_path)?;
     check_output(&crt_path)?;
     let mut rng = a.entropy.source()?;
-    if !a.json {
+    if !a.report.json && !a.report.quiet {
         eprintln!(
             "hourglass: generating a {}-bit RSA key for the CA '{}'...",
             a.bits, a.name
@@ -210,12 +209,12 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
         let _ = std::fs::remove_file(&key_path);
         return Err(e);
     }
-    if a.json {
+    if a.report.json {
         println!(
             "{}",
             serde_json::json!({"key": key_path, "certificate": crt_path, "subject": cert.subject(), "bits": a.bits, "not_after": rfc3339(cert.not_after()), "serial": cert.serial_hex(), "sha256": cert.sha256_hex()})
         );
-    } else {
+    } else if !a.report.quiet {
         eprintln!(
             "hourglass: wrote {} (private) and {} (CA certificate): {}, {}-bit RSA, valid until {}, SHA-256 fingerprint {}",
             key_path.display(),
@@ -280,19 +279,19 @@ pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
         .hint("this is a bug in hourglass; please report it"));
     }
     write_output(&a.out, cert.to_pem().as_bytes(), Sensitivity::Public)?;
-    if cert.not_after() > ca.not_after() && !a.json {
+    if cert.not_after() > ca.not_after() && !a.report.json && !a.report.quiet {
         eprintln!(
             "hourglass: warning: the certificate is valid until {}, but the CA certificate only until {}",
             rfc3339(cert.not_after()),
             rfc3339(ca.not_after())
         );
     }
-    if a.json {
+    if a.report.json {
         println!(
             "{}",
             serde_json::json!({"certificate": a.out, "subject": cert.subject(), "issuer": cert.issuer(), "not_after": rfc3339(cert.not_after()), "serial": cert.serial_hex(), "fingerprint": public.fingerprint_hex(), "t": public.t()})
         );
-    } else {
+    } else if !a.report.quiet {
         eprintln!(
             "hourglass: wrote {}: time-lock certificate for puzzle {} (t = {} squarings), CN={}, issued by {}, valid until {}",
             a.out.display(),

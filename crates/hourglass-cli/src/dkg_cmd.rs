@@ -24,6 +24,7 @@ use crate::entropy_args::EntropyArgs;
 use crate::files::{
     check_output, read_input, write_output, write_shared_output, DirOutput, Sensitivity,
 };
+use crate::progress::ReportArgs;
 
 /// Arguments of `hourglass dkg`.
 #[derive(Args, Debug)]
@@ -237,9 +238,8 @@ struct LocalArgs {
     /// and never produce a wrong key.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
     adversary: Vec<String>,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportArgs,
     /// INSECURE: derive each party's randomness from this text and its id (reproducible tests
     /// only; anyone who knows the text knows the factors).
     #[arg(long, value_name = "TEXT")]
@@ -259,6 +259,8 @@ struct SignArgs {
     out: PathBuf,
     #[command(flatten)]
     scheme: SchemeArgs,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -686,7 +688,7 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         std::thread::sleep(Duration::from_millis(args.kill_after_ms));
         if let Some((_, Some(child))) = parties.0.iter_mut().find(|(id, _)| *id == victim) {
             let _ = child.kill();
-            if !args.json {
+            if !args.report.json && !args.report.quiet {
                 eprintln!(
                     "killed party {victim} after {} ms",
                     start.elapsed().as_millis()
@@ -713,7 +715,7 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     dir.commit()?;
     let public_key = args.out.join("public.pem").display().to_string();
     let max_bytes = reports.iter().map(|r| r.bytes_sent).max().unwrap_or(0);
-    if args.json {
+    if args.report.json {
         let summary = serde_json::json!({
             "parties": args.parties,
             "members": first.members,
@@ -728,7 +730,7 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             "public_key": public_key,
         });
         println!("{summary}");
-    } else {
+    } else if !args.report.quiet {
         println!(
             "{} parties generated a {}-bit key in {elapsed:.1} s",
             first.members.len(),
@@ -866,12 +868,16 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
     parties.wait_all("joint signing", &[])?;
     let sig = read_input(&sig_tmp, "signature")?;
     write_output(&args.out, &sig, Sensitivity::Public)?;
-    eprintln!(
+    args.report.result(serde_json::json!({
+        "signature": args.out, "input": args.input, "parties": ids, "bytes": sig.len(),
+        "scheme": if args.scheme.pss { "pss" } else { "pkcs1v15" },
+    }));
+    args.report.info(format_args!(
         "{} parties signed {} ({} bytes) -> {}",
         ids.len(),
         args.input.display(),
         sig.len(),
         args.out.display()
-    );
+    ));
     Ok(())
 }

@@ -252,3 +252,31 @@ mod tests {
         assert_eq!(format_rate(2500.0), "2.5 k");
     }
 }
+
+/// How a command that is not a squaring run reports: `--quiet` (errors and warnings only) and
+/// `--json` (the result as one JSON object on standard output, nothing else there).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct ReportArgs {
+    /// Print nothing but errors and warnings.
+    #[arg(long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Print the result as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ReportArgs {
+    /// Says what is happening or what was done, on standard error (not with --quiet or --json).
+    pub fn info(&self, message: impl std::fmt::Display) {
+        if !self.quiet && !self.json {
+            eprintln!("hourglass: {message}");
+        }
+    }
+
+    /// Prints the result as JSON on standard output (with --json only).
+    pub fn result(&self, value: serde_json::Value) {
+        if self.json {
+            println!("{value}");
+        }
+    }
+}

@@ -13,6 +13,7 @@ use hourglass_timelock::{
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
+use crate::progress::ReportArgs;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
@@ -122,9 +123,8 @@ struct KeygenArgs {
     /// Output name: writes NAME.key and NAME.pub.
     #[arg(short, long, value_name = "NAME")]
     out: PathBuf,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportArgs,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -267,7 +267,8 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
             (t, a.rate.unwrap_or(f64::NAN), false)
         }
         (None, Some(d)) => {
-            let (rate, measured) = reference_rate(a.bits, a.rate, &a.entropy)?;
+            let (rate, measured) =
+                reference_rate(a.bits, a.rate, &a.entropy, a.report.quiet || a.report.json)?;
             let t = (d.as_secs_f64() * rate).round();
             if !(1.0..=1e18).contains(&t) {
                 return Err(CliError::new(
@@ -299,14 +300,9 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
         Sensitivity::Public,
     )?;
     let p = key.public();
-    if a.json {
-        println!(
-            "{}",
-            serde_json::json!({"key": key_path, "public": pub_path, "bits": p.bits(), "t": p.t(), "rate": p.meta().rate, "rate_measured": p.meta().rate_measured, "duration_secs": p.meta().duration_secs, "fingerprint": p.fingerprint_hex(), "keygen_secs": elapsed.as_secs_f64()})
-        );
-    } else {
-        eprintln!(
-            "hourglass: wrote {} (private) and {} (public): {} bits, t = {} squarings = {} at {}sq/s ({}), fingerprint {}, made in {:.0} ms",
+    a.report.result(serde_json::json!({"key": key_path, "public": pub_path, "bits": p.bits(), "t": p.t(), "rate": p.meta().rate, "rate_measured": p.meta().rate_measured, "duration_secs": p.meta().duration_secs, "fingerprint": p.fingerprint_hex(), "keygen_secs": elapsed.as_secs_f64()}));
+    a.report.info(format_args!(
+            "wrote {} (private) and {} (public): {} bits, t = {} squarings = {} at {}sq/s ({}), fingerprint {}, made in {:.0} ms",
             key_path.display(),
             pub_path.display(),
             p.bits(),
@@ -316,8 +312,7 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
             if p.meta().rate_measured { "measured on this machine" } else { "given" },
             &p.fingerprint_hex()[..16],
             elapsed.as_secs_f64() * 1e3
-        );
-    }
+    ));
     Ok(())
 }
 
@@ -329,6 +324,7 @@ pub(crate) fn reference_rate(
     bits: u32,
     given: Option<f64>,
     entropy: &EntropyArgs,
+    quiet: bool,
 ) -> Result<(f64, bool), CliError> {
     match given {
         Some(r) if r.is_finite() && r > 0.0 => Ok((r, false)),
@@ -336,7 +332,11 @@ pub(crate) fn reference_rate(
             "--rate must be a positive number of squarings per second",
         )),
         None => {
-            eprintln!("hourglass: measuring this machine's squaring rate at {bits} bits (2 s)...");
+            if !quiet {
+                eprintln!(
+                    "hourglass: measuring this machine's squaring rate at {bits} bits (2 s)..."
+                );
+            }
             let mut rng = entropy.source()?;
             let n = hourglass_arith::prime::random_modulus(bits, &mut *rng)?;
             Ok((measure_rate(&n, Duration::from_secs(2)), true))

@@ -18,6 +18,7 @@ use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
 use crate::key_files::{load_private, load_public, new_passphrase, read_key};
+use crate::progress::ReportArgs;
 
 /// Arguments of `hourglass rsa`.
 #[derive(Args, Debug)]
@@ -272,6 +273,8 @@ struct KeygenArgs {
     encrypt: bool,
     #[command(flatten)]
     entropy: EntropyArgs,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args, Debug)]
@@ -380,6 +383,12 @@ pub fn run(args: RsaArgs) -> Result<(), CliError> {
 
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let opts = a.shape.options()?;
+    if a.report.json && a.out.as_os_str() == "-" {
+        return Err(CliError::new(
+            "--json prints the result on standard output, where -o - would put the key",
+        )
+        .hint("write the key to a file: -o FILE"));
+    }
     check_output(&a.out)?;
     if let Some(p) = &a.pubout {
         check_output(p)?;
@@ -409,16 +418,24 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
         )?;
     }
     let [_, _, _, dp, dq, _] = key.secret_components();
-    eprintln!(
-        "hourglass: generated a {}-bit {} key in {:.2} s (e: {} bits, d_p/d_q: {}/{} bits, entropy: {})",
+    let (dp_bits, dq_bits) = (
+        dp.expose().significant_bits(),
+        dq.expose().significant_bits(),
+    );
+    a.report.info(format_args!(
+        "generated a {}-bit {} key in {:.2} s (e: {} bits, d_p/d_q: {dp_bits}/{dq_bits} bits, entropy: {})",
         key.public().bits(),
         opts.variant(),
         elapsed.as_secs_f64(),
         key.public().e().significant_bits(),
-        dp.expose().significant_bits(),
-        dq.expose().significant_bits(),
         rng.describe()
-    );
+    ));
+    a.report.result(serde_json::json!({
+        "key": a.out, "public": a.pubout, "variant": opts.variant().to_string(),
+        "bits": key.public().bits(), "e_bits": key.public().e().significant_bits(),
+        "dp_bits": dp_bits, "dq_bits": dq_bits, "encrypted": a.encrypt,
+        "seconds": elapsed.as_secs_f64(), "entropy": rng.describe(),
+    }));
     Ok(())
 }
 

@@ -19,6 +19,7 @@ use crate::entropy_args::EntropyArgs;
 use crate::files::{
     read_input, with_ext, write_output, write_output_replacing, DirOutput, Sensitivity,
 };
+use crate::progress::ReportArgs;
 use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
 use crate::puzzle_cmd::HashArg;
 use crate::puzzle_files::{digest_file, load_puzzle_key};
@@ -91,6 +92,8 @@ struct NewSetArgs {
     proof: ProofArg,
     #[command(flatten)]
     entropy: EntropyArgs,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args, Debug)]
@@ -160,6 +163,10 @@ struct VerifyArgs {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
+    /// Print only a negative verdict and errors (the exit status is the verdict: 0 valid, 1
+    /// invalid, 2 error).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -186,7 +193,12 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         return Err(CliError::new("--bits must be within 1024..=8192"));
     }
     let dir = DirOutput::create(&a.out)?;
-    let (rate, measured) = crate::puzzle_cmd::reference_rate(a.bits, a.rate, &a.entropy)?;
+    let (rate, measured) = crate::puzzle_cmd::reference_rate(
+        a.bits,
+        a.rate,
+        &a.entropy,
+        a.report.quiet || a.report.json,
+    )?;
     let mut rng = a.entropy.source()?;
     let mut publics = Vec::new();
     for d in &a.durations {
@@ -218,8 +230,14 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
     )?;
     dir.commit()?;
     let set_path = a.out.join("set.json");
-    eprintln!(
-        "hourglass: wrote {} with {} puzzle{} ({}) at {}sq/s ({}); keep the .key files secret",
+    a.report.result(serde_json::json!({
+        "set": set_path, "kind": "private", "name": a.name, "rate": rate, "rate_measured": measured,
+        "puzzles": set.puzzles.iter().map(|p| serde_json::json!({
+            "t": p.t(), "credited_secs": p.credited_secs(), "fingerprint": p.fingerprint_hex(),
+        })).collect::<Vec<_>>(),
+    }));
+    a.report.info(format_args!(
+        "wrote {} with {} puzzle{} ({}) at {}sq/s ({}); keep the .key files secret",
         set_path.display(),
         set.puzzles.len(),
         if set.puzzles.len() == 1 { "" } else { "s" },
@@ -230,7 +248,7 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
             .join(", "),
         format_rate(rate),
         rate_origin(measured)
-    );
+    ));
     Ok(())
 }
 
@@ -285,8 +303,12 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
             )
         }
     };
-    let (rate, measured) =
-        crate::puzzle_cmd::reference_rate(n.significant_bits(), a.rate, &a.entropy)?;
+    let (rate, measured) = crate::puzzle_cmd::reference_rate(
+        n.significant_bits(),
+        a.rate,
+        &a.entropy,
+        a.report.quiet || a.report.json,
+    )?;
     let squarings = a
         .durations
         .iter()
@@ -312,8 +334,13 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
     )?;
     dir.commit()?;
     let set_path = a.out.join("set.json");
-    eprintln!(
-        "hourglass: wrote {}: a public set of {} link lengths ({}) at {}sq/s ({}) on {}-bit {}; there is no key to keep",
+    a.report.result(serde_json::json!({
+        "set": set_path, "kind": "public", "name": a.name, "rate": rate, "rate_measured": measured,
+        "modulus_bits": set.n().significant_bits(), "origin": set.origin.describe(),
+        "squarings": set.squarings,
+    }));
+    a.report.info(format_args!(
+        "wrote {}: a public set of {} link lengths ({}) at {}sq/s ({}) on {}-bit {}; there is no key to keep",
         set_path.display(),
         set.squarings.len(),
         set.squarings
@@ -325,7 +352,7 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         rate_origin(measured),
         set.n().significant_bits(),
         set.origin.describe()
-    );
+    ));
     Ok(())
 }
 
@@ -649,7 +676,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             }))
             .unwrap_or_default()
         );
-    } else {
+    } else if !a.quiet {
         println!("bundle: {kind}");
         if !verdict.document_matches {
             println!("document: does NOT match the bundle's digest");

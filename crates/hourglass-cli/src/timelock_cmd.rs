@@ -19,6 +19,7 @@ use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, open_input, with_ext, Sensitivity};
 use crate::output_file::StagedOutput;
+use crate::progress::ReportArgs;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
@@ -89,9 +90,8 @@ struct SealArgs {
     /// Modulus size in bits.
     #[arg(long, default_value_t = 2048)]
     bits: u32,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    report: ReportArgs,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -230,7 +230,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
             let (rate, measured) = match a.rate {
                 Some(r) => (r, false),
                 None => {
-                    if !a.json {
+                    if !a.report.json && !a.report.quiet {
                         eprintln!(
                             "hourglass: measuring this machine's squaring rate at {} bits (2 s)...",
                             a.bits
@@ -265,12 +265,12 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
         (Some(_), true) => "measured on this machine",
         (Some(_), false) => "given",
     };
-    if a.json {
+    if a.report.json {
         println!(
             "{}",
             serde_json::json!({"output": a.out, "t": t, "bits": header.modulus_bits(), "rate": rate, "rate_measured": measured, "duration_secs": rate.map(|r| t as f64 / r), "content_len": header.content_len(), "seal_secs": secs})
         );
-    } else {
+    } else if !a.report.quiet {
         let time = match rate {
             Some(r) => format!(
                 ", about {} at {}sq/s ({rate_source})",

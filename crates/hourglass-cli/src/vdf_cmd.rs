@@ -20,6 +20,7 @@ use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
 use crate::cli_error::CliError;
 use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, modulus_from_key_file, read_input, write_output, Sensitivity};
+use crate::progress::ReportArgs;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
@@ -527,6 +528,8 @@ struct SetupArgs {
     allow_insecure: bool,
     #[command(flatten)]
     entropy: EntropyArgs,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 fn setup_cmd(a: SetupArgs) -> Result<(), CliError> {
@@ -564,13 +567,15 @@ fn setup_cmd(a: SetupArgs) -> Result<(), CliError> {
     let key = PublicKey::new(n, Integer::from(65537))?;
     let pem = encode_public_key(&key, KeyFormat::Pem)?;
     write_output(&a.out, &pem, Sensitivity::Public)?;
-    eprintln!(
-        "hourglass: wrote a {}-bit VDF modulus to {}; its factors existed only in this process's memory and were wiped.",
+    a.report
+        .result(serde_json::json!({"modulus": a.out, "bits": group.bits()}));
+    a.report.info(format_args!(
+        "wrote a {}-bit VDF modulus to {}; its factors existed only in this process's memory and were wiped.",
         group.bits(),
         a.out.display()
-    );
-    eprintln!(
-        "hourglass: note: whoever ran this setup could have kept them. For a modulus nobody knows, use the built-in rsa-2048 or distributed key generation."
+    ));
+    a.report.info(
+        "note: whoever ran this setup could have kept them. For a modulus nobody knows, use the built-in rsa-2048 or distributed key generation.",
     );
     Ok(())
 }

@@ -51,6 +51,9 @@ pub struct DkgBenchArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
 }
 
 /// One measured generation (or a fixed number of its batches).

@@ -32,6 +32,9 @@ pub struct KeygenBenchArgs {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
     #[command(flatten)]
     entropy: EntropyArgs,
 }
@@ -58,21 +61,29 @@ pub fn run(a: KeygenBenchArgs) -> Result<(), CliError> {
     let opts = a.shape.options()?;
     let mut rng = a.entropy.source()?;
     let mut ours = Vec::with_capacity(a.count);
+    // A counter redrawn in place on a terminal; a line every 10 s otherwise (logs, pipes).
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last_line = Instant::now();
     for i in 0..a.count {
         let t = Instant::now();
         let key = opts.generate(&mut *rng)?;
         ours.push(t.elapsed().as_secs_f64() * 1e3);
         drop(key);
-        if !a.json {
-            eprint!("\rhourglass: generated {}/{} keys", i + 1, a.count);
+        if !a.json && !a.quiet {
+            if terminal {
+                eprint!("\rhourglass: generated {}/{} keys", i + 1, a.count);
+            } else if last_line.elapsed().as_secs() >= 10 || i + 1 == a.count {
+                eprintln!("hourglass: generated {}/{} keys", i + 1, a.count);
+                last_line = Instant::now();
+            }
         }
     }
-    if !a.json {
+    if !a.json && !a.quiet && terminal {
         eprintln!();
     }
     let ossl_count = a.openssl_count.unwrap_or(a.count);
     let theirs = if ossl_count > 0 {
-        if !a.json {
+        if !a.json && !a.quiet {
             eprintln!("hourglass: timing {ossl_count} OpenSSL key generations...");
         }
         openssl_baseline::keygen_ms(opts.bits(), ossl_count)?

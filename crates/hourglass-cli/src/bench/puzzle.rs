@@ -40,6 +40,9 @@ pub struct PuzzleBenchArgs {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
 }
 
 /// Paper Table I, fastest machine (Core 2 Duo T9900 3.06 GHz, 64-bit Linux): squarings/s.
@@ -124,7 +127,7 @@ pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
                 "--bits {bits} is outside 512..=16384"
             )));
         }
-        if !a.json {
+        if !a.json && !a.quiet {
             eprintln!("hourglass: measuring {bits} bits...");
         }
         let (n, phi) = modulus(bits)?;

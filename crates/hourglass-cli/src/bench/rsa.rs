@@ -33,6 +33,9 @@ pub struct RsaBenchArgs {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
     /// Write an SVG plot of decryption and encryption times.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
@@ -133,7 +136,7 @@ pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
         let mut rows = Vec::new();
         let mut crt_key = None;
         for v in Variant::ALL {
-            if !a.json {
+            if !a.json && !a.quiet {
                 eprintln!("hourglass: {bits}-bit {v}: generating key...");
             }
             let key = KeyGenOptions::new(bits, v).threads(2).generate(&mut *rng)?;

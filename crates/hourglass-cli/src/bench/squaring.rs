@@ -29,6 +29,9 @@ pub struct SquaringBenchArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
 }
 
 #[derive(Serialize)]

@@ -43,6 +43,9 @@ pub struct SubmitBenchArgs {
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
 }
 
 #[derive(Serialize)]
@@ -93,7 +96,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
         checkpoint: CheckpointFile::new(dir.path().join("bench.ckpt"), key.clone()),
         checkpoint_every: Duration::from_secs(3600),
     };
-    if !a.json {
+    if !a.json && !a.quiet {
         eprintln!(
             "hourglass: sealing {} links of {} squarings on RSA-2048 with {} proofs...",
             a.links,
@@ -147,7 +150,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
     let private = if a.no_private {
         None
     } else {
-        if !a.json {
+        if !a.json && !a.quiet {
             eprintln!(
                 "hourglass: making a 2048-bit puzzle key and a private bundle of the same shape for comparison..."
             );

@@ -35,6 +35,9 @@ pub struct VdfBenchArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// No progress messages on standard error (the tables still print).
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
 }
 
 fn parse_t(s: &str) -> Result<u64, String> {
@@ -186,7 +189,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
     let t_verify: u64 = 1 << 20;
     let mut setups = Vec::new();
     for &lambda in &a.bits {
-        if !a.json {
+        if !a.json && !a.quiet {
             eprintln!("hourglass: evaluating T = 2^20 modulo a {lambda}-bit modulus for the verification tables...");
         }
         let group = group_of(lambda)?;
@@ -574,7 +577,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
     // Proof generation against evaluation.
     if a.prove_iterations > 0 {
         let t = a.prove_iterations;
-        if !a.json {
+        if !a.json && !a.quiet {
             eprintln!("hourglass: evaluating T = {t} modulo rsa-2048 for the proof-generation measurement...");
         }
         let group = RsaGroup::rsa_2048();
