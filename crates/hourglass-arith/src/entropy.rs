@@ -80,8 +80,12 @@ pub struct FileEntropy {
 impl FileEntropy {
     /// Opens `path` (a regular file, a FIFO or a character device such as `/dev/hwrng`).
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path)
-            .map_err(|e| Error::Entropy(format!("cannot open {}: {e}", path.display())))?;
+        let file = File::open(path).map_err(|e| {
+            Error::Entropy(format!(
+                "cannot open {} (--entropy takes a readable file or device): {e}",
+                path.display()
+            ))
+        })?;
         Ok(Self {
             path: path.to_owned(),
             shared: Arc::new(Mutex::new(SharedFile { file, consumed: 0 })),
@@ -270,6 +274,38 @@ pub fn random_u64(rng: &mut dyn EntropySource) -> Result<u64> {
     let mut b = [0u8; 8];
     rng.fill(&mut b)?;
     Ok(u64::from_le_bytes(b))
+}
+
+/// `--entropy PATH` and `--seed TEXT`, the entropy options of every command-line surface
+/// (the `clap` feature).
+#[cfg(feature = "clap")]
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct EntropyArgs {
+    /// Read random bytes from this file or device (e.g. /dev/hwrng) and nothing else; running
+    /// out is an error. Default: the operating system's CSPRNG.
+    #[arg(long, value_name = "PATH", conflicts_with = "seed")]
+    pub entropy: Option<std::path::PathBuf>,
+    /// INSECURE: derive every random value from this text (reproducible tests and benchmarks
+    /// only).
+    #[arg(long, value_name = "TEXT")]
+    pub seed: Option<String>,
+}
+
+#[cfg(feature = "clap")]
+impl EntropyArgs {
+    /// The selected source, with a warning on standard error for `--seed`.
+    pub fn source(&self) -> Result<Box<dyn EntropySource>> {
+        if let Some(seed) = &self.seed {
+            eprintln!(
+                "hourglass: warning: --seed makes every random value predictable: INSECURE, for tests and benchmarks only"
+            );
+            return Ok(Box::new(SeededEntropy::new(seed.as_bytes())));
+        }
+        if let Some(path) = &self.entropy {
+            return Ok(Box::new(FileEntropy::open(path)?));
+        }
+        Ok(Box::new(OsEntropy))
+    }
 }
 
 #[cfg(test)]

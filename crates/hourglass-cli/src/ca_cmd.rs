@@ -13,11 +13,11 @@ use hourglass_timelock::certificate::{
 };
 
 use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::key_files::load_private;
 use crate::progress::ReportArgs;
 use crate::puzzle_files::load_puzzle_key;
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Longest validity accepted on the command line (100 years).
 const MAX_DAYS: u32 = 36_500;

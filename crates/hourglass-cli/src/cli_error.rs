@@ -97,6 +97,22 @@ impl From<RsaError> for CliError {
     }
 }
 
+impl From<hourglass_bench::Error> for CliError {
+    fn from(e: hourglass_bench::Error) -> Self {
+        match e {
+            hourglass_bench::Error::Arith(inner) => inner.into(),
+            hourglass_bench::Error::Rsa(inner) => inner.into(),
+            other => {
+                let err = CliError::new(other.to_string());
+                match other.hint() {
+                    Some(h) => err.hint(h),
+                    None => err,
+                }
+            }
+        }
+    }
+}
+
 impl From<hourglass_arith::Error> for CliError {
     fn from(e: hourglass_arith::Error) -> Self {
         let hint = match &e {

@@ -20,11 +20,11 @@ use hourglass_rsa::HashAlg;
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
 use crate::files::{
     check_output, read_input, write_output, write_shared_output, DirOutput, Sensitivity,
 };
 use crate::progress::ReportArgs;
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass dkg`.
 #[derive(Args, Debug)]

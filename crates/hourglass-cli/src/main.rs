@@ -3,14 +3,12 @@
 //! Subcommands are grouped by domain: `hourglass rsa ...` for keys and the RSA variants,
 //! `hourglass bench ...` for the measurements, `hourglass demo` for a guided tour.
 
-mod bench;
 mod ca_cmd;
 mod cli_error;
 mod demo;
 mod demo_public;
 mod demo_submission;
 mod dkg_cmd;
-mod entropy_args;
 mod files;
 mod key_files;
 mod output_file;
@@ -70,7 +68,7 @@ enum Command {
     /// Distributed RSA key generation (nobody learns the factors) and signing with the shares.
     Dkg(dkg_cmd::DkgArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
-    Bench(bench::BenchArgs),
+    Bench(hourglass_bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
     Demo(demo::DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -178,7 +176,9 @@ fn main() -> ExitCode {
         Command::Timelock(args) => timelock_cmd::run(args),
         Command::Vdf(args) => vdf_cmd::run(args),
         Command::Dkg(args) => dkg_cmd::run(args),
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => {
+            hourglass_bench::run(args, files::existing_policy()).map_err(CliError::from)
+        }
         Command::Demo(args) => demo::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { out } => man_pages(&out),

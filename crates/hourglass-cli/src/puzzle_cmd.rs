@@ -11,13 +11,13 @@ use hourglass_timelock::{
 };
 
 use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::progress::ReportArgs;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
 use crate::puzzle_files::{digest_file, load_puzzle_key, text};
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass puzzle`.
 #[derive(Args, Debug)]
@@ -60,7 +60,7 @@ Check it with OpenSSL:
     #[command(
         after_help = "Examples:\n  hourglass puzzle bench\n  hourglass puzzle bench --bits 2048 --compare --json"
     )]
-    Bench(crate::bench::puzzle::PuzzleBenchArgs),
+    Bench(hourglass_bench::puzzle::PuzzleBenchArgs),
     /// Sign a file with a puzzle key (fast): a delayed signature that takes t squarings to verify.
     #[command(
         after_help = "Example:\n  hourglass puzzle sign -k deputy-48h.key -i contract.pdf -o contract.sig"
@@ -206,7 +206,7 @@ pub fn run(args: PuzzleArgs) -> Result<(), CliError> {
         PuzzleCommand::Certify(a) => crate::ca_cmd::certify(a),
         PuzzleCommand::Solve(a) => solve_cmd(a),
         PuzzleCommand::Verify(a) => verify(a),
-        PuzzleCommand::Bench(a) => crate::bench::puzzle::run(a),
+        PuzzleCommand::Bench(a) => hourglass_bench::puzzle::run(a).map_err(CliError::from),
         PuzzleCommand::Sign(a) => sign(a),
         PuzzleCommand::VerifySignature(a) => verify_signature(a),
     }

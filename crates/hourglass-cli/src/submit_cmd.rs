@@ -15,7 +15,6 @@ use hourglass_timelock::{PuzzleKey, PuzzleKeyGen};
 use hourglass_vdf::group::RsaGroup;
 
 use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
 use crate::files::{
     read_input, with_ext, write_output, write_output_replacing, DirOutput, Sensitivity,
 };
@@ -23,6 +22,7 @@ use crate::progress::ReportArgs;
 use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
 use crate::puzzle_cmd::HashArg;
 use crate::puzzle_files::{digest_file, load_puzzle_key};
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass submit`.
 #[derive(Args, Debug)]
@@ -89,7 +89,7 @@ struct NewSetArgs {
     modulus: Option<String>,
     /// The proof every link of a public set carries.
     #[arg(long, value_enum, default_value = "wesolowski", requires = "public")]
-    proof: ProofArg,
+    proof: ProofScheme,
     #[command(flatten)]
     entropy: EntropyArgs,
     #[command(flatten)]
@@ -323,7 +323,7 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         rate,
         measured,
         a.hash.into(),
-        a.proof.into(),
+        a.proof,
         &created,
     )
     .map_err(|e| CliError::new(e.to_string()))?;
@@ -354,24 +354,6 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         set.origin.describe()
     ));
     Ok(())
-}
-
-/// Proof schemes of public sets on the command line.
-#[derive(clap::ValueEnum, Debug, Clone, Copy)]
-pub(crate) enum ProofArg {
-    /// Wesolowski: one group element per link; verification in about a millisecond.
-    Wesolowski,
-    /// Pietrzak: log t elements per link; cheaper to prove, slower to verify.
-    Pietrzak,
-}
-
-impl From<ProofArg> for ProofScheme {
-    fn from(p: ProofArg) -> Self {
-        match p {
-            ProofArg::Wesolowski => ProofScheme::Wesolowski,
-            ProofArg::Pietrzak => ProofScheme::Pietrzak,
-        }
-    }
 }
 
 /// A set of either kind.

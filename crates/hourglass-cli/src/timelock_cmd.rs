@@ -16,13 +16,13 @@ use hourglass_timelock::tlock::{
 use hourglass_timelock::{SolveOptions, SolveOutcome};
 
 use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, open_input, with_ext, Sensitivity};
 use crate::output_file::StagedOutput;
 use crate::progress::ReportArgs;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass timelock`.
 #[derive(Args, Debug)]

@@ -18,12 +18,12 @@ use hourglass_vdf::proof_file::{AnyProof, GroupCache, ModulusPolicy, ProofFile, 
 use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
 
 use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
 use crate::files::{check_output, modulus_from_key_file, read_input, write_output, Sensitivity};
 use crate::progress::ReportArgs;
 use crate::progress::{
     format_rate, format_secs, stop_flag, LongRunArgs, ProgressDisplay, ProgressMode,
 };
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass vdf`.
 #[derive(Args, Debug)]

@@ -29,6 +29,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "clap")]
+pub mod cli;
 pub mod encoding;
 pub mod hazmat;
 pub mod inspect;

@@ -80,6 +80,7 @@ impl ModulusOrigin {
 
 /// The proof scheme a public set fixes for its links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum ProofScheme {
     /// Wesolowski with the fast verification (one group element; the default).

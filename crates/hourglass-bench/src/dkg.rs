@@ -21,7 +21,7 @@ use hourglass_dkg::PartyId;
 use serde_json::json;
 
 use super::stats::Summary;
-use crate::cli_error::CliError;
+use crate::{Error, Result};
 
 /// Arguments of `hourglass bench dkg`.
 #[derive(Args, Debug)]
@@ -76,35 +76,32 @@ impl Measured {
     }
 }
 
-fn bench_error(e: hourglass_dkg::Error) -> CliError {
-    CliError::new(format!("benchmark generation failed: {e}"))
-}
-
 /// Runs `k` parties over loopback TLS (threads), until a key or `max_batches`.
 fn measure(
     k: usize,
     settings: &Settings,
     sim: NetSim,
     max_batches: Option<u64>,
-) -> Result<Measured, CliError> {
-    let dir =
-        tempfile::tempdir().map_err(|e| CliError::new(format!("temporary directory: {e}")))?;
+) -> Result<Measured> {
+    let dir = tempfile::tempdir().map_err(|source| Error::Io {
+        context: "creating a temporary directory".into(),
+        source,
+    })?;
     let cluster = dir.path().join("cluster");
-    let base = free_loopback_base_port(k).map_err(bench_error)?;
-    let configs = init_cluster(&cluster, k, settings, base, "bench").map_err(bench_error)?;
+    let base = free_loopback_base_port(k)?;
+    let configs = init_cluster(&cluster, k, settings, base, "bench")?;
     let handles: Vec<_> = configs
         .into_iter()
         .enumerate()
         .map(|(i, path)| {
             thread::spawn(move || {
-                let config = ClusterConfig::load(&path).map_err(bench_error)?;
+                let config = ClusterConfig::load(&path)?;
                 let options = TlsOptions {
                     sim,
                     max_frame: config.generation.max_frame_bytes(config.ids().len()),
                     ..TlsOptions::default()
                 };
-                let mut transport = TlsTransport::connect(&config, i as PartyId + 1, &options)
-                    .map_err(bench_error)?;
+                let mut transport = TlsTransport::connect(&config, i as PartyId + 1, &options)?;
                 party(
                     &mut transport,
                     &config.ids(),
@@ -118,11 +115,7 @@ fn measure(
 }
 
 /// The same over the in-memory mesh: the protocol's arithmetic without TLS and sockets.
-fn measure_in_memory(
-    k: usize,
-    settings: &Settings,
-    max_batches: Option<u64>,
-) -> Result<Measured, CliError> {
+fn measure_in_memory(k: usize, settings: &Settings, max_batches: Option<u64>) -> Result<Measured> {
     let ids: Vec<PartyId> = (1..=k as PartyId).collect();
     let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
         .into_iter()
@@ -134,20 +127,16 @@ fn measure_in_memory(
     collect(handles)
 }
 
-fn collect(
-    handles: Vec<thread::JoinHandle<Result<Report, CliError>>>,
-) -> Result<Measured, CliError> {
+fn collect(handles: Vec<thread::JoinHandle<Result<Report>>>) -> Result<Measured> {
     let mut reports = Vec::new();
     for h in handles {
-        let r = h
-            .join()
-            .map_err(|_| CliError::new("a benchmark party panicked"))??;
+        let r = h.join().map_err(|_| Error::Panicked)??;
         reports.push(r);
     }
     let first = reports
         .first()
         .cloned()
-        .ok_or_else(|| CliError::new("no parties"))?;
+        .ok_or_else(|| Error::WrongResult("no parties".into()))?;
     Ok(Measured {
         seconds: reports
             .iter()
@@ -167,7 +156,7 @@ fn party(
     ids: &[PartyId],
     settings: &Settings,
     max_batches: Option<u64>,
-) -> Result<Report, CliError> {
+) -> Result<Report> {
     match generate_limited(
         transport,
         ids,
@@ -179,12 +168,12 @@ fn party(
     ) {
         Ok(g) => Ok(g.report.clone()),
         Err(hourglass_dkg::Error::Stopped(report)) => Ok(*report),
-        Err(e) => Err(bench_error(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// `args.runs` full generations of `k` parties on the LAN.
-fn full_runs(k: usize, bits: u32, args: &DkgBenchArgs) -> Result<Vec<Measured>, CliError> {
+fn full_runs(k: usize, bits: u32, args: &DkgBenchArgs) -> Result<Vec<Measured>> {
     (0..args.runs)
         .map(|_| measure(k, &settings(bits, args.batch), NetSim::default(), None))
         .collect()
@@ -229,12 +218,16 @@ fn rounds_per_batch(k: usize) -> u32 {
 }
 
 /// Runs `hourglass bench dkg`.
-pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
+pub fn run(args: DkgBenchArgs) -> Result<()> {
     if args.runs == 0 || args.batches == 0 {
-        return Err(CliError::new("--runs and --batches must be positive"));
+        return Err(Error::InvalidOption(
+            "--runs and --batches must be positive".into(),
+        ));
     }
     if args.parties.iter().any(|&k| !(3..=128).contains(&k)) {
-        return Err(CliError::new("--parties: use 3 to 128 parties"));
+        return Err(Error::InvalidOption(
+            "--parties: use 3 to 128 parties".into(),
+        ));
     }
     let bits = args.bits.clone();
     let mut out = serde_json::Map::new();
@@ -444,7 +437,7 @@ pub fn run(args: DkgBenchArgs) -> Result<(), CliError> {
             "{:>7} | {:>10} | {:>14} | {:>16}",
             "bound", "expected", "time per iter.", "expected total"
         ));
-        let max = Sieve::default_bound(1024, 3).map_err(bench_error)?;
+        let max = Sieve::default_bound(1024, 3)?;
         let mut rows = Vec::new();
         for bound in [31, 101, 307, max] {
             let mut s = settings(2048, 32);

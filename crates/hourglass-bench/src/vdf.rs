@@ -15,7 +15,7 @@ use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
 use serde_json::json;
 
 use super::stats::Summary;
-use crate::cli_error::CliError;
+use crate::Result;
 
 /// Arguments of `hourglass bench vdf`.
 #[derive(Args, Debug)]
@@ -40,7 +40,7 @@ pub struct VdfBenchArgs {
     quiet: bool,
 }
 
-fn parse_t(s: &str) -> Result<u64, String> {
+fn parse_t(s: &str) -> std::result::Result<u64, String> {
     if s == "0" {
         return Ok(0);
     }
@@ -136,13 +136,13 @@ fn paper_row(lambda: u32, level: SecurityLevel) -> Option<usize> {
     Some(col + if level == SecurityLevel::K128 { 0 } else { 3 })
 }
 
-fn group_of(bits: u32) -> Result<RsaGroup, CliError> {
+fn group_of(bits: u32) -> Result<RsaGroup> {
     if bits == 2048 {
         return Ok(RsaGroup::rsa_2048());
     }
     let mut rng = SeededEntropy::new(format!("bench vdf modulus {bits}").as_bytes());
     let n = random_modulus(bits, &mut rng)?;
-    RsaGroup::new(n).map_err(|e| CliError::new(e.to_string()))
+    Ok(RsaGroup::new(n)?)
 }
 
 fn fastest_ring_name(group: &RsaGroup) -> &'static str {
@@ -178,7 +178,7 @@ struct Setup {
 }
 
 /// Runs `hourglass bench vdf`.
-pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
+pub fn run(a: VdfBenchArgs) -> Result<()> {
     let runs = a.runs.max(3);
     let say = |s: String| {
         if !a.json {
@@ -193,11 +193,8 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
             eprintln!("hourglass: evaluating T = 2^20 modulo a {lambda}-bit modulus for the verification tables...");
         }
         let group = group_of(lambda)?;
-        let x = group
-            .hash_to_element(b"hourglass bench vdf")
-            .map_err(|e| CliError::new(e.to_string()))?;
-        let evaluation =
-            evaluate_in_memory(&group, &x, t_verify).map_err(|e| CliError::new(e.to_string()))?;
+        let x = group.hash_to_element(b"hourglass bench vdf")?;
+        let evaluation = evaluate_in_memory(&group, &x, t_verify)?;
         setups.push(Setup {
             lambda,
             group,
@@ -224,8 +221,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
             let vdf = Wesolowski::new(level).with_threads(1);
             let h = HashToPrime::new(level);
             let unoptimised = HashToPrime::new(level)
-                .with_sieve_primes(0)
-                .map_err(|e| CliError::new(e.to_string()))?
+                .with_sieve_primes(0)?
                 .without_context_copy();
             let (mut mme, mut hashing, mut prime, mut cands) = (0.0, 0.0, 0.0, 0.0);
             let (mut copy, mut no_copy, mut before) = (0.0, 0.0, 0.0);
@@ -233,16 +229,12 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
             for i in 0..proofs_per_cell {
                 let x = s
                     .group
-                    .hash_to_element(format!("table 1 input {i}").as_bytes())
-                    .map_err(|e| CliError::new(e.to_string()))?;
-                let ev = evaluate_in_memory(&s.group, &x, 1 << 16)
-                    .map_err(|e| CliError::new(e.to_string()))?;
-                let proof = vdf.prove(&ev).map_err(|e| CliError::new(e.to_string()))?;
+                    .hash_to_element(format!("table 1 input {i}").as_bytes())?;
+                let ev = evaluate_in_memory(&s.group, &x, 1 << 16)?;
+                let proof = vdf.prove(&ev)?;
                 let st = ev.statement(level);
                 let encoded = st.encode(hourglass_vdf::wesolowski::SCHEME);
-                let (_, stats) = h
-                    .prime_with_stats(&encoded)
-                    .map_err(|e| CliError::new(e.to_string()))?;
+                let (_, stats) = h.prime_with_stats(&encoded)?;
                 let r = Integer::from(2)
                     .pow_mod(&Integer::from(st.iterations), &proof.l)
                     .unwrap_or_default();
@@ -402,7 +394,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
     let mut per_trial: Vec<[f64; 2]> = vec![[0.0; 2]; SIZES_T3.len()];
     let mut means: Vec<[f64; 2]> = vec![[0.0; 2]; SIZES_T3.len()];
     for (m, paper_row3) in PAPER_T3.iter().enumerate() {
-        let sieve = PreSieve::new(m).map_err(|e| CliError::new(e.to_string()))?;
+        let sieve = PreSieve::new(m)?;
         let mut line = format!("  {m:>6} |");
         let mut row = Vec::new();
         for (si, &bits) in SIZES_T3.iter().enumerate() {
@@ -531,9 +523,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
     let mut t7 = Vec::new();
     for s in &setups {
         let vdf = Pietrzak::new(SecurityLevel::K128);
-        let proof = vdf
-            .prove(&s.evaluation)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        let proof = vdf.prove(&s.evaluation)?;
         let st = s.evaluation.statement(SecurityLevel::K128);
         let ms = median_ms(runs.min(21), || {
             vdf.verify(&st, &proof)
@@ -550,9 +540,7 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
     report.insert("pietrzak_verification".into(), json!(t7));
     if let Some(s) = setups.iter().find(|s| s.lambda == 2048) {
         let vdf = Wesolowski::new(SecurityLevel::K128).with_threads(1);
-        let proof = vdf
-            .prove(&s.evaluation)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        let proof = vdf.prove(&s.evaluation)?;
         let st = s.evaluation.statement(SecurityLevel::K128);
         let threads = hourglass_vdf::available_threads();
         let per_thread = 200;
@@ -581,21 +569,15 @@ pub fn run(a: VdfBenchArgs) -> Result<(), CliError> {
             eprintln!("hourglass: evaluating T = {t} modulo rsa-2048 for the proof-generation measurement...");
         }
         let group = RsaGroup::rsa_2048();
-        let x = group
-            .hash_to_element(b"hourglass bench vdf proving")
-            .map_err(|e| CliError::new(e.to_string()))?;
+        let x = group.hash_to_element(b"hourglass bench vdf proving")?;
         let start = Instant::now();
-        let ev = evaluate_in_memory(&group, &x, t).map_err(|e| CliError::new(e.to_string()))?;
+        let ev = evaluate_in_memory(&group, &x, t)?;
         let eval_s = start.elapsed().as_secs_f64();
         let start = Instant::now();
-        let w = Wesolowski::default()
-            .prove(&ev)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        let w = Wesolowski::default().prove(&ev)?;
         let w_s = start.elapsed().as_secs_f64();
         let start = Instant::now();
-        let p = Pietrzak::default()
-            .prove(&ev)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        let p = Pietrzak::default().prove(&ev)?;
         let p_s = start.elapsed().as_secs_f64();
         std::hint::black_box((w, p));
         say(String::new());

@@ -1,11 +1,16 @@
-//! `hourglass bench ...`: measurements that reproduce the papers' tables, against OpenSSL
-//! timed in the same run.
+//! hourglass's benchmarks: measurements that reproduce the papers' tables (RSA variants, key
+//! generation, time-lock puzzles, VDF verification, distributed key generation, trustless
+//! submission), with OpenSSL and GMP timed in the same process and run on the same sizes.
+//!
+//! The command line's `hourglass bench ...` is a thin subcommand over [`BenchArgs`] and
+//! [`run`]; everything here prints tables (or `--json`) and nothing asserts a speed: speed is
+//! measured, never tested. docs/PERFORMANCE.md records the figures and what was tried.
 
 mod dkg;
 mod keygen;
 mod openssl_baseline;
 mod plot;
-pub(crate) mod puzzle;
+pub mod puzzle;
 mod rsa;
 mod squaring;
 mod stats;
@@ -13,8 +18,84 @@ mod submit;
 mod vdf;
 
 use clap::{Args, Subcommand};
+use hourglass_arith::atomic::Existing;
 
-use crate::cli_error::CliError;
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An option is outside what the benchmark accepts (the message names the option).
+    #[error("{0}")]
+    InvalidOption(String),
+    /// A measured computation gave a wrong result, so its time means nothing.
+    #[error("{0}")]
+    WrongResult(String),
+    /// OpenSSL, the baseline, failed.
+    #[error("OpenSSL: {0}")]
+    OpenSsl(#[from] openssl::error::ErrorStack),
+    /// Reading or writing a file, or a temporary directory.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A benchmark thread panicked (a bug).
+    #[error("a benchmark thread panicked")]
+    Panicked,
+    /// The arithmetic core.
+    #[error(transparent)]
+    Arith(#[from] hourglass_arith::Error),
+    /// RSA keys and operations.
+    #[error(transparent)]
+    Rsa(#[from] hourglass_rsa::Error),
+    /// Puzzles and submission.
+    #[error(transparent)]
+    Timelock(#[from] hourglass_timelock::Error),
+    /// VDFs.
+    #[error(transparent)]
+    Vdf(#[from] hourglass_vdf::Error),
+    /// Distributed key generation.
+    #[error(transparent)]
+    Dkg(#[from] hourglass_dkg::Error),
+    /// JSON output.
+    #[error("JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Error {
+    /// What the user can do about it, when there is something.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Error::InvalidOption(_) => {
+                Some("see `hourglass bench <name> --help` for the accepted ranges")
+            }
+            Error::WrongResult(_) | Error::Panicked => Some(
+                "a wrong result under measurement is a bug or a hardware fault: please report it",
+            ),
+            Error::OpenSsl(_) => {
+                Some("the OpenSSL baseline failed; --no-openssl skips it where offered")
+            }
+            Error::Io { .. } => Some("check the path, permissions and free space"),
+            _ => None,
+        }
+    }
+}
+
+/// Result alias for the benchmarks.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Writes a plot (SVG) atomically; `existing` says whether a file already there is replaced.
+fn write_plot(path: &std::path::Path, svg: &str, existing: Existing) -> Result<()> {
+    hourglass_arith::atomic::write_atomic(path, svg.as_bytes(), 0o644, existing).map_err(|source| {
+        Error::Io {
+            context: format!("writing {}", path.display()),
+            source,
+        }
+    })
+}
 
 /// Arguments of `hourglass bench`.
 #[derive(Args, Debug)]
@@ -70,11 +151,12 @@ enum BenchCommand {
     Submit(submit::SubmitBenchArgs),
 }
 
-/// Runs `hourglass bench ...`.
-pub fn run(args: BenchArgs) -> Result<(), CliError> {
+/// Runs `hourglass bench ...`. `existing` says whether an output file (a plot) that is already
+/// there is replaced (the command line's `--force`) or refused.
+pub fn run(args: BenchArgs, existing: Existing) -> Result<()> {
     match args.command {
-        BenchCommand::Rsa(a) => rsa::run(a),
-        BenchCommand::Keygen(a) => keygen::run(a),
+        BenchCommand::Rsa(a) => rsa::run(a, existing),
+        BenchCommand::Keygen(a) => keygen::run(a, existing),
         BenchCommand::Vdf(a) => vdf::run(a),
         BenchCommand::Squaring(a) => squaring::run(a),
         BenchCommand::Dkg(a) => dkg::run(a),
@@ -87,7 +169,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 }
 
 /// Parses a comma-separated list of bit sizes.
-pub fn parse_bits_list(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_bits_list(s: &str) -> std::result::Result<Vec<u32>, String> {
     s.split(',')
         .map(|t| {
             t.trim()

@@ -20,7 +20,7 @@ use hourglass_vdf::{Pietrzak, Vdf, Wesolowski};
 use serde::Serialize;
 
 use super::stats::{time_ms, Summary};
-use crate::cli_error::CliError;
+use crate::{Error, Result};
 
 /// Options of `hourglass bench submit`.
 #[derive(Args, Debug)]
@@ -36,7 +36,7 @@ pub struct SubmitBenchArgs {
     runs: usize,
     /// The proof the links carry.
     #[arg(long, value_enum, default_value = "wesolowski")]
-    proof: crate::submit_cmd::ProofArg,
+    proof: ProofScheme,
     /// Skip the private-set comparison (it makes a 2048-bit puzzle key per link).
     #[arg(long)]
     no_private: bool,
@@ -61,15 +61,11 @@ struct Report {
     private_verify_ms: Option<Summary>,
 }
 
-fn timelock(e: hourglass_timelock::Error) -> CliError {
-    CliError::new(e.to_string())
-}
-
 /// Runs the benchmark.
-pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
+pub fn run(a: SubmitBenchArgs) -> Result<()> {
     if a.links == 0 || a.links > 1000 || a.squarings == 0 || a.runs == 0 {
-        return Err(CliError::new(
-            "--links (1 to 1000), --squarings and --runs must be positive",
+        return Err(Error::InvalidOption(
+            "--links (1 to 1000), --squarings and --runs must be positive".into(),
         ));
     }
     let group = RsaGroup::rsa_2048();
@@ -81,13 +77,14 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
         1.0,
         false,
         PuzzleHash::Sha256,
-        a.proof.into(),
+        a.proof,
         "",
-    )
-    .map_err(timelock)?;
+    )?;
     let digest = PuzzleHash::Sha256.digest(b"hourglass bench submit");
-    let dir =
-        tempfile::tempdir().map_err(|e| CliError::new(format!("temporary directory: {e}")))?;
+    let dir = tempfile::tempdir().map_err(|source| Error::Io {
+        context: "creating a temporary directory".into(),
+        source,
+    })?;
     let key = CheckpointKey::ephemeral()?;
     let options = |until: f64| SealOptions {
         expect_secs: None,
@@ -114,26 +111,21 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
         &AtomicBool::new(false),
         &mut |_, _, _| {},
         &mut |_| Ok(()),
-    )
-    .map_err(timelock)?;
+    )?;
     let seal_secs = start.elapsed().as_secs_f64();
     // The proof's cost against the squarings it proves: one link, evaluated (the same
     // error-checked engine, keeping the prover's powers) then proved, best of three.
-    let x = group
-        .hash_to_element(b"hourglass bench submit, one link")
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let x = group.hash_to_element(b"hourglass bench submit, one link")?;
     let (mut squaring_secs, mut proof_secs) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..3 {
         let t = Instant::now();
-        let evaluation = evaluate_in_memory(&group, &x, a.squarings)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        let evaluation = evaluate_in_memory(&group, &x, a.squarings)?;
         squaring_secs = squaring_secs.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         match set.proof {
             ProofScheme::Wesolowski => Wesolowski::default().prove(&evaluation).map(drop),
             ProofScheme::Pietrzak => Pietrzak::default().prove(&evaluation).map(drop),
-        }
-        .map_err(|e| CliError::new(e.to_string()))?;
+        }?;
         proof_secs = proof_secs.min(t.elapsed().as_secs_f64());
     }
     let public_samples = time_ms(a.runs, || {
@@ -145,8 +137,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
                 "the benchmark bundle does not verify".into(),
             ))
         }
-    })
-    .map_err(timelock)?;
+    })?;
     let private = if a.no_private {
         None
     } else {
@@ -158,10 +149,8 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
         let mut rng = OsEntropy;
         let keys = vec![PuzzleKeyGen::new(2048, a.squarings)
             .rate(1.0, false)
-            .generate(&mut rng)
-            .map_err(timelock)?];
-        let pset = PuzzleSet::new("bench", keys.iter().map(|k| k.public_key()).collect())
-            .map_err(timelock)?;
+            .generate(&mut rng)?];
+        let pset = PuzzleSet::new("bench", keys.iter().map(|k| k.public_key()).collect())?;
         let mut pbundle = Bundle::new(PuzzleHash::Sha256, &digest);
         seal(
             &pset,
@@ -173,8 +162,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
             &AtomicBool::new(false),
             &mut |_, _, _| {},
             &mut |_| Ok(()),
-        )
-        .map_err(timelock)?;
+        )?;
         let samples = time_ms(a.runs, || {
             let v = verify_bundle(&pbundle, &digest, &keys, 2, &mut rng)?;
             if v.valid {
@@ -184,8 +172,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<(), CliError> {
                     "the private benchmark bundle does not verify".into(),
                 ))
             }
-        })
-        .map_err(timelock)?;
+        })?;
         Some(Summary::of(&samples))
     };
     let report = Report {

@@ -14,9 +14,9 @@ use super::openssl_baseline::{self, OpensslKey};
 use super::parse_bits_list;
 use super::plot::{render, Panel, Series};
 use super::stats::{time_ms, Summary};
-use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
-use crate::files::{write_output, Sensitivity};
+use crate::{Error, Result};
+use hourglass_arith::atomic::Existing;
+use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass bench rsa`.
 #[derive(Args, Debug)]
@@ -89,7 +89,7 @@ fn measure(
     key: &PrivateKey,
     runs: usize,
     rng: &mut dyn EntropySource,
-) -> Result<(Summary, Summary, Summary, Summary), CliError> {
+) -> Result<(Summary, Summary, Summary, Summary)> {
     let n = key.public().n().clone();
     let m = random_below(rng, &n)?;
     let c = key.public().public_op(&m)?;
@@ -111,7 +111,9 @@ fn measure(
         let t = time_ms(runs, || {
             let out = k.private_op(&c, rng)?;
             if out != m {
-                return Err(CliError::new("benchmark decryption gave a wrong result"));
+                return Err(Error::WrongResult(
+                    "benchmark decryption gave a wrong result".into(),
+                ));
             }
             Ok(())
         })?;
@@ -121,15 +123,15 @@ fn measure(
 }
 
 /// Runs the benchmark.
-pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
+pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
     if a.runs == 0 {
-        return Err(CliError::new("--runs must be at least 1"));
+        return Err(Error::InvalidOption("--runs must be at least 1".into()));
     }
     let mut rng = a.entropy.source()?;
     let mut reports = Vec::new();
     for &bits in &a.bits {
         if !(1024..=8192).contains(&bits) {
-            return Err(CliError::new(format!(
+            return Err(Error::InvalidOption(format!(
                 "--bits {bits}: sizes must be within 1024..=8192"
             )));
         }
@@ -185,14 +187,11 @@ pub fn run(a: RsaBenchArgs) -> Result<(), CliError> {
         });
     }
     if let Some(path) = &a.plot {
-        write_plot(path, &reports)?;
+        plot_times(path, &reports, existing)?;
     }
     if a.json {
         let j = serde_json::json!({ "openssl_version": openssl_baseline::version(), "runs": a.runs, "sizes": reports });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&j).map_err(|e| CliError::new(e.to_string()))?
-        );
+        println!("{}", serde_json::to_string_pretty(&j)?);
         return Ok(());
     }
     print_report(&reports, a.runs);
@@ -308,7 +307,7 @@ fn print_speedups(r: &SizeReport) {
     }
 }
 
-fn write_plot(path: &std::path::Path, reports: &[SizeReport]) -> Result<(), CliError> {
+fn plot_times(path: &std::path::Path, reports: &[SizeReport], existing: Existing) -> Result<()> {
     let ticks: Vec<String> = reports.iter().map(|r| r.bits.to_string()).collect();
     let dec: Vec<(Variant, Vec<f64>)> = Variant::ALL
         .iter()
@@ -385,5 +384,5 @@ fn write_plot(path: &std::path::Path, reports: &[SizeReport]) -> Result<(), CliE
             log_y: true,
         },
     ]);
-    write_output(path, svg.as_bytes(), Sensitivity::Public)
+    crate::write_plot(path, &svg, existing)
 }

@@ -12,7 +12,7 @@ use hourglass_arith::Integer;
 use serde::Serialize;
 
 use super::openssl_baseline::montgomery_squarings;
-use crate::cli_error::CliError;
+use crate::{Error, Result};
 
 /// Arguments of `hourglass bench squaring`.
 #[derive(Args, Debug)]
@@ -100,14 +100,16 @@ fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
 }
 
 /// Runs `hourglass bench squaring`.
-pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
+pub fn run(a: SquaringBenchArgs) -> Result<()> {
     if !(0.01..=60.0).contains(&a.seconds) {
-        return Err(CliError::new("--seconds must be within 0.01..=60"));
+        return Err(Error::InvalidOption(
+            "--seconds must be within 0.01..=60".into(),
+        ));
     }
     let mut rows = Vec::new();
     for &bits in &a.bits {
         if !(512..=8192).contains(&bits) {
-            return Err(CliError::new(format!(
+            return Err(Error::InvalidOption(format!(
                 "--bits {bits} is outside 512..=8192"
             )));
         }
@@ -141,7 +143,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
                 let y = ctx.square_k_times_with(&x, k, kernel)?;
                 let ns = t.elapsed().as_secs_f64() * 1e9 / k as f64;
                 if y != want {
-                    return Err(CliError::new(format!(
+                    return Err(Error::WrongResult(format!(
                         "the {kernel} kernel disagrees with GMP"
                     )));
                 }
@@ -162,7 +164,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<(), CliError> {
             gmp = gmp.min(t.elapsed().as_secs_f64() * 1e9 / k as f64);
             let (y, secs) = montgomery_squarings(&n, &x, k)?;
             if y != want {
-                return Err(CliError::new("OpenSSL disagrees with GMP"));
+                return Err(Error::WrongResult("OpenSSL disagrees with GMP".into()));
             }
             ossl = ossl.min(secs * 1e9 / k as f64);
         }

@@ -10,10 +10,10 @@ use serde::Serialize;
 use super::openssl_baseline;
 use super::plot::{render, Panel, Series};
 use super::stats::Summary;
-use crate::cli_error::CliError;
-use crate::entropy_args::EntropyArgs;
-use crate::files::{write_output, Sensitivity};
-use crate::rsa_cmd::KeygenShape;
+use crate::{Error, Result};
+use hourglass_arith::atomic::Existing;
+use hourglass_arith::entropy::EntropyArgs;
+use hourglass_rsa::cli::KeygenShape;
 
 /// Arguments of `hourglass bench keygen`.
 #[derive(Args, Debug)]
@@ -54,9 +54,9 @@ struct Report {
 }
 
 /// Runs the benchmark.
-pub fn run(a: KeygenBenchArgs) -> Result<(), CliError> {
+pub fn run(a: KeygenBenchArgs, existing: Existing) -> Result<()> {
     if a.count == 0 {
-        return Err(CliError::new("--count must be at least 1"));
+        return Err(Error::InvalidOption("--count must be at least 1".into()));
     }
     let opts = a.shape.options()?;
     let mut rng = a.entropy.source()?;
@@ -150,13 +150,10 @@ pub fn run(a: KeygenBenchArgs) -> Result<(), CliError> {
                 log_y: false,
             },
         ]);
-        write_output(path, svg.as_bytes(), Sensitivity::Public)?;
+        crate::write_plot(path, &svg, existing)?;
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?
-        );
+        println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
     println!(

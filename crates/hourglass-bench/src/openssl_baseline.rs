@@ -8,14 +8,10 @@ use openssl::bn::BigNum;
 use openssl::rsa::{Padding, Rsa};
 use rug::integer::Order;
 
-use crate::cli_error::CliError;
+use crate::{Error, Result};
 
-fn ossl(e: openssl::error::ErrorStack) -> CliError {
-    CliError::new(format!("OpenSSL: {e}"))
-}
-
-fn bn(x: &rug::Integer) -> Result<BigNum, CliError> {
-    BigNum::from_slice(&x.to_digits::<u8>(Order::Msf)).map_err(ossl)
+fn bn(x: &rug::Integer) -> Result<BigNum> {
+    Ok(BigNum::from_slice(&x.to_digits::<u8>(Order::Msf))?)
 }
 
 /// The linked OpenSSL's version string.
@@ -25,11 +21,11 @@ pub fn version() -> &'static str {
 
 /// Times `count` OpenSSL key generations (`RSA_generate_key_ex`, what `openssl genrsa` runs),
 /// in milliseconds.
-pub fn keygen_ms(bits: u32, count: usize) -> Result<Vec<f64>, CliError> {
+pub fn keygen_ms(bits: u32, count: usize) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         let t = std::time::Instant::now();
-        let k = Rsa::generate(bits).map_err(ossl)?;
+        let k = Rsa::generate(bits)?;
         out.push(t.elapsed().as_secs_f64() * 1e3);
         drop(k);
     }
@@ -44,7 +40,7 @@ pub struct OpensslKey {
 
 impl OpensslKey {
     /// Imports our key (all CRT fields) into OpenSSL.
-    pub fn import(key: &PrivateKey) -> Result<Self, CliError> {
+    pub fn import(key: &PrivateKey) -> Result<Self> {
         let p = key.public();
         let [d, pp, q, dp, dq, qinv] = key.secret_components();
         let rsa = Rsa::from_private_components(
@@ -56,8 +52,7 @@ impl OpensslKey {
             bn(dp.expose())?,
             bn(dq.expose())?,
             bn(qinv.expose())?,
-        )
-        .map_err(ossl)?;
+        )?;
         Ok(Self {
             rsa,
             size: key.size(),
@@ -66,20 +61,16 @@ impl OpensslKey {
 
     /// One raw private operation (`RSA_private_decrypt` with no padding: OpenSSL's CRT,
     /// blinding and its check of the result).
-    pub fn private_op(&self, input: &[u8]) -> Result<(), CliError> {
+    pub fn private_op(&self, input: &[u8]) -> Result<()> {
         let mut out = vec![0u8; self.size];
-        self.rsa
-            .private_decrypt(input, &mut out, Padding::NONE)
-            .map_err(ossl)?;
+        self.rsa.private_decrypt(input, &mut out, Padding::NONE)?;
         Ok(())
     }
 
     /// One raw public operation.
-    pub fn public_op(&self, input: &[u8]) -> Result<(), CliError> {
+    pub fn public_op(&self, input: &[u8]) -> Result<()> {
         let mut out = vec![0u8; self.size];
-        self.rsa
-            .public_encrypt(input, &mut out, Padding::NONE)
-            .map_err(ossl)?;
+        self.rsa.public_encrypt(input, &mut out, Padding::NONE)?;
         Ok(())
     }
 }
@@ -130,15 +121,15 @@ pub fn montgomery_squarings(
     n: &rug::Integer,
     x: &rug::Integer,
     k: u64,
-) -> Result<(rug::Integer, f64), CliError> {
+) -> Result<(rug::Integer, f64)> {
     use foreign_types::ForeignType;
     use openssl::bn::BigNumContext;
-    let fail = || CliError::new("OpenSSL Montgomery context failed");
+    let fail = || Error::WrongResult("OpenSSL Montgomery context failed".into());
     let nb = bn(n)?;
     let xb = bn(x)?;
-    let ctx = BigNumContext::new().map_err(ossl)?;
-    let mut a = BigNum::new().map_err(ossl)?;
-    let mut b = BigNum::new().map_err(ossl)?;
+    let ctx = BigNumContext::new()?;
+    let mut a = BigNum::new()?;
+    let mut b = BigNum::new()?;
     // SAFETY: every pointer comes from a live openssl object owned here (or the context made
     // and freed here); OpenSSL functions only read/write those objects for the call's duration.
     unsafe {

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::openssl_baseline::montgomery_squarings;
 use super::parse_bits_list;
-use crate::cli_error::CliError;
+use crate::{Error, Result};
 
 /// Arguments of the puzzle benchmark.
 #[derive(Args, Debug)]
@@ -80,7 +80,7 @@ struct Table2Row {
     paper_seconds: Option<f64>,
 }
 
-fn modulus(bits: u32) -> Result<(Integer, Integer), CliError> {
+fn modulus(bits: u32) -> Result<(Integer, Integer)> {
     let mut rng = OsEntropy;
     let p = random_prime(&PrimeRequest::new(bits - bits / 2), &mut rng)?;
     let q = random_prime(&PrimeRequest::new(bits / 2), &mut rng)?;
@@ -97,33 +97,34 @@ impl PuzzleBenchArgs {
 }
 
 /// Median time of verifying a puzzle solution with a `bits`-bit key (the default 256-bit d).
-fn verification_ms(bits: u32) -> Result<f64, CliError> {
+fn verification_ms(bits: u32) -> Result<f64> {
     use hourglass_timelock::{document_input, PuzzleHash, PuzzleKeyGen};
     let mut rng = OsEntropy;
-    let key = PuzzleKeyGen::new(bits, 1)
-        .generate(&mut rng)
-        .map_err(|e| CliError::new(e.to_string()))?;
-    let m = document_input(key.public(), PuzzleHash::Sha256, b"benchmark")
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let key = PuzzleKeyGen::new(bits, 1).generate(&mut rng)?;
+    let m = document_input(key.public(), PuzzleHash::Sha256, b"benchmark")?;
     let e_tilde = (Integer::from(1) << 1u32) + key.public().z();
     let c = pow_mod_vartime(&m, &e_tilde, key.public().n())?;
     let times = super::stats::time_ms(51, || match key.verify(&m, &c, &mut rng) {
         Ok(true) => Ok(()),
-        Ok(false) => Err(CliError::new("benchmark solution did not verify")),
-        Err(e) => Err(CliError::new(e.to_string())),
+        Ok(false) => Err(Error::WrongResult(
+            "benchmark solution did not verify".into(),
+        )),
+        Err(e) => Err(e.into()),
     })?;
     Ok(super::stats::Summary::of(&times).median)
 }
 
 /// Runs the benchmark.
-pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
+pub fn run(a: PuzzleBenchArgs) -> Result<()> {
     if !(0.05..=600.0).contains(&a.seconds) {
-        return Err(CliError::new("--seconds must be within 0.05..=600"));
+        return Err(Error::InvalidOption(
+            "--seconds must be within 0.05..=600".into(),
+        ));
     }
     let mut rows = Vec::new();
     for &bits in &a.bits {
         if !(512..=16384).contains(&bits) {
-            return Err(CliError::new(format!(
+            return Err(Error::InvalidOption(format!(
                 "--bits {bits} is outside 512..=16384"
             )));
         }
@@ -162,15 +163,17 @@ pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
             solver_secs = solver_secs.min(start.elapsed().as_secs_f64());
             ckpt.remove();
             let Outcome::Finished(state) = outcome else {
-                return Err(CliError::new("benchmark run stopped unexpectedly"));
+                return Err(Error::WrongResult(
+                    "benchmark run stopped unexpectedly".into(),
+                ));
             };
             // The bare kernel over the same k: the baseline for the checking overhead.
             let start = Instant::now();
             let bare = mont.square_k_times(&x, k);
             kernel_secs = kernel_secs.min(start.elapsed().as_secs_f64());
             if bare != state.x {
-                return Err(CliError::new(
-                    "solver and kernel disagree: arithmetic fault on this machine?",
+                return Err(Error::WrongResult(
+                    "solver and kernel disagree: arithmetic fault on this machine?".into(),
                 ));
             }
             // GMP's mpz_powm over the same k.
@@ -178,15 +181,15 @@ pub fn run(a: PuzzleBenchArgs) -> Result<(), CliError> {
             let plain = square_k_times(&x, k, &n);
             gmp_secs = gmp_secs.min(start.elapsed().as_secs_f64());
             if plain != state.x {
-                return Err(CliError::new(
-                    "solver and GMP disagree: arithmetic fault on this machine?",
+                return Err(Error::WrongResult(
+                    "solver and GMP disagree: arithmetic fault on this machine?".into(),
                 ));
             }
             if a.compare {
                 let (ossl, secs) = montgomery_squarings(&n, &x, k)?;
                 if ossl != plain {
-                    return Err(CliError::new(
-                        "OpenSSL and GMP disagree on the squaring result",
+                    return Err(Error::WrongResult(
+                        "OpenSSL and GMP disagree on the squaring result".into(),
                     ));
                 }
                 ossl_secs = ossl_secs.min(secs);
