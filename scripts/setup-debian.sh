@@ -13,6 +13,7 @@ command -v openssl >/dev/null || missing+=(openssl)         # interop tests
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
 command -v make >/dev/null || missing+=(make)
 command -v gcc >/dev/null || missing+=(gcc)
+python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)   # the Python package's tests
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}"
     apt-get update -qq
@@ -25,5 +26,11 @@ if ! python3 -c 'import cryptography, Crypto' 2>/dev/null; then
     python3 -m pip --version >/dev/null 2>&1 || python3 -m ensurepip --upgrade >/dev/null
     python3 -m pip install --quiet --disable-pip-version-check cryptography pycryptodome \
         || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages cryptography pycryptodome
+fi
+# maturin builds the Python package's wheel (crates/hourglass-py).
+if ! command -v maturin >/dev/null; then
+    echo "setup: installing maturin"
+    python3 -m pip install --quiet --disable-pip-version-check maturin \
+        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages maturin
 fi
 echo "setup: ok"

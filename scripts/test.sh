@@ -10,4 +10,13 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
 cargo test --workspace "${features[@]}"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps "${features[@]}"
+# The Python package: an abi3 wheel built with maturin, installed into a fresh virtual
+# environment, and its pytest suite against `cryptography` and this build's CLI (pytest exits
+# non-zero when it collects no tests).
+maturin build --release -m crates/hourglass-py/Cargo.toml --features host-gmp,extension-module -o target/wheels
+venv="$(mktemp -d)/venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check target/wheels/hourglass-*-abi3-*.whl pytest cryptography
+HOURGLASS_BIN="$PWD/target/debug/hourglass" "$venv/bin/python" -m pytest -q crates/hourglass-py/tests
+rm -rf "$(dirname "$venv")"
 echo "test.sh: all checks passed"

@@ -6,16 +6,18 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::Integer;
 use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
 use hourglass_rsa::PublicKey;
-use hourglass_vdf::eval::{evaluate, powers_path, EvalOptions, EvalOutcome};
+use hourglass_vdf::eval::{powers_path, EvalOptions};
 use hourglass_vdf::group::RsaGroup;
-use hourglass_vdf::proof_file::{AnyProof, GroupCache, ModulusPolicy, ProofFile, MAX_INPUT_BYTES};
-use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
+use hourglass_vdf::proof_file::{
+    prove_input, GroupCache, ModulusPolicy, ProofFile, ProofScheme, ProveOutcome, MAX_INPUT_BYTES,
+};
+use hourglass_vdf::SecurityLevel;
 
 use crate::cli_error::CliError;
 use crate::files::{check_output, modulus_from_key_file, read_input, write_output, Sensitivity};
@@ -61,13 +63,6 @@ modulus from distributed key generation.")]
 }
 
 /// Which proof to produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ProofKind {
-    /// Wesolowski: one group element and a prime; fastest to verify.
-    Wesolowski,
-    /// Pietrzak: log T group elements; cheaper to prove.
-    Pietrzak,
-}
 
 #[derive(Args, Debug, Clone)]
 struct ModulusArgs {
@@ -141,7 +136,7 @@ struct EvalArgs {
     iterations: u64,
     /// The proof to produce.
     #[arg(long, value_enum, default_value = "wesolowski")]
-    proof: ProofKind,
+    proof: ProofScheme,
     /// Security level k in bits (challenges of 2k bits): 128 or 256.
     #[arg(long, value_name = "BITS", default_value_t = 128)]
     security: u32,
@@ -198,9 +193,6 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
     let level = level(a.security)?;
     let input = input_bytes(&a.input, &a.input_file)?;
     check_output(&a.out)?;
-    let x = group
-        .hash_to_element(&input)
-        .map_err(|e| CliError::new(e.to_string()))?;
     let to_stdout = a.out.as_os_str() == "-";
     let ckpt = match (&a.run.checkpoint, to_stdout) {
         (Some(p), _) => Some(p.clone()),
@@ -216,8 +208,8 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
             group.name().unwrap_or("the given modulus"),
             group.bits(),
             match a.proof {
-                ProofKind::Wesolowski => "Wesolowski",
-                ProofKind::Pietrzak => "Pietrzak",
+                ProofScheme::Wesolowski => "Wesolowski",
+                ProofScheme::Pietrzak => "Pietrzak",
             },
             match (&ckpt, resumed) {
                 (Some(p), true) => format!(", resuming from {}", p.display()),
@@ -234,19 +226,27 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
         progress_every: Duration::from_millis(250),
     };
     let mut display = ProgressDisplay::new(mode, "evaluating");
-    let start = Instant::now();
-    let outcome = evaluate(&group, &x, a.iterations, &options, stop_flag(), &mut |p| {
-        display.update(p)
-    });
+    let outcome = prove_input(
+        &group,
+        &input,
+        a.iterations,
+        a.proof,
+        level,
+        &options,
+        stop_flag(),
+        &mut |p| display.update(p),
+    );
     display.finish();
-    let outcome = outcome.map_err(|e| {
-        CliError::new(e.to_string()).hint(
+    let (file, eval_secs, prove_secs) = match outcome.map_err(|e| match e {
+        hourglass_vdf::Error::InvalidProof(_) => CliError::new(format!(
+            "the new proof does not verify ({e}); nothing was written"
+        ))
+        .hint("a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again"),
+        other => CliError::new(other.to_string()).hint(
             "a checkpoint of another evaluation is refused: pass another --checkpoint or delete the old one",
-        )
-    })?;
-    let eval_secs = start.elapsed().as_secs_f64();
-    let evaluation = match outcome {
-        EvalOutcome::Stopped { done } => {
+        ),
+    })? {
+        ProveOutcome::Stopped { done } => {
             return Err(CliError::new(format!(
                 "stopped after {done} of {} squarings; progress is saved in {}",
                 a.iterations,
@@ -255,35 +255,12 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
             ))
             .hint("run the same command again to resume"))
         }
-        EvalOutcome::Finished(e) => e,
+        ProveOutcome::Proved {
+            file,
+            eval_secs,
+            prove_secs,
+        } => (file, eval_secs, prove_secs),
     };
-    let prove_start = Instant::now();
-    let proof = match a.proof {
-        ProofKind::Wesolowski => AnyProof::Wesolowski(
-            Wesolowski::new(level)
-                .prove(&evaluation)
-                .map_err(vdf_error)?,
-        ),
-        ProofKind::Pietrzak => {
-            AnyProof::Pietrzak(Pietrzak::new(level).prove(&evaluation).map_err(vdf_error)?)
-        }
-    };
-    let prove_secs = prove_start.elapsed().as_secs_f64();
-    let file = ProofFile {
-        group: group.clone(),
-        input,
-        iterations: a.iterations,
-        level,
-        output: evaluation.output(),
-        proof,
-    };
-    // Never hand out a proof that does not verify (a fault, or a corrupt powers file).
-    file.verify().map_err(|e| {
-        CliError::new(format!(
-            "the new proof does not verify ({e}); nothing was written"
-        ))
-        .hint("a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again")
-    })?;
     let text = if a.compact {
         file.to_json_line()
     } else {

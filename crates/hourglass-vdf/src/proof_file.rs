@@ -321,3 +321,81 @@ impl ProofFile {
         })
     }
 }
+/// Which proof [`prove_input`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum ProofScheme {
+    /// Wesolowski: one group element; verification in about a millisecond.
+    Wesolowski,
+    /// Pietrzak: `log T` group elements; cheaper to prove, slower to verify.
+    Pietrzak,
+}
+
+/// How [`prove_input`] ended.
+#[derive(Debug)]
+pub enum ProveOutcome {
+    /// The proof file, checked, with the time of the evaluation and of the proof.
+    Proved {
+        /// The proof file (it verifies).
+        file: Box<ProofFile>,
+        /// Seconds spent on the squarings (this session).
+        eval_secs: f64,
+        /// Seconds spent proving.
+        prove_secs: f64,
+    },
+    /// Stopped by the stop flag after `done` squarings (saved in the checkpoint, if any).
+    Stopped {
+        /// Squarings done and saved.
+        done: u64,
+    },
+}
+
+/// Evaluates the VDF on `input` (hashed to the group) for `iterations` squarings, proves it
+/// with `scheme` and checks the proof before handing it out (a fault or a corrupt powers file
+/// never yields a proof that does not verify). Resumes from `options.checkpoint` when it holds
+/// this very run; `stop` interrupts cleanly.
+#[allow(clippy::too_many_arguments)]
+pub fn prove_input(
+    group: &RsaGroup,
+    input: &[u8],
+    iterations: u64,
+    scheme: ProofScheme,
+    level: SecurityLevel,
+    options: &crate::eval::EvalOptions,
+    stop: &std::sync::atomic::AtomicBool,
+    progress: &mut dyn FnMut(hourglass_arith::squaring::Progress),
+) -> Result<ProveOutcome> {
+    if input.len() > MAX_INPUT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "the input is {} bytes; a proof file carries at most {MAX_INPUT_BYTES} (hash a larger document first)",
+            input.len()
+        )));
+    }
+    let x = group.hash_to_element(input)?;
+    let start = std::time::Instant::now();
+    let evaluation = match crate::eval::evaluate(group, &x, iterations, options, stop, progress)? {
+        crate::eval::EvalOutcome::Finished(e) => e,
+        crate::eval::EvalOutcome::Stopped { done } => return Ok(ProveOutcome::Stopped { done }),
+    };
+    let eval_secs = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let proof = match scheme {
+        ProofScheme::Wesolowski => AnyProof::Wesolowski(Wesolowski::new(level).prove(&evaluation)?),
+        ProofScheme::Pietrzak => AnyProof::Pietrzak(Pietrzak::new(level).prove(&evaluation)?),
+    };
+    let prove_secs = start.elapsed().as_secs_f64();
+    let file = ProofFile {
+        group: group.clone(),
+        input: input.to_vec(),
+        iterations,
+        level,
+        output: evaluation.output(),
+        proof,
+    };
+    file.verify()?;
+    Ok(ProveOutcome::Proved {
+        file: Box::new(file),
+        eval_secs,
+        prove_secs,
+    })
+}

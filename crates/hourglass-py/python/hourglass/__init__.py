@@ -1,0 +1,21 @@
+"""hourglass: RSA-based timed cryptography on a fast Rust core.
+
+Submodules:
+
+- :mod:`hourglass.rsa`: RSA keys of five variants (standard, CRT, rebalanced, schemes A and
+  B), PEM files (encrypted too), OAEP, PSS and PKCS#1 v1.5.
+- :mod:`hourglass.timelock`: time-lock encryption (Rivest-Shamir-Wagner): data that opens only
+  after ``t`` sequential squarings; resumable with a checkpoint, interruptible with Ctrl-C.
+- :mod:`hourglass.vdf`: verifiable delay functions (Wesolowski, Pietrzak): evaluate with
+  progress, prove, verify, batch verify.
+- :mod:`hourglass.arith`: ``square_chain(x, t, n)``, sequential squaring on hourglass's kernels.
+
+Errors are :class:`HourglassError` with the command line's messages. Long calls release the
+GIL.
+"""
+
+from ._native import HourglassError
+from . import arith, rsa, timelock, vdf
+
+__all__ = ["HourglassError", "arith", "rsa", "timelock", "vdf"]
+__version__ = "0.1.0"

@@ -1,0 +1,43 @@
+"""Time-lock encryption (Rivest-Shamir-Wagner): data that opens only after ``t`` sequential
+squarings. The files are ``hourglass timelock`` files (``.tlock``, docs/FORMATS.md section 14)."""
+
+import builtins
+from typing import Optional
+
+from . import _native
+from ._progress import Progress, callback
+
+# ``open`` below is this module's; files are opened with the builtin.
+_open = builtins.open
+
+
+def seal(data: bytes, squarings: int, bits: int = 2048, seed: Optional[bytes] = None) -> bytes:
+    """Encrypts ``data`` so that opening takes ``squarings`` sequential squarings. The sealer
+    uses a fresh modulus and forgets its factors. ``seed``: deterministic, INSECURE (tests)."""
+    return _native.tlock_seal(bytes(data), squarings, bits, seed)
+
+
+def open(data: bytes, checkpoint: Optional[str] = None, progress: Progress = None) -> bytes:
+    """Opens sealed bytes by doing their squarings. The data's integrity is checked first. With
+    ``checkpoint`` (a path) an interrupted call resumes; Ctrl-C raises ``KeyboardInterrupt``
+    after saving it."""
+    return _native.tlock_open(bytes(data), checkpoint, callback(progress, "opening"))
+
+
+def seal_file(src: str, dst: str, squarings: int, bits: int = 2048) -> None:
+    """Seals the file ``src`` into ``dst`` (refused if ``dst`` exists)."""
+    with _open(src, "rb") as f:
+        sealed = seal(f.read(), squarings, bits)
+    with _open(dst, "xb") as f:
+        f.write(sealed)
+
+
+def open_file(src: str, dst: str, checkpoint: Optional[str] = None, progress: Progress = None) -> None:
+    """Opens the sealed file ``src`` into ``dst`` (refused if ``dst`` exists); the checkpoint
+    defaults to ``dst + ".ckpt"``."""
+    with _open(src, "rb") as f:
+        data = f.read()
+    plain = open(data, checkpoint if checkpoint is not None else dst + ".ckpt", progress)
+    with _open(dst, "xb") as f:
+        f.write(plain)
+

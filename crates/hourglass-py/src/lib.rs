@@ -1,0 +1,535 @@
+//! The native half of the `hourglass` Python package (`hourglass._native`): thin bindings over
+//! hourglass's Rust crates, with no algorithm of its own. The Python half
+//! (`python/hourglass/*.py`) gives it its Pythonic shape; see docs/PYTHON.md.
+//!
+//! Long calls release the GIL. Progress callbacks and Ctrl-C are served between blocks of
+//! squarings: the callback runs with the GIL, and a pending `KeyboardInterrupt` stops the run
+//! cleanly (the last verified state is in the checkpoint, if one was given) and is re-raised.
+//! Library errors become `hourglass.HourglassError` with the command line's message; nothing
+//! here panics on bad input.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
+use hourglass_arith::entropy::{EntropySource, OsEntropy, SeededEntropy};
+use hourglass_arith::mont::MontContext;
+use hourglass_arith::squaring::Progress;
+use hourglass_arith::Integer;
+use hourglass_rsa::encoding::{
+    decode_key_with_passphrase, encode_private_key, encode_private_key_encrypted,
+    encode_public_key, KeyFormat,
+};
+use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
+use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
+use hourglass_timelock::tlock::{
+    check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
+};
+use hourglass_timelock::SolveOptions;
+use hourglass_vdf::eval::EvalOptions;
+use hourglass_vdf::group::RsaGroup;
+use hourglass_vdf::proof_file::{prove_input, ModulusPolicy, ProofFile, ProofScheme, ProveOutcome};
+use hourglass_vdf::SecurityLevel;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rug::integer::Order;
+use zeroize::Zeroizing;
+
+pyo3::create_exception!(
+    _native,
+    HourglassError,
+    PyException,
+    "An error from hourglass; the message is the one the command line prints."
+);
+
+/// Any library error as a Python exception.
+fn err(e: impl std::fmt::Display) -> PyErr {
+    HourglassError::new_err(e.to_string())
+}
+
+fn int_from(bytes: &[u8]) -> Integer {
+    Integer::from_digits(bytes, Order::Msf)
+}
+
+fn int_to(x: &Integer) -> Vec<u8> {
+    x.to_digits(Order::Msf)
+}
+
+fn hash_alg(name: &str) -> PyResult<HashAlg> {
+    HashAlg::from_name(name).ok_or_else(|| err(format!("unknown hash {name:?}")))
+}
+
+fn entropy(seed: Option<&[u8]>) -> Box<dyn EntropySource> {
+    match seed {
+        Some(s) => Box::new(SeededEntropy::new(s)),
+        None => Box::new(OsEntropy),
+    }
+}
+
+fn checkpoint(path: Option<PathBuf>) -> PyResult<Option<CheckpointFile>> {
+    path.map(|p| {
+        Ok(CheckpointFile::new(
+            p,
+            CheckpointKey::for_user().map_err(err)?,
+        ))
+    })
+    .transpose()
+}
+
+/// Serves a long computation running without the GIL: progress reports go to the Python
+/// callback (with the GIL), and a pending signal (Ctrl-C) or an exception from the callback
+/// raises the stop flag and is kept to be re-raised.
+struct Watch {
+    callback: Option<PyObject>,
+    stop: AtomicBool,
+    error: Mutex<Option<PyErr>>,
+}
+
+impl Watch {
+    fn new(callback: Option<PyObject>) -> Self {
+        Self {
+            callback,
+            stop: AtomicBool::new(false),
+            error: Mutex::new(None),
+        }
+    }
+
+    fn report(&self, done: u64, total: u64) {
+        Python::with_gil(|py| {
+            let result = py.check_signals().and_then(|()| match &self.callback {
+                Some(cb) => cb.call1(py, (done, total)).map(drop),
+                None => Ok(()),
+            });
+            if let Err(e) = result {
+                if let Ok(mut slot) = self.error.lock() {
+                    slot.get_or_insert(e);
+                }
+                self.stop.store(true, Ordering::SeqCst);
+            }
+        });
+    }
+
+    fn progress(&self) -> impl FnMut(Progress) + '_ {
+        |p| self.report(p.done, p.total)
+    }
+
+    /// The exception for a run that stopped after `done` squarings.
+    /// A `KeyboardInterrupt` (Ctrl-C) says how far the run got; an exception raised by the
+    /// progress callback is re-raised as it is.
+    fn stopped(&self, done: u64, saved: bool) -> PyErr {
+        let kept = self.error.lock().ok().and_then(|mut slot| slot.take());
+        let interrupted = || {
+            PyKeyboardInterrupt::new_err(format!(
+                "stopped after {done} squarings{}",
+                if saved {
+                    "; the checkpoint holds them: call again to resume"
+                } else {
+                    ""
+                }
+            ))
+        };
+        match kept {
+            Some(e) if Python::with_gil(|py| e.is_instance_of::<PyKeyboardInterrupt>(py)) => {
+                interrupted()
+            }
+            Some(e) => e,
+            None => interrupted(),
+        }
+    }
+}
+
+/// `x^(2^t) mod n` by `t` sequential squarings on the fastest kernel for this CPU (`n` odd,
+/// `x < n`; integers as big-endian bytes). Ctrl-C stops it between blocks.
+#[pyfunction]
+fn square_chain(py: Python<'_>, x: &[u8], t: u64, n: &[u8]) -> PyResult<Py<PyBytes>> {
+    let (x, n) = (int_from(x), int_from(n));
+    if x >= n {
+        return Err(err("x must be smaller than n"));
+    }
+    let ctx = MontContext::new(&n).map_err(err)?;
+    let watch = Watch::new(None);
+    const BLOCK: u64 = 1 << 20;
+    let mut y = x;
+    let mut done = 0;
+    while done < t {
+        let k = BLOCK.min(t - done);
+        y = py.allow_threads(|| ctx.square_k_times(&y, k));
+        done += k;
+        if done < t {
+            watch.report(done, t);
+            if watch.stop.load(Ordering::SeqCst) {
+                return Err(watch.stopped(done, false));
+            }
+        }
+    }
+    Ok(PyBytes::new(py, &int_to(&y)).unbind())
+}
+
+/// An RSA private key of any variant.
+#[pyclass(module = "hourglass._native", frozen)]
+struct PrivateKey(hourglass_rsa::PrivateKey);
+
+/// An RSA public key.
+#[pyclass(module = "hourglass._native", frozen)]
+struct PublicKey(hourglass_rsa::PublicKey);
+
+#[pymethods]
+impl PrivateKey {
+    /// Generates a key: `variant` is standard, crt, rebalanced, scheme-a or scheme-b.
+    #[staticmethod]
+    #[pyo3(signature = (bits, variant, seed=None))]
+    fn generate(py: Python<'_>, bits: u32, variant: &str, seed: Option<&[u8]>) -> PyResult<Self> {
+        let variant = Variant::from_name(variant)
+            .ok_or_else(|| err(format!("unknown variant {variant:?}")))?;
+        let options = KeyGenOptions::new(bits, variant);
+        let mut rng = entropy(seed);
+        py.allow_threads(|| options.generate(&mut *rng))
+            .map(Self)
+            .map_err(err)
+    }
+
+    /// Reads a key file's bytes (PEM, DER, hex or JSON; encrypted PKCS#8 with `passphrase`).
+    #[staticmethod]
+    #[pyo3(signature = (data, passphrase=None))]
+    fn load(data: &[u8], passphrase: Option<&[u8]>) -> PyResult<Self> {
+        match decode_key_with_passphrase(data, passphrase.unwrap_or_default()).map_err(err)? {
+            Ok(key) => Ok(Self(key)),
+            Err(_) => Err(err("this is a public key; a private key is needed")),
+        }
+    }
+
+    /// PKCS#8 PEM, encrypted (PBES2, PBKDF2-HMAC-SHA-256, AES-256-CBC) with a passphrase.
+    #[pyo3(signature = (passphrase=None))]
+    fn to_pem(&self, py: Python<'_>, passphrase: Option<&[u8]>) -> PyResult<Py<PyBytes>> {
+        let pem = match passphrase {
+            Some(p) => encode_private_key_encrypted(&self.0, p, &mut OsEntropy),
+            None => encode_private_key(&self.0, KeyFormat::Pem),
+        }
+        .map_err(err)?;
+        Ok(PyBytes::new(py, &pem).unbind())
+    }
+
+    /// The public half.
+    fn public_key(&self) -> PublicKey {
+        PublicKey(self.0.public().clone())
+    }
+
+    /// OAEP decryption (constant-time, blinded, fault-checked).
+    #[pyo3(signature = (ciphertext, hash="sha256", label=None))]
+    fn decrypt_oaep(
+        &self,
+        py: Python<'_>,
+        ciphertext: &[u8],
+        hash: &str,
+        label: Option<&[u8]>,
+    ) -> PyResult<Py<PyBytes>> {
+        let oaep = Oaep::new(hash_alg(hash)?).label(label.unwrap_or_default());
+        let msg = Zeroizing::new(
+            oaep.decrypt(&self.0, ciphertext, &mut OsEntropy)
+                .map_err(err)?,
+        );
+        Ok(PyBytes::new(py, &msg).unbind())
+    }
+
+    /// A PSS signature of `message` (salt as long as the hash).
+    #[pyo3(signature = (message, hash="sha256"))]
+    fn sign_pss(&self, py: Python<'_>, message: &[u8], hash: &str) -> PyResult<Py<PyBytes>> {
+        let hash = hash_alg(hash)?;
+        let sig = Pss::new(hash)
+            .sign_digest(&self.0, &hash.digest(message), &mut OsEntropy)
+            .map_err(err)?;
+        Ok(PyBytes::new(py, &sig).unbind())
+    }
+
+    /// A PKCS#1 v1.5 signature of `message`.
+    #[pyo3(signature = (message, hash="sha256"))]
+    fn sign_pkcs1v15(&self, py: Python<'_>, message: &[u8], hash: &str) -> PyResult<Py<PyBytes>> {
+        let hash = hash_alg(hash)?;
+        let sig = Pkcs1v15Sign::new(hash)
+            .sign_digest(&self.0, &hash.digest(message), &mut OsEntropy)
+            .map_err(err)?;
+        Ok(PyBytes::new(py, &sig).unbind())
+    }
+
+    /// The key's shape and safety, as JSON (what `hourglass rsa inspect --json` prints).
+    fn inspect(&self) -> PyResult<String> {
+        serde_json::to_string(&hourglass_rsa::inspect::inspect_private(&self.0)).map_err(err)
+    }
+
+    /// Modulus size in bits.
+    #[getter]
+    fn bits(&self) -> u32 {
+        self.0.public().bits()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PrivateKey({} bits)", self.0.public().bits())
+    }
+}
+
+#[pymethods]
+impl PublicKey {
+    /// Reads a key file's bytes (a private key file gives its public half).
+    #[staticmethod]
+    #[pyo3(signature = (data, passphrase=None))]
+    fn load(data: &[u8], passphrase: Option<&[u8]>) -> PyResult<Self> {
+        Ok(
+            match decode_key_with_passphrase(data, passphrase.unwrap_or_default()).map_err(err)? {
+                Ok(key) => Self(key.public().clone()),
+                Err(public) => Self(public),
+            },
+        )
+    }
+
+    /// SubjectPublicKeyInfo PEM.
+    fn to_pem(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        let pem = encode_public_key(&self.0, KeyFormat::Pem).map_err(err)?;
+        Ok(PyBytes::new(py, &pem).unbind())
+    }
+
+    /// OAEP encryption.
+    #[pyo3(signature = (message, hash="sha256", label=None))]
+    fn encrypt_oaep(
+        &self,
+        py: Python<'_>,
+        message: &[u8],
+        hash: &str,
+        label: Option<&[u8]>,
+    ) -> PyResult<Py<PyBytes>> {
+        let oaep = Oaep::new(hash_alg(hash)?).label(label.unwrap_or_default());
+        let ct = oaep
+            .encrypt(&self.0, message, &mut OsEntropy)
+            .map_err(err)?;
+        Ok(PyBytes::new(py, &ct).unbind())
+    }
+
+    /// Whether `signature` is a valid PSS signature of `message` (any salt length).
+    #[pyo3(signature = (message, signature, hash="sha256"))]
+    fn verify_pss(&self, message: &[u8], signature: &[u8], hash: &str) -> PyResult<bool> {
+        let hash = hash_alg(hash)?;
+        verdict(Pss::new(hash).verify_digest(&self.0, &hash.digest(message), signature))
+    }
+
+    /// Whether `signature` is a valid PKCS#1 v1.5 signature of `message`.
+    #[pyo3(signature = (message, signature, hash="sha256"))]
+    fn verify_pkcs1v15(&self, message: &[u8], signature: &[u8], hash: &str) -> PyResult<bool> {
+        let hash = hash_alg(hash)?;
+        verdict(Pkcs1v15Sign::new(hash).verify_digest(&self.0, &hash.digest(message), signature))
+    }
+
+    /// The key's shape and safety, as JSON.
+    fn inspect(&self) -> PyResult<String> {
+        serde_json::to_string(&hourglass_rsa::inspect::inspect_public(&self.0)).map_err(err)
+    }
+
+    /// The modulus `n` as big-endian bytes.
+    #[getter]
+    fn n(&self, py: Python<'_>) -> Py<PyBytes> {
+        PyBytes::new(py, &int_to(self.0.n())).unbind()
+    }
+
+    /// The public exponent `e` as big-endian bytes.
+    #[getter]
+    fn e(&self, py: Python<'_>) -> Py<PyBytes> {
+        PyBytes::new(py, &int_to(self.0.e())).unbind()
+    }
+
+    /// Modulus size in bits.
+    #[getter]
+    fn bits(&self) -> u32 {
+        self.0.bits()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PublicKey({} bits)", self.0.bits())
+    }
+}
+
+/// A verification's result: `false` for an invalid signature, an exception for anything else.
+fn verdict(result: hourglass_rsa::Result<()>) -> PyResult<bool> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(hourglass_rsa::Error::Verification | hourglass_rsa::Error::InputOutOfRange { .. }) => {
+            Ok(false)
+        }
+        Err(e) => Err(err(e)),
+    }
+}
+
+/// The group of a proof: the RSA-2048 challenge, or the modulus of a key file.
+fn group(modulus: Option<&[u8]>) -> PyResult<RsaGroup> {
+    match modulus {
+        None => Ok(RsaGroup::rsa_2048()),
+        Some(data) => {
+            let n = match decode_key_with_passphrase(data, b"").map_err(err)? {
+                Ok(private) => private.public().n().clone(),
+                Err(public) => public.n().clone(),
+            };
+            RsaGroup::new(n).map_err(err)
+        }
+    }
+}
+
+/// Evaluates the VDF on `input` and proves it; returns the proof file (JSON text).
+#[pyfunction]
+#[pyo3(signature = (input, iterations, scheme="wesolowski", security_bits=128, modulus=None, checkpoint=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn vdf_prove(
+    py: Python<'_>,
+    input: &[u8],
+    iterations: u64,
+    scheme: &str,
+    security_bits: u32,
+    modulus: Option<&[u8]>,
+    checkpoint: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let scheme = match scheme {
+        "wesolowski" => ProofScheme::Wesolowski,
+        "pietrzak" => ProofScheme::Pietrzak,
+        other => return Err(err(format!("unknown proof scheme {other:?}"))),
+    };
+    let level = SecurityLevel::from_bits(security_bits).map_err(err)?;
+    let group = group(modulus)?;
+    let saved = checkpoint.is_some();
+    let options = EvalOptions {
+        checkpoint: self::checkpoint(checkpoint)?,
+        checkpoint_every: Duration::from_secs(60),
+        progress_every: Duration::from_millis(250),
+    };
+    let watch = Watch::new(progress);
+    let outcome = py.allow_threads(|| {
+        prove_input(
+            &group,
+            input,
+            iterations,
+            scheme,
+            level,
+            &options,
+            &watch.stop,
+            &mut watch.progress(),
+        )
+    });
+    match outcome.map_err(err)? {
+        ProveOutcome::Proved { file, .. } => Ok(file.to_json()),
+        ProveOutcome::Stopped { done } => Err(watch.stopped(done, saved)),
+    }
+}
+
+/// Whether a proof file is valid, over the RSA-2048 group or the pinned `modulus`, and for
+/// `input` when given. A file that is not a proof file is an exception.
+#[pyfunction]
+#[pyo3(signature = (proof, input=None, modulus=None))]
+fn vdf_verify(
+    py: Python<'_>,
+    proof: &[u8],
+    input: Option<&[u8]>,
+    modulus: Option<&[u8]>,
+) -> PyResult<bool> {
+    let trusted = group(modulus)?;
+    let file = ProofFile::from_json(proof, ModulusPolicy::Secure).map_err(err)?;
+    if file.group != trusted || input.is_some_and(|i| i != file.input) {
+        return Ok(false);
+    }
+    Ok(py.allow_threads(|| file.verify()).is_ok())
+}
+
+/// Verifies many proof files over one group, on every core: one verdict per file (a file that
+/// does not parse is `False`).
+#[pyfunction]
+#[pyo3(signature = (proofs, modulus=None))]
+fn vdf_batch_verify(
+    py: Python<'_>,
+    proofs: Vec<Vec<u8>>,
+    modulus: Option<&[u8]>,
+) -> PyResult<Vec<bool>> {
+    let trusted = group(modulus)?;
+    let threads = hourglass_vdf::available_threads();
+    Ok(py.allow_threads(|| {
+        hourglass_vdf::parallel_map(&proofs, threads, |text| {
+            ProofFile::from_json(text, ModulusPolicy::Secure)
+                .is_ok_and(|f| f.group == trusted && f.verify().is_ok())
+        })
+    }))
+}
+
+/// Time-lock encrypts `data` so that opening it takes `squarings` sequential squarings.
+#[pyfunction]
+#[pyo3(signature = (data, squarings, bits=2048, seed=None))]
+fn tlock_seal(
+    py: Python<'_>,
+    data: &[u8],
+    squarings: u64,
+    bits: u32,
+    seed: Option<&[u8]>,
+) -> PyResult<Py<PyBytes>> {
+    let mut params = SealParams::new(bits, squarings);
+    params.content_len = Some(data.len() as u64);
+    let mut rng = entropy(seed);
+    let mut out = Vec::new();
+    py.allow_threads(|| {
+        hourglass_timelock::tlock::seal(&mut &data[..], &mut out, &params, &mut *rng)
+    })
+    .map_err(err)?;
+    Ok(PyBytes::new(py, &out).unbind())
+}
+
+/// Opens time-lock encrypted bytes by doing their squarings (resumable with `checkpoint`).
+/// The file's integrity is checked before the squarings.
+#[pyfunction]
+#[pyo3(signature = (data, checkpoint=None, progress=None))]
+fn tlock_open(
+    py: Python<'_>,
+    data: &[u8],
+    checkpoint: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<Py<PyBytes>> {
+    let mut reader = data;
+    let header = TlockHeader::read_from(&mut reader).map_err(err)?;
+    if header
+        .expected_file_len()
+        .is_some_and(|len| len != data.len() as u64)
+    {
+        return Err(err("the time-lock data is truncated or extended"));
+    }
+    check_body(&header, &mut &reader[..]).map_err(err)?;
+    let saved = checkpoint.is_some();
+    let ckpt = self::checkpoint(checkpoint)?;
+    let options = SolveOptions {
+        checkpoint: ckpt.clone(),
+        ..SolveOptions::default()
+    };
+    let watch = Watch::new(progress);
+    let outcome = py
+        .allow_threads(|| solve_key(&header, &options, &watch.stop, &mut watch.progress()))
+        .map_err(err)?;
+    let key = match outcome {
+        KeyOutcome::Recovered(key) => key,
+        KeyOutcome::Stopped { done } => return Err(watch.stopped(done, saved)),
+    };
+    let mut plain = Zeroizing::new(Vec::new());
+    decrypt_body(&header, &key, &mut reader, &mut *plain).map_err(err)?;
+    // The finished checkpoint reveals the key: it goes once the content is out.
+    if let Some(c) = ckpt {
+        c.remove();
+    }
+    Ok(PyBytes::new(py, &plain).unbind())
+}
+
+/// The native module: `hourglass._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("HourglassError", m.py().get_type::<HourglassError>())?;
+    m.add_class::<PrivateKey>()?;
+    m.add_class::<PublicKey>()?;
+    m.add_function(wrap_pyfunction!(square_chain, m)?)?;
+    m.add_function(wrap_pyfunction!(vdf_prove, m)?)?;
+    m.add_function(wrap_pyfunction!(vdf_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(vdf_batch_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(tlock_seal, m)?)?;
+    m.add_function(wrap_pyfunction!(tlock_open, m)?)?;
+    Ok(())
+}
