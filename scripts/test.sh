@@ -13,6 +13,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps "${features[@]}"
 # The Python package: an abi3 wheel built with maturin, installed into a fresh virtual
 # environment, and its pytest suite against `cryptography` and this build's CLI (pytest exits
 # non-zero when it collects no tests).
+rm -rf target/wheels
 maturin build --release -m crates/hourglass-py/Cargo.toml --features host-gmp,extension-module -o target/wheels
 venv="$(mktemp -d)/venv"
 python3 -m venv "$venv"

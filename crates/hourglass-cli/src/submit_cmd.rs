@@ -5,12 +5,9 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
 use hourglass_dkg::transcript::{PublicTranscript, TRANSCRIPT_FORMAT};
-use hourglass_timelock::public::{
-    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
-};
-use hourglass_timelock::submission::{
-    credited_secs, seal, verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions,
-};
+use hourglass_timelock::anyset::AnySet;
+use hourglass_timelock::public::{verify_public, ModulusOrigin, ProofScheme, PublicSet};
+use hourglass_timelock::submission::{verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions};
 use hourglass_timelock::{PuzzleKey, PuzzleKeyGen};
 use hourglass_vdf::group::RsaGroup;
 
@@ -356,28 +353,6 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A set of either kind.
-enum AnySet {
-    Private(PuzzleSet),
-    Public(PublicSet),
-}
-
-impl AnySet {
-    fn hash(&self) -> hourglass_timelock::PuzzleHash {
-        match self {
-            AnySet::Private(s) => s.hash(),
-            AnySet::Public(s) => s.hash,
-        }
-    }
-
-    fn credited_secs(&self, bundle: &Bundle) -> f64 {
-        match self {
-            AnySet::Private(s) => credited_secs(s, bundle),
-            AnySet::Public(s) => hourglass_timelock::public::credited_secs(s, bundle),
-        }
-    }
-}
-
 /// Reads a set file of either kind (a directory means its set.json).
 fn load_set(path: &Path) -> Result<AnySet, CliError> {
     let path = if path.is_dir() {
@@ -387,13 +362,7 @@ fn load_set(path: &Path) -> Result<AnySet, CliError> {
     };
     let text = String::from_utf8(read_input(&path, "puzzle set")?)
         .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
-    let public = text.contains("\"hourglass-public-puzzle-set\"");
-    let parsed = if public {
-        PublicSet::from_json(&text).map(AnySet::Public)
-    } else {
-        PuzzleSet::from_json(&text).map(AnySet::Private)
-    };
-    parsed.map_err(|e| {
+    AnySet::from_json(&text).map_err(|e| {
         CliError::new(e.to_string())
             .context(path.display())
             .hint("the set is the set.json an institution publishes (hourglass submit new-set)")
@@ -404,26 +373,16 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     let set = load_set(&a.set)?;
     let hash = set.hash();
     let digest = digest_file(&a.input, hash)?;
-    let public = matches!(set, AnySet::Public(_));
+    let public = set.is_public();
     let mut bundle = match std::fs::read_to_string(&a.out) {
         Ok(text) => {
             let b = Bundle::from_json(&text)
                 .map_err(|e| CliError::new(e.to_string()).context(a.out.display()))?;
-            if b.digest_bytes() != digest {
-                return Err(CliError::new(format!(
-                    "{} is a bundle for another document",
-                    a.out.display()
-                ))
-                .hint("choose another -o, or delete the old bundle"));
-            }
-            if b.is_public() != public {
-                return Err(CliError::new(format!(
-                    "{} is a bundle for a {} set",
-                    a.out.display(),
-                    if b.is_public() { "public" } else { "private" }
-                ))
-                .hint("choose another -o, or delete the old bundle"));
-            }
+            set.check_resume(&b, &digest).map_err(|e| {
+                CliError::new(e.to_string())
+                    .context(a.out.display())
+                    .hint("choose another -o, or delete the old bundle")
+            })?;
             if !a.quiet {
                 eprintln!(
                     "hourglass: resuming {} ({} finished links)",
@@ -433,10 +392,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
             }
             b
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match &set {
-            AnySet::Private(_) => Bundle::new(hash, &digest),
-            AnySet::Public(_) => Bundle::new_public(hash, &digest),
-        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => set.new_bundle(&digest),
         Err(e) => return Err(CliError::new(format!("reading {}: {e}", a.out.display()))),
     };
     let options = SealOptions {
@@ -483,24 +439,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
         }
         Ok(())
     };
-    let end = match &set {
-        AnySet::Private(s) => seal(
-            s,
-            &mut bundle,
-            &options,
-            stop_flag(),
-            &mut |index, key, p| show(index, key.credited_secs(), p),
-            &mut saved,
-        ),
-        AnySet::Public(s) => seal_public(
-            s,
-            &mut bundle,
-            &options,
-            stop_flag(),
-            &mut |index, t, p| show(index, s.credited_secs(t), p),
-            &mut saved,
-        ),
-    };
+    let end = set.seal(&mut bundle, &options, stop_flag(), &mut show, &mut saved);
     if let Some((_, d)) = display.as_mut() {
         d.finish();
     }
@@ -559,11 +498,8 @@ fn check_origin(set: &PublicSet, transcript: &Path) -> Result<(), CliError> {
         .map_err(|_| CliError::new("not a text file").context(transcript.display()))?;
     let t = PublicTranscript::from_json(&text)
         .map_err(|e| CliError::new(e.to_string()).context(transcript.display()))?;
-    let recorded = match &set.origin {
-        ModulusOrigin::Dkg { transcript, .. } => transcript.as_str(),
-        _ => "",
-    };
-    if t.n != *set.n() || recorded != t.fingerprint_hex() {
+    let fingerprint = t.fingerprint_hex();
+    if !set.is_committee_modulus(&t.n, &fingerprint) {
         return Err(CliError::new(format!(
             "the set's modulus is not the one {} records ({})",
             transcript.display(),
@@ -573,7 +509,7 @@ fn check_origin(set: &PublicSet, transcript: &Path) -> Result<(), CliError> {
     }
     println!(
         "origin: the modulus is the committee's (transcript {} matches)",
-        &recorded[..16]
+        &fingerprint[..16]
     );
     Ok(())
 }

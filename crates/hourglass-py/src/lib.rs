@@ -18,16 +18,20 @@ use hourglass_arith::entropy::{EntropySource, OsEntropy, SeededEntropy};
 use hourglass_arith::mont::MontContext;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
+use hourglass_dkg::transcript::PublicTranscript;
 use hourglass_rsa::encoding::{
     decode_key_with_passphrase, encode_private_key, encode_private_key_encrypted,
     encode_public_key, KeyFormat,
 };
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
+use hourglass_timelock::anyset::AnySet;
+use hourglass_timelock::public::verify_public;
+use hourglass_timelock::submission::{verify_bundle, Bundle, SealEnd, SealOptions};
 use hourglass_timelock::tlock::{
     check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
 };
-use hourglass_timelock::SolveOptions;
+use hourglass_timelock::{PuzzleKey, SolveOptions};
 use hourglass_vdf::eval::EvalOptions;
 use hourglass_vdf::group::RsaGroup;
 use hourglass_vdf::proof_file::{prove_input, ModulusPolicy, ProofFile, ProofScheme, ProveOutcome};
@@ -519,6 +523,153 @@ fn tlock_open(
     Ok(PyBytes::new(py, &plain).unbind())
 }
 
+fn text(data: &[u8], what: &str) -> PyResult<String> {
+    String::from_utf8(data.to_vec()).map_err(|_| err(format!("the {what} is not UTF-8 text")))
+}
+
+/// Seals `document` against a published set (`set.json` of either kind): solves a chain of
+/// puzzles (a private set) or proof-carrying links (a public set) until `expect_secs` (or
+/// `until_secs`) is credited, resuming `bundle` (JSON) when given. `on_link` receives the
+/// bundle's JSON after each finished link (save it: it is what you submit, and what resumes).
+/// `checkpoint` keeps the link in progress. Returns the bundle (JSON).
+#[pyfunction]
+#[pyo3(signature = (document, set, checkpoint, expect_secs=None, until_secs=None, bundle=None, on_link=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn submit_seal(
+    py: Python<'_>,
+    document: &[u8],
+    set: &[u8],
+    checkpoint: PathBuf,
+    expect_secs: Option<f64>,
+    until_secs: Option<f64>,
+    bundle: Option<&[u8]>,
+    on_link: Option<PyObject>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let set = AnySet::from_json(&text(set, "set")?).map_err(err)?;
+    let digest = set.hash().digest(document);
+    let mut bundle = match bundle {
+        Some(b) => {
+            let b = Bundle::from_json(&text(b, "bundle")?).map_err(err)?;
+            set.check_resume(&b, &digest).map_err(err)?;
+            b
+        }
+        None => set.new_bundle(&digest),
+    };
+    let options = SealOptions {
+        expect_secs,
+        until_credited_secs: until_secs,
+        open_ended: false,
+        checkpoint: self::checkpoint(Some(checkpoint))?
+            .ok_or_else(|| err("a checkpoint path is needed"))?,
+        checkpoint_every: Duration::from_secs(60),
+    };
+    let watch = Watch::new(progress);
+    let mut saved = |b: &Bundle| -> hourglass_timelock::Result<()> {
+        if let Some(cb) = &on_link {
+            let json = b.to_json();
+            Python::with_gil(|py| cb.call1(py, (json,)).map(drop)).map_err(|e| {
+                if let Ok(mut slot) = watch.error.lock() {
+                    slot.get_or_insert(e);
+                }
+                watch.stop.store(true, Ordering::SeqCst);
+                hourglass_timelock::Error::InvalidParameters("the on_link callback raised".into())
+            })?;
+        }
+        Ok(())
+    };
+    let end = py.allow_threads(|| {
+        set.seal(
+            &mut bundle,
+            &options,
+            &watch.stop,
+            &mut |_, _, p| watch.report(p.done, p.total),
+            &mut saved,
+        )
+    });
+    match end {
+        Ok(SealEnd::Reached) => Ok(bundle.to_json()),
+        Ok(SealEnd::Stopped) => Err(watch.stopped(0, true)),
+        Err(e) => Err(watch
+            .error
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .unwrap_or_else(|| err(e))),
+    }
+}
+
+/// Verifies a bundle for `document`: with the institution's private key files (`keys`, the
+/// `.key` texts) for a private set, or with the public `set` for a public one (and, for a
+/// committee's modulus, its `transcript`). Returns the verdict as JSON: `valid`,
+/// `document_matches`, `credited_secs`, `links`.
+#[pyfunction]
+#[pyo3(signature = (bundle, document, keys=None, set=None, transcript=None))]
+fn submit_verify(
+    py: Python<'_>,
+    bundle: &[u8],
+    document: &[u8],
+    keys: Option<Vec<Vec<u8>>>,
+    set: Option<&[u8]>,
+    transcript: Option<&[u8]>,
+) -> PyResult<String> {
+    let bundle = Bundle::from_json(&text(bundle, "bundle")?).map_err(err)?;
+    let verdict = match (keys, set) {
+        (Some(keys), None) => {
+            if bundle.is_public() {
+                return Err(err("the bundle is for a public set: pass set=, not keys="));
+            }
+            let keys = keys
+                .iter()
+                .map(|k| PuzzleKey::from_json(&text(k, "key")?).map_err(err))
+                .collect::<PyResult<Vec<_>>>()?;
+            let hash = keys
+                .first()
+                .map(|k| k.public().meta().hash)
+                .ok_or_else(|| err("no keys"))?;
+            let digest = hash.digest(document);
+            py.allow_threads(|| {
+                verify_bundle(
+                    &bundle,
+                    &digest,
+                    &keys,
+                    hourglass_vdf::available_threads(),
+                    &mut OsEntropy,
+                )
+            })
+            .map_err(err)?
+        }
+        (None, Some(set)) => {
+            let AnySet::Public(set) = AnySet::from_json(&text(set, "set")?).map_err(err)? else {
+                return Err(err("a private set is verified with its keys: pass keys="));
+            };
+            if let Some(t) = transcript {
+                let t = PublicTranscript::from_json(&text(t, "transcript")?).map_err(err)?;
+                if !set.is_committee_modulus(&t.n, &t.fingerprint_hex()) {
+                    return Err(err(
+                        "the set's modulus is not the one the transcript records",
+                    ));
+                }
+            }
+            let digest = set.hash.digest(document);
+            py.allow_threads(|| verify_public(&set, &bundle, &digest))
+                .map_err(err)?
+        }
+        _ => {
+            return Err(err(
+                "pass keys= (a private set) or set= (a public set), not both",
+            ))
+        }
+    };
+    serde_json::to_string(&serde_json::json!({
+        "valid": verdict.valid,
+        "document_matches": verdict.document_matches,
+        "credited_secs": verdict.credited_secs,
+        "links": verdict.links,
+    }))
+    .map_err(err)
+}
+
 /// The native module: `hourglass._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -531,5 +682,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vdf_batch_verify, m)?)?;
     m.add_function(wrap_pyfunction!(tlock_seal, m)?)?;
     m.add_function(wrap_pyfunction!(tlock_open, m)?)?;
+    m.add_function(wrap_pyfunction!(submit_seal, m)?)?;
+    m.add_function(wrap_pyfunction!(submit_verify, m)?)?;
     Ok(())
 }

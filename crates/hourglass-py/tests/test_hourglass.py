@@ -229,3 +229,39 @@ def test_the_documented_example_runs_as_written():
     block = text.split("```python\n", 1)[1].split("```", 1)[0]
     assert block.count("\n") >= 10
     exec(compile(block, "docs/PYTHON.md", "exec"), {})
+
+
+# submit -----------------------------------------------------------------------------------
+
+def test_submission_private_and_public_with_the_cli(tmp_path):
+    from hourglass import submit
+    cli = hourglass_cli()
+    doc = b"the final paper\n"
+    (tmp_path / "paper.txt").write_bytes(doc)
+    subprocess.run([cli, "submit", "new-set", "--durations", "2s,1s", "--rate", "20000", "--bits", "1024",
+                    "--name", "Py", "-o", str(tmp_path / "keys"), "--quiet"], check=True)
+    set_text = (tmp_path / "keys" / "set.json").read_text()
+    links = []
+    bundle = submit.seal(doc, set_text, str(tmp_path / "b.ckpt"), expect="3s", on_link=links.append)
+    assert links and links[-1] == bundle
+    keys = [p.read_bytes() for p in (tmp_path / "keys").glob("*.key")]
+    verdict = submit.verify(bundle, doc, keys=keys)
+    assert verdict["valid"] and verdict["credited_secs"] >= 3
+    assert not submit.verify(bundle, doc + b"edited", keys=keys)["valid"]
+    (tmp_path / "paper.bundle").write_text(bundle)
+    subprocess.run([cli, "submit", "verify", "--keys", str(tmp_path / "keys"), "-i", str(tmp_path / "paper.txt"),
+                    str(tmp_path / "paper.bundle"), "--quiet"], check=True)
+    # A public set on RSA-2048: anyone verifies, here with the set alone.
+    subprocess.run([cli, "submit", "new-set", "--public", "--modulus", "rsa-2048", "--durations", "1s", "--rate", "20000",
+                    "-o", str(tmp_path / "pub"), "--quiet"], check=True)
+    pub = (tmp_path / "pub" / "set.json").read_text()
+    sealed = submit.seal(doc, pub, str(tmp_path / "p.ckpt"), expect=1)
+    assert submit.verify(sealed, doc, set=pub)["valid"]
+    (tmp_path / "public.bundle").write_text(sealed)
+    subprocess.run([cli, "submit", "verify", "--public", str(tmp_path / "public.bundle"), "--document",
+                    str(tmp_path / "paper.txt"), "--set", str(tmp_path / "pub" / "set.json"), "--quiet"],
+                   check=True)
+    with pytest.raises(HourglassError):
+        submit.verify(sealed, doc, keys=keys)
+    with pytest.raises(ValueError):
+        submit.seal(doc, pub, str(tmp_path / "q.ckpt"), expect="soon")

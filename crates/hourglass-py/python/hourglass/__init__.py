@@ -8,6 +8,8 @@ Submodules:
   after ``t`` sequential squarings; resumable with a checkpoint, interruptible with Ctrl-C.
 - :mod:`hourglass.vdf`: verifiable delay functions (Wesolowski, Pietrzak): evaluate with
   progress, prove, verify, batch verify.
+- :mod:`hourglass.submit`: offline submission: seal a document against a published puzzle
+  set (private or public), verify a bundle.
 - :mod:`hourglass.arith`: ``square_chain(x, t, n)``, sequential squaring on hourglass's kernels.
 
 Errors are :class:`HourglassError` with the command line's messages. Long calls release the
@@ -15,7 +17,7 @@ GIL.
 """
 
 from ._native import HourglassError
-from . import arith, rsa, timelock, vdf
+from . import arith, rsa, submit, timelock, vdf
 
-__all__ = ["HourglassError", "arith", "rsa", "timelock", "vdf"]
+__all__ = ["HourglassError", "arith", "rsa", "submit", "timelock", "vdf"]
 __version__ = "0.1.0"

@@ -1,0 +1,91 @@
+"""Offline submission: seal a document against an institution's published puzzle set, and
+verify a bundle. Bundles and sets are the files of ``hourglass submit`` (docs/FORMATS.md,
+section 12): a bundle sealed here verifies with the CLI and back."""
+
+import json
+import os
+import re
+from typing import Any, Dict, Iterable, Optional, Union
+
+from . import _native
+from ._progress import Progress, callback
+
+Duration = Union[None, int, float, str]
+_UNITS = {"s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "d": 86400}
+
+
+def _seconds(d: Duration) -> Optional[float]:
+    """Seconds from a number or a string such as ``"90s"``, ``"10min"``, ``"5h"``, ``"1d"``."""
+    if d is None or isinstance(d, (int, float)):
+        return None if d is None else float(d)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|sec|min|m|h|d)\s*", d)
+    if not m:
+        raise ValueError(f"not a duration: {d!r} (use e.g. 90s, 10min, 5h, 1d)")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def _bytes(x: Union[str, bytes]) -> bytes:
+    return x.encode() if isinstance(x, str) else bytes(x)
+
+
+def seal(
+    document: bytes,
+    set: Union[str, bytes],
+    checkpoint: str,
+    expect: Duration = None,
+    until: Duration = None,
+    bundle: Optional[Union[str, bytes]] = None,
+    on_link=None,
+    progress: Progress = None,
+) -> str:
+    """Seals ``document`` against ``set`` (the text of a ``set.json``, private or public) until
+    ``expect`` (or ``until``) is credited; returns the bundle (JSON text). ``bundle`` resumes
+    one; ``on_link(bundle_json)`` is called after each finished link (save it); ``checkpoint``
+    (a path) keeps the link in progress, so Ctrl-C loses nothing."""
+    return _native.submit_seal(
+        bytes(document), _bytes(set), checkpoint, _seconds(expect), _seconds(until),
+        None if bundle is None else _bytes(bundle), on_link, callback(progress, "sealing"),
+    )
+
+
+def seal_file(document: str, set: str, bundle: str, expect: Duration = None, until: Duration = None,
+              progress: Progress = None) -> None:
+    """Like :func:`seal` with files: the bundle file is rewritten (atomically) after each link
+    and resumed when it exists; its checkpoint is ``bundle + ".ckpt"``."""
+    with open(document, "rb") as f:
+        doc = f.read()
+    with open(set, "rb") as f:
+        set_text = f.read()
+    previous = None
+    if os.path.exists(bundle):
+        with open(bundle, "rb") as f:
+            previous = f.read()
+
+    def save(text: str) -> None:
+        tmp = bundle + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, bundle)
+
+    save(seal(doc, set_text, bundle + ".ckpt", expect, until, previous, save, progress))
+
+
+def verify(
+    bundle: Union[str, bytes],
+    document: bytes,
+    keys: Optional[Iterable[Union[str, bytes]]] = None,
+    set: Optional[Union[str, bytes]] = None,
+    transcript: Optional[Union[str, bytes]] = None,
+) -> Dict[str, Any]:
+    """Verifies a bundle for ``document``: with the institution's ``.key`` texts (``keys``) for
+    a private set, or with the public ``set`` (and a committee's ``transcript``) for a public
+    one. Returns ``{"valid", "document_matches", "credited_secs", "links"}``."""
+    verdict = _native.submit_verify(
+        _bytes(bundle), bytes(document),
+        None if keys is None else [_bytes(k) for k in keys],
+        None if set is None else _bytes(set),
+        None if transcript is None else _bytes(transcript),
+    )
+    return json.loads(verdict)
