@@ -14,6 +14,7 @@ command -v python3 >/dev/null || missing+=(python3 python3-pip)
 command -v make >/dev/null || missing+=(make)
 command -v gcc >/dev/null || missing+=(gcc)
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)   # the Python package's tests
+command -v age >/dev/null || missing+=(age)                 # age-plugin-hourglass's end-to-end tests
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}"
     apt-get update -qq

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use hourglass_arith::squaring::{measure_rate, Progress};
 use hourglass_arith::Integer;
+use hourglass_timelock::age::AgeRecipient;
 use hourglass_timelock::rsw::{
     parse_integer, printable_text, solve_rsw, xor_message, RswPuzzle, MAX_SQUARINGS,
 };
@@ -67,6 +68,35 @@ N, A and Z are decimal, or hexadecimal with a 0x prefix. The message is shown as
 printable, in hex otherwise (the bytes of w XOR Z, big-endian)."
     )]
     OpenRsw(OpenRswArgs),
+    /// Print an age recipient (age1hourglass1...) that time-locks files for age users.
+    #[command(after_help = "Examples:
+  hourglass timelock recipient --duration 1h                     (rate measured here)
+  hourglass timelock recipient --duration 30d --rate 1400000
+  hourglass timelock recipient --squarings 2000000000 --bits 3072
+  age -r \"$(hourglass timelock recipient --duration 1h)\" -o notes.age notes.md
+  age -d -j hourglass notes.age > notes.md                       (does the squarings)
+
+The recipient holds only the delay; each file gets a fresh modulus whose factors are forgotten
+once its key is sealed (age-plugin-hourglass must be on PATH, beside hourglass).")]
+    Recipient(RecipientArgs),
+}
+
+#[derive(Args, Debug)]
+struct RecipientArgs {
+    /// Intended opening time on the reference machine (e.g. 10min, 1h, 30d).
+    #[arg(long, value_parser = humantime::parse_duration, required_unless_present = "squarings", conflicts_with = "squarings")]
+    duration: Option<Duration>,
+    /// Reference rate in squarings per second (default: measured on this machine, 2 s).
+    #[arg(long, requires = "duration")]
+    rate: Option<f64>,
+    /// The number of squarings directly.
+    #[arg(long)]
+    squarings: Option<u64>,
+    /// Bits of each file's modulus.
+    #[arg(long, default_value_t = 2048)]
+    bits: u32,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args, Debug)]
@@ -150,7 +180,52 @@ pub fn run(args: TimelockArgs) -> Result<(), CliError> {
         TimelockCommand::Seal(a) => seal_cmd(a),
         TimelockCommand::Open(a) => open_cmd(a),
         TimelockCommand::OpenRsw(a) => open_rsw_cmd(a),
+        TimelockCommand::Recipient(a) => recipient_cmd(a),
     }
+}
+
+fn recipient_cmd(a: RecipientArgs) -> Result<(), CliError> {
+    let (t, rate) = match (a.squarings, a.duration) {
+        (Some(t), _) => (t, None),
+        (None, Some(d)) => {
+            let quiet = a.report.quiet || a.report.json;
+            let (rate, _) = crate::puzzle_cmd::reference_rate(
+                a.bits,
+                a.rate,
+                &hourglass_arith::entropy::EntropyArgs::default(),
+                quiet,
+            )?;
+            let t = (d.as_secs_f64() * rate).round();
+            if !(1.0..=MAX_SQUARINGS as f64).contains(&t) {
+                return Err(CliError::new(
+                    "the duration and rate give less than one or more than 2^60 squarings",
+                ));
+            }
+            (t as u64, Some(rate))
+        }
+        (None, None) => return Err(CliError::new("give --duration or --squarings")),
+    };
+    let recipient = AgeRecipient {
+        t,
+        bits: a.bits,
+        rate: rate.map(|r| r.round().clamp(1.0, f64::from(u32::MAX)) as u32),
+    };
+    let text = recipient
+        .to_bech32()
+        .map_err(|e| CliError::new(e.to_string()))?;
+    if a.report.json {
+        a.report
+            .result(serde_json::json!({"recipient": text, "t": t, "bits": a.bits, "rate": rate}));
+    } else {
+        println!("{text}");
+    }
+    a.report.info(format_args!(
+        "an age recipient for {t} squarings{} on {}-bit moduli; decrypt with `age -d -j hourglass` (age-plugin-hourglass on PATH)",
+        rate.map(|r| format!(" (about {} at {}sq/s)", format_secs(t as f64 / r), format_rate(r)))
+            .unwrap_or_default(),
+        a.bits
+    ));
+    Ok(())
 }
 
 const CHECKPOINT_HINT: &str =

@@ -35,6 +35,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod age;
 pub mod anyset;
 pub mod certificate;
 mod json;

@@ -1,0 +1,258 @@
+//! Time-lock encryption for age: the recipient and stanza formats of `age-plugin-hourglass`
+//! (docs/FORMATS.md, section 14.1).
+//!
+//! A recipient `age1hourglass1...` encodes only the delay. Wrapping an age file key makes a
+//! fresh modulus, seals the 16-byte key in a time-lock file (section 14) and forgets the
+//! factors, as Rivest-Shamir-Wagner's construction does; the stanza's body is that file.
+//! Unwrapping needs the `t` sequential squarings. Everything about the key's protection is the
+//! `.tlock` format's: a random full-domain base, the header as the AEAD's associated data, the
+//! trailer that finds damage before the squarings.
+
+use hourglass_arith::entropy::EntropySource;
+
+use crate::tlock::{seal, SealParams, TlockError, TlockHeader};
+use crate::{Error, Result};
+
+/// The human-readable part of recipients (Bech32), as age's plugin convention requires.
+pub const RECIPIENT_HRP: &str = "age1hourglass";
+/// The tag of hourglass's age stanzas.
+pub const STANZA_TAG: &str = "hourglass-tlock";
+/// The stanza format this code writes and reads (its first argument).
+pub const STANZA_VERSION: &str = "v1";
+/// The version byte of the recipient encoding.
+const RECIPIENT_VERSION: u8 = 1;
+/// Bytes of an age file key.
+pub const FILE_KEY_BYTES: usize = 16;
+/// The largest stanza body accepted (a `.tlock` file of a 16-byte key on an 8192-bit modulus
+/// is under 3.2 KB).
+const MAX_BODY: usize = 4096;
+
+/// What a recipient says: the delay, and the modulus size to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgeRecipient {
+    /// Sequential squarings to open.
+    pub t: u64,
+    /// Modulus bits of each file's fresh modulus.
+    pub bits: u32,
+    /// The reference rate (squarings per second) `t` was computed with, if it came from a
+    /// duration (only for display: the delay is `t`).
+    pub rate: Option<u32>,
+}
+
+impl AgeRecipient {
+    /// The recipient's bytes: `0x01 || u16 bits || u64 t || u32 rate (0: none)`, big-endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![RECIPIENT_VERSION];
+        out.extend_from_slice(&(self.bits as u16).to_be_bytes());
+        out.extend_from_slice(&self.t.to_be_bytes());
+        out.extend_from_slice(&self.rate.unwrap_or(0).to_be_bytes());
+        out
+    }
+
+    /// Reads a recipient's bytes (as the age plugin protocol delivers them).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bad =
+            |why: &str| Error::InvalidParameters(format!("not an hourglass recipient: {why}"));
+        if bytes.len() != 15 {
+            return Err(bad("wrong length"));
+        }
+        if bytes[0] != RECIPIENT_VERSION {
+            return Err(bad("unknown version (a newer hourglass wrote it)"));
+        }
+        let bits = u32::from(u16::from_be_bytes([bytes[1], bytes[2]]));
+        let t = u64::from_be_bytes(bytes[3..11].try_into().map_err(|_| bad("t"))?);
+        let rate = u32::from_be_bytes(bytes[11..15].try_into().map_err(|_| bad("rate"))?);
+        let r = Self {
+            t,
+            bits,
+            rate: (rate != 0).then_some(rate),
+        };
+        r.check()?;
+        Ok(r)
+    }
+
+    fn check(&self) -> Result<()> {
+        crate::rsw::check_squarings(self.t)?;
+        if !(crate::tlock::MIN_MODULUS_BITS..=crate::tlock::MAX_MODULUS_BITS).contains(&self.bits) {
+            return Err(Error::InvalidParameters(format!(
+                "a {}-bit modulus is outside {}..={}",
+                self.bits,
+                crate::tlock::MIN_MODULUS_BITS,
+                crate::tlock::MAX_MODULUS_BITS
+            )));
+        }
+        Ok(())
+    }
+
+    /// The recipient string, `age1hourglass1...` (Bech32).
+    pub fn to_bech32(&self) -> Result<String> {
+        use bech32::ToBase32;
+        self.check()?;
+        bech32::encode(
+            RECIPIENT_HRP,
+            self.to_bytes().to_base32(),
+            bech32::Variant::Bech32,
+        )
+        .map_err(|e| Error::InvalidParameters(format!("encoding the recipient: {e}")))
+    }
+
+    /// Reads a recipient string.
+    pub fn from_bech32(s: &str) -> Result<Self> {
+        use bech32::FromBase32;
+        let (hrp, data, variant) = bech32::decode(s)
+            .map_err(|e| Error::InvalidParameters(format!("not a recipient: {e}")))?;
+        if hrp != RECIPIENT_HRP || variant != bech32::Variant::Bech32 {
+            return Err(Error::InvalidParameters(format!(
+                "not an hourglass recipient (it starts with {hrp})"
+            )));
+        }
+        let bytes = Vec::<u8>::from_base32(&data)
+            .map_err(|e| Error::InvalidParameters(format!("not a recipient: {e}")))?;
+        Self::from_bytes(&bytes)
+    }
+}
+
+/// A wrapped file key: the stanza's arguments and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrappedKey {
+    /// `["v1", t, bits]`.
+    pub args: Vec<String>,
+    /// A `.tlock` file (section 14) whose content is the 16-byte file key.
+    pub body: Vec<u8>,
+}
+
+/// Wraps an age file key for `recipient`: a fresh modulus of `recipient.bits` bits, the key
+/// sealed behind `recipient.t` squarings, the factors forgotten.
+pub fn wrap(
+    file_key: &[u8; FILE_KEY_BYTES],
+    recipient: &AgeRecipient,
+    rng: &mut dyn EntropySource,
+) -> std::result::Result<WrappedKey, TlockError> {
+    recipient.check()?;
+    let mut params = SealParams::new(recipient.bits, recipient.t);
+    params.content_len = Some(FILE_KEY_BYTES as u64);
+    let mut body = Vec::new();
+    seal(&mut &file_key[..], &mut body, &params, rng)?;
+    Ok(WrappedKey {
+        args: vec![
+            STANZA_VERSION.into(),
+            recipient.t.to_string(),
+            recipient.bits.to_string(),
+        ],
+        body,
+    })
+}
+
+/// Reads a stanza's arguments and body and checks them before any squaring: the version, the
+/// arguments against the header they describe, the length of the body and its trailer.
+/// Returns the header; the body after it is where [`crate::tlock::decrypt_body`] reads.
+pub fn parse_stanza(args: &[String], body: &[u8]) -> std::result::Result<TlockHeader, TlockError> {
+    let bad = |why: String| TlockError::CorruptHeader(format!("hourglass stanza: {why}"));
+    match args {
+        [v, t, bits] if v == STANZA_VERSION => {
+            if body.len() > MAX_BODY {
+                return Err(bad("the body is too long".into()));
+            }
+            let mut reader = body;
+            let header = TlockHeader::read_from(&mut reader)?;
+            if t.parse::<u64>().ok() != Some(header.t())
+                || bits.parse::<u32>().ok() != Some(header.modulus_bits())
+            {
+                return Err(bad("the arguments disagree with the sealed key".into()));
+            }
+            if header.content_len() != Some(FILE_KEY_BYTES as u64)
+                || header.expected_file_len() != Some(body.len() as u64)
+            {
+                return Err(bad("the body is not a sealed 16-byte file key".into()));
+            }
+            crate::tlock::check_body(&header, &mut reader)?;
+            Ok(header)
+        }
+        [v, ..] if v != STANZA_VERSION => Err(bad(format!(
+            "version {v} (this plugin reads {STANZA_VERSION})"
+        ))),
+        _ => Err(bad("expected 3 arguments (version, t, bits)".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hourglass_arith::entropy::SeededEntropy;
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn recipients_round_trip_and_refuse_others() {
+        let r = AgeRecipient {
+            t: 3_600_000_000,
+            bits: 2048,
+            rate: Some(1_000_000),
+        };
+        let s = r.to_bech32().unwrap();
+        assert!(s.starts_with("age1hourglass1"), "{s}");
+        assert_eq!(AgeRecipient::from_bech32(&s).unwrap(), r);
+        assert_eq!(AgeRecipient::from_bytes(&r.to_bytes()).unwrap(), r);
+        let x25519 = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p";
+        assert!(AgeRecipient::from_bech32(x25519).is_err());
+        let mut bytes = r.to_bytes();
+        bytes[0] = 2;
+        assert!(AgeRecipient::from_bytes(&bytes).is_err());
+        assert!(AgeRecipient::from_bytes(&bytes[..10]).is_err());
+        let zero = AgeRecipient { t: 0, ..r };
+        assert!(zero.to_bech32().is_err());
+    }
+
+    /// The vector of docs/FORMATS.md section 14.1: a fixed file key wrapped with seeded
+    /// (insecure, reproducible) randomness.
+    #[test]
+    fn the_documented_vector() {
+        let r = AgeRecipient {
+            t: 1000,
+            bits: 1024,
+            rate: None,
+        };
+        assert_eq!(
+            r.to_bech32().unwrap(),
+            "age1hourglass1qyzqqqqqqqqqqqqraqqqqqqqvgvtyh"
+        );
+        let key = [0x42u8; FILE_KEY_BYTES];
+        let mut rng = SeededEntropy::new(b"hourglass age stanza vector");
+        let w = wrap(&key, &r, &mut rng).unwrap();
+        assert_eq!(w.args, ["v1", "1000", "1024"]);
+        assert_eq!(w.body.len(), 463 + 16 + 16 + 32);
+        assert_eq!(
+            hex::encode(Sha256::digest(&w.body)),
+            "11cb20c95f09e3770e262b013de251aa287ee1722a6ba31be933d4544e25a513",
+            "the stanza encoding changed"
+        );
+        let header = parse_stanza(&w.args, &w.body).unwrap();
+        let b = hourglass_arith::squaring::square_k_times(header.base(), 1000, header.n());
+        let content = header.recover_key(&b).unwrap();
+        let mut out = Vec::new();
+        crate::tlock::decrypt_body(&header, &content, &mut &w.body[463..], &mut out).unwrap();
+        assert_eq!(out, key);
+    }
+
+    #[test]
+    fn tampered_stanzas_are_refused_before_the_squarings() {
+        let r = AgeRecipient {
+            t: 1_000_000_000_000,
+            bits: 1024,
+            rate: None,
+        };
+        let mut rng = SeededEntropy::new(b"tamper");
+        let w = wrap(&[7u8; FILE_KEY_BYTES], &r, &mut rng).unwrap();
+        assert!(parse_stanza(&w.args, &w.body).is_ok());
+        for pos in [20, 300, w.body.len() - 40, w.body.len() - 1] {
+            let mut body = w.body.clone();
+            body[pos] ^= 1;
+            assert!(parse_stanza(&w.args, &body).is_err(), "byte {pos}");
+        }
+        let mut args = w.args.clone();
+        args[1] = "1000".into();
+        assert!(parse_stanza(&args, &w.body).is_err());
+        assert!(parse_stanza(&["v2".into(), "1".into(), "1024".into()], &w.body).is_err());
+        assert!(parse_stanza(&[], &w.body).is_err());
+        assert!(parse_stanza(&w.args, &w.body[..w.body.len() - 1]).is_err());
+    }
+}
