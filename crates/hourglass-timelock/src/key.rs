@@ -576,6 +576,32 @@ impl PuzzleKeyGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A measured rate has all 53 bits of an f64; it must read back exactly, or the key's
+    /// fingerprint (which covers the rate's bits) no longer matches (a bug found by the README
+    /// test: `puzzle keygen --duration` keys were refused as modified).
+    #[test]
+    fn keys_with_measured_rates_read_back_with_their_fingerprint() {
+        let mut rng = SeededEntropy::new(b"measured rate");
+        // The first two read back one ulp off without serde_json's float_roundtrip.
+        for rate in [
+            181461.72276817466,
+            189242.43304185194,
+            7150563.727139904,
+            1.0e6 / 3.0,
+        ] {
+            let key = PuzzleKeyGen::new(512, 1_000_003)
+                .rate(rate, true)
+                .generate(&mut rng)
+                .unwrap();
+            let public = key.public();
+            let back = PuzzlePublicKey::from_json(&public.to_json()).unwrap();
+            assert_eq!(back.fingerprint(), public.fingerprint(), "rate {rate}");
+            assert_eq!(back.meta().rate.to_bits(), rate.to_bits());
+            let private = PuzzleKey::from_json(&key.to_json()).unwrap();
+            assert_eq!(private.public().fingerprint(), public.fingerprint());
+        }
+    }
     use hourglass_arith::entropy::SeededEntropy;
     use hourglass_arith::squaring::square_k_times;
 
