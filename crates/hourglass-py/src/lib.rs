@@ -31,7 +31,10 @@ use hourglass_timelock::submission::{verify_bundle, Bundle, SealEnd, SealOptions
 use hourglass_timelock::tlock::{
     check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
 };
-use hourglass_timelock::{PuzzleKey, SolveOptions};
+use hourglass_timelock::{
+    input_from_digest, solve, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzlePublicKey, Solution,
+    SolveOptions, SolveOutcome,
+};
 use hourglass_vdf::eval::EvalOptions;
 use hourglass_vdf::group::RsaGroup;
 use hourglass_vdf::proof_file::{prove_input, ModulusPolicy, ProofFile, ProofScheme, ProveOutcome};
@@ -670,6 +673,88 @@ fn submit_verify(
     .map_err(err)
 }
 
+/// Makes a puzzle key of `squarings` squarings: returns the private key's JSON (keep it
+/// secret: it verifies solutions at once) and the public key's JSON (what authors solve).
+#[pyfunction]
+#[pyo3(signature = (squarings, bits=2048, rate=None, hash="sha256", issuer="", seed=None))]
+fn puzzle_keygen(
+    py: Python<'_>,
+    squarings: u64,
+    bits: u32,
+    rate: Option<f64>,
+    hash: &str,
+    issuer: &str,
+    seed: Option<&[u8]>,
+) -> PyResult<(String, String)> {
+    let hash = PuzzleHash::parse(hash).map_err(err)?;
+    let mut generator = PuzzleKeyGen::new(bits, squarings).hash(hash).issuer(issuer);
+    if let Some(r) = rate {
+        generator = generator.rate(r, false);
+    }
+    let mut rng = entropy(seed);
+    let key = py
+        .allow_threads(|| generator.generate(&mut *rng))
+        .map_err(err)?;
+    Ok((key.to_json().to_string(), key.public().to_json()))
+}
+
+/// Solves a puzzle (its public key's JSON) for `document`: `t` sequential squarings,
+/// error-checked, resumable with `checkpoint`. Returns the solution's JSON.
+#[pyfunction]
+#[pyo3(signature = (public_key, document, checkpoint=None, progress=None))]
+fn puzzle_solve(
+    py: Python<'_>,
+    public_key: &[u8],
+    document: &[u8],
+    checkpoint: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let key = PuzzlePublicKey::from_json(&text(public_key, "public key")?).map_err(err)?;
+    // The key fixes the hash; the author does not choose it.
+    let hash = key.meta().hash;
+    let digest = hash.digest(document);
+    let m = input_from_digest(key.n(), &digest).map_err(err)?;
+    let saved = checkpoint.is_some();
+    let ckpt = self::checkpoint(checkpoint)?;
+    let options = SolveOptions {
+        checkpoint: ckpt.clone(),
+        ..SolveOptions::default()
+    };
+    let watch = Watch::new(progress);
+    let outcome = py
+        .allow_threads(|| solve(&key, &m, &options, &watch.stop, &mut watch.progress()))
+        .map_err(err)?;
+    match outcome {
+        SolveOutcome::Solved(c) => {
+            let solution = Solution {
+                puzzle: key.fingerprint(),
+                hash,
+                digest,
+                t: key.t(),
+                c,
+            };
+            if let Some(c) = ckpt {
+                c.remove();
+            }
+            Ok(solution.to_json())
+        }
+        SolveOutcome::Stopped { done } => Err(watch.stopped(done, saved)),
+    }
+}
+
+/// Whether `solution` (JSON) solves the puzzle of `key` (the private key's JSON) for
+/// `document`: one private-key operation.
+#[pyfunction]
+fn puzzle_verify(key: &[u8], document: &[u8], solution: &[u8]) -> PyResult<bool> {
+    let key = PuzzleKey::from_json(&text(key, "key")?).map_err(err)?;
+    let solution = Solution::from_json(&text(solution, "solution")?).map_err(err)?;
+    let digest = key.public().meta().hash.digest(document);
+    Ok(solution
+        .verify(&key, &digest, &mut OsEntropy)
+        .map_err(err)?
+        .is_ok())
+}
+
 /// The native module: `hourglass._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -683,6 +768,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tlock_seal, m)?)?;
     m.add_function(wrap_pyfunction!(tlock_open, m)?)?;
     m.add_function(wrap_pyfunction!(submit_seal, m)?)?;
+    m.add_function(wrap_pyfunction!(puzzle_keygen, m)?)?;
+    m.add_function(wrap_pyfunction!(puzzle_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(puzzle_verify, m)?)?;
     m.add_function(wrap_pyfunction!(submit_verify, m)?)?;
     Ok(())
 }

@@ -265,3 +265,25 @@ def test_submission_private_and_public_with_the_cli(tmp_path):
         submit.verify(sealed, doc, keys=keys)
     with pytest.raises(ValueError):
         submit.seal(doc, pub, str(tmp_path / "q.ckpt"), expect="soon")
+
+
+def test_puzzles_keygen_solve_verify_and_the_cli(tmp_path):
+    cli = hourglass_cli()
+    private, public = timelock.puzzle_keygen(50_000, bits=1024, rate=1e6, issuer="Py")
+    doc = b"the document\n"
+    seen = []
+    solution = timelock.solve(public, doc, progress=lambda d, t: seen.append(d))
+    assert timelock.verify_solution(private, doc, solution)
+    assert not timelock.verify_solution(private, doc + b"!", solution)
+    # The CLI checks the Python solution, and Python the CLI's.
+    (tmp_path / "p.key").write_text(private)
+    (tmp_path / "p.pub").write_text(public)
+    (tmp_path / "doc.txt").write_bytes(doc)
+    (tmp_path / "py.sol").write_text(solution)
+    subprocess.run([cli, "puzzle", "verify", "-k", str(tmp_path / "p.key"), "-i", str(tmp_path / "doc.txt"),
+                    "-s", str(tmp_path / "py.sol")], check=True, capture_output=True)
+    subprocess.run([cli, "puzzle", "solve", "-p", str(tmp_path / "p.pub"), "-i", str(tmp_path / "doc.txt"),
+                    "-o", str(tmp_path / "cli.sol"), "--quiet"], check=True)
+    assert timelock.verify_solution(private, doc, (tmp_path / "cli.sol").read_text())
+    with pytest.raises(HourglassError):
+        timelock.solve("{}", doc)
