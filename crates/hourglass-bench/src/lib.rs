@@ -87,14 +87,38 @@ impl Error {
 /// Result alias for the benchmarks.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Writes a plot (SVG) atomically; `existing` says whether a file already there is replaced.
+/// Writes a plot (SVG): `-` is standard output; a device or a pipe (`--plot /dev/null`, a
+/// FIFO) is written in place, since renaming a temporary file over it would replace it with a
+/// regular file; anything else whole or not at all, an existing file refused unless
+/// `existing` says to replace it.
 fn write_plot(path: &std::path::Path, svg: &str, existing: Existing) -> Result<()> {
-    hourglass_arith::atomic::write_atomic(path, svg.as_bytes(), 0o644, existing).map_err(|source| {
-        Error::Io {
-            context: format!("writing {}", path.display()),
-            source,
-        }
-    })
+    use std::io::Write;
+    let failed = |source: std::io::Error| {
+        let context = if source.kind() == std::io::ErrorKind::AlreadyExists {
+            format!(
+                "{} already exists (pass --force to replace it)",
+                path.display()
+            )
+        } else {
+            format!("writing {}", path.display())
+        };
+        Error::Io { context, source }
+    };
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(svg.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(failed);
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(svg.as_bytes()).and_then(|()| f.flush()))
+            .map_err(failed);
+    }
+    hourglass_arith::atomic::write_atomic(path, svg.as_bytes(), 0o644, existing).map_err(failed)
 }
 
 /// Arguments of `hourglass bench`.
@@ -177,4 +201,34 @@ pub fn parse_bits_list(s: &str) -> std::result::Result<Vec<u32>, String> {
                 .map_err(|_| format!("'{t}' is not a bit size"))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plots_refuse_replace_and_never_turn_a_device_into_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plot.svg");
+        std::fs::write(&path, "old").unwrap();
+        let err = write_plot(&path, "<svg/>", Existing::Refuse).unwrap_err();
+        assert!(err.to_string().contains("--force"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        write_plot(&path, "<svg/>", Existing::Replace).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "<svg/>");
+        // --force --plot /dev/null (as root, a rename would replace the device node).
+        write_plot(
+            std::path::Path::new("/dev/null"),
+            "<svg/>",
+            Existing::Replace,
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let kind = std::fs::metadata("/dev/null").unwrap().file_type();
+            assert!(kind.is_char_device(), "/dev/null is no longer a device");
+        }
+    }
 }
