@@ -20,7 +20,7 @@ use hourglass_dkg::transport::{memory_mesh, NetSim, Transport};
 use hourglass_dkg::PartyId;
 use serde_json::json;
 
-use super::stats::Summary;
+use crate::stats::Summary;
 use crate::{Error, Result};
 
 /// Arguments of `hourglass bench dkg`.
@@ -83,10 +83,7 @@ fn measure(
     sim: NetSim,
     max_batches: Option<u64>,
 ) -> Result<Measured> {
-    let dir = tempfile::tempdir().map_err(|source| Error::Io {
-        context: "creating a temporary directory".into(),
-        source,
-    })?;
+    let dir = tempfile::tempdir().map_err(Error::TempDir)?;
     let cluster = dir.path().join("cluster");
     let base = free_loopback_base_port(k)?;
     let configs = init_cluster(&cluster, k, settings, base, "bench")?;
@@ -130,13 +127,10 @@ fn measure_in_memory(k: usize, settings: &Settings, max_batches: Option<u64>) ->
 fn collect(handles: Vec<thread::JoinHandle<Result<Report>>>) -> Result<Measured> {
     let mut reports = Vec::new();
     for h in handles {
-        let r = h.join().map_err(|_| Error::Panicked)??;
+        let r = h.join().map_err(|_| Error::PartyPanicked)??;
         reports.push(r);
     }
-    let first = reports
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::WrongResult("no parties".into()))?;
+    let first = reports.first().cloned().ok_or(Error::NoParties)?;
     Ok(Measured {
         seconds: reports
             .iter()
@@ -220,14 +214,12 @@ fn rounds_per_batch(k: usize) -> u32 {
 /// Runs `hourglass bench dkg`.
 pub fn run(args: DkgBenchArgs) -> Result<()> {
     if args.runs == 0 || args.batches == 0 {
-        return Err(Error::InvalidOption(
-            "--runs and --batches must be positive".into(),
-        ));
+        return Err(Error::NotPositive {
+            options: "--runs and --batches",
+        });
     }
     if args.parties.iter().any(|&k| !(3..=128).contains(&k)) {
-        return Err(Error::InvalidOption(
-            "--parties: use 3 to 128 parties".into(),
-        ));
+        return Err(Error::PartiesOutOfRange);
     }
     let bits = args.bits.clone();
     let mut out = serde_json::Map::new();

@@ -7,10 +7,10 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::openssl_baseline;
-use super::plot::{render, Panel, Series};
-use super::stats::Summary;
-use crate::{Error, Result};
+use crate::openssl_baseline;
+use crate::plot::{render, Panel, Series};
+use crate::stats::Summary;
+use crate::{write_plot, Error, Result};
 use hourglass_arith::atomic::Existing;
 use hourglass_arith::entropy::EntropyArgs;
 use hourglass_rsa::cli::KeygenShape;
@@ -56,8 +56,9 @@ struct Report {
 /// Runs the benchmark.
 pub fn run(a: KeygenBenchArgs, existing: Existing) -> Result<()> {
     if a.count == 0 {
-        return Err(Error::InvalidOption("--count must be at least 1".into()));
+        return Err(Error::ZeroCount { option: "--count" });
     }
+    crate::check_plot(a.plot.as_deref(), existing)?;
     let opts = a.shape.options()?;
     let mut rng = a.entropy.source()?;
     let mut ours = Vec::with_capacity(a.count);
@@ -150,7 +151,7 @@ pub fn run(a: KeygenBenchArgs, existing: Existing) -> Result<()> {
                 log_y: false,
             },
         ]);
-        crate::write_plot(path, &svg, existing)?;
+        write_plot(path, &svg, existing)?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -6,8 +6,13 @@
 //! [`run`]; everything here prints tables (or `--json`) and nothing asserts a speed: speed is
 //! measured, never tested. docs/PERFORMANCE.md records the figures and what was tried.
 
+#![deny(unsafe_code)]
+
 mod dkg;
+mod error;
 mod keygen;
+// The only unsafe code: OpenSSL's Montgomery multiplication through FFI (see its SAFETY note).
+#[allow(unsafe_code)]
 mod openssl_baseline;
 mod plot;
 pub mod puzzle;
@@ -20,72 +25,18 @@ mod vdf;
 use clap::{Args, Subcommand};
 use hourglass_arith::atomic::Existing;
 
-/// Why a benchmark could not run.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// An option is outside what the benchmark accepts (the message names the option).
-    #[error("{0}")]
-    InvalidOption(String),
-    /// A measured computation gave a wrong result, so its time means nothing.
-    #[error("{0}")]
-    WrongResult(String),
-    /// OpenSSL, the baseline, failed.
-    #[error("OpenSSL: {0}")]
-    OpenSsl(#[from] openssl::error::ErrorStack),
-    /// Reading or writing a file, or a temporary directory.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A benchmark thread panicked (a bug).
-    #[error("a benchmark thread panicked")]
-    Panicked,
-    /// The arithmetic core.
-    #[error(transparent)]
-    Arith(#[from] hourglass_arith::Error),
-    /// RSA keys and operations.
-    #[error(transparent)]
-    Rsa(#[from] hourglass_rsa::Error),
-    /// Puzzles and submission.
-    #[error(transparent)]
-    Timelock(#[from] hourglass_timelock::Error),
-    /// VDFs.
-    #[error(transparent)]
-    Vdf(#[from] hourglass_vdf::Error),
-    /// Distributed key generation.
-    #[error(transparent)]
-    Dkg(#[from] hourglass_dkg::Error),
-    /// JSON output.
-    #[error("JSON: {0}")]
-    Json(#[from] serde_json::Error),
-}
+pub use error::{Disagreement, Error, Result};
 
-impl Error {
-    /// What the user can do about it, when there is something.
-    pub fn hint(&self) -> Option<&'static str> {
-        match self {
-            Error::InvalidOption(_) => {
-                Some("see `hourglass bench <name> --help` for the accepted ranges")
-            }
-            Error::WrongResult(_) | Error::Panicked => Some(
-                "a wrong result under measurement is a bug or a hardware fault: please report it",
-            ),
-            Error::OpenSsl(_) => {
-                Some("the OpenSSL baseline failed; --no-openssl skips it where offered")
-            }
-            Error::Io { .. } => Some("check the path, permissions and free space"),
-            _ => None,
-        }
+/// Refuses, before any measurement, a plot path that is an existing regular file when it may
+/// not be replaced.
+fn check_plot(path: Option<&std::path::Path>, existing: Existing) -> Result<()> {
+    match path {
+        Some(p) if existing == Existing::Refuse && p.is_file() => Err(Error::OutputExists {
+            path: p.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }
-
-/// Result alias for the benchmarks.
-pub type Result<T> = std::result::Result<T, Error>;
 
 /// Writes a plot (SVG): `-` is standard output; a device or a pipe (`--plot /dev/null`, a
 /// FIFO) is written in place, since renaming a temporary file over it would replace it with a
@@ -94,22 +45,23 @@ pub type Result<T> = std::result::Result<T, Error>;
 fn write_plot(path: &std::path::Path, svg: &str, existing: Existing) -> Result<()> {
     use std::io::Write;
     let failed = |source: std::io::Error| {
-        let context = if source.kind() == std::io::ErrorKind::AlreadyExists {
-            format!(
-                "{} already exists (pass --force to replace it)",
-                path.display()
-            )
+        if source.kind() == std::io::ErrorKind::AlreadyExists {
+            Error::OutputExists {
+                path: path.to_path_buf(),
+            }
         } else {
-            format!("writing {}", path.display())
-        };
-        Error::Io { context, source }
+            Error::Write {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
     };
     if path.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
         return out
             .write_all(svg.as_bytes())
             .and_then(|()| out.flush())
-            .map_err(failed);
+            .map_err(Error::Stdout);
     }
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         return std::fs::OpenOptions::new()
@@ -213,7 +165,8 @@ mod tests {
         let path = dir.path().join("plot.svg");
         std::fs::write(&path, "old").unwrap();
         let err = write_plot(&path, "<svg/>", Existing::Refuse).unwrap_err();
-        assert!(err.to_string().contains("--force"), "{err}");
+        assert!(err.to_string().contains("already exists"), "{err}");
+        assert!(err.hint().is_some_and(|h| h.contains("--force")));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
         write_plot(&path, "<svg/>", Existing::Replace).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "<svg/>");

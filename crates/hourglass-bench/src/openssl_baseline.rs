@@ -124,7 +124,7 @@ pub fn montgomery_squarings(
 ) -> Result<(rug::Integer, f64)> {
     use foreign_types::ForeignType;
     use openssl::bn::BigNumContext;
-    let fail = || Error::WrongResult("OpenSSL Montgomery context failed".into());
+    let fail = || Error::OpensslMontgomery;
     let nb = bn(n)?;
     let xb = bn(x)?;
     let ctx = BigNumContext::new()?;
@@ -143,32 +143,19 @@ pub fn montgomery_squarings(
             mont_ffi::BN_MONT_CTX_free(mont);
             return Err(fail());
         }
+        // One squaring `r = a^2` in the Montgomery domain; true on success.
+        let square = |r: &BigNum, a: &BigNum| {
+            mont_ffi::BN_mod_mul_montgomery(r.as_ptr(), a.as_ptr(), a.as_ptr(), mont, ctx.as_ptr())
+                == 1
+        };
         let start = std::time::Instant::now();
         let mut good = true;
         for _ in 0..k / 2 {
-            good &= mont_ffi::BN_mod_mul_montgomery(
-                b.as_ptr(),
-                a.as_ptr(),
-                a.as_ptr(),
-                mont,
-                ctx.as_ptr(),
-            ) == 1;
-            good &= mont_ffi::BN_mod_mul_montgomery(
-                a.as_ptr(),
-                b.as_ptr(),
-                b.as_ptr(),
-                mont,
-                ctx.as_ptr(),
-            ) == 1;
+            good &= square(&b, &a);
+            good &= square(&a, &b);
         }
         if k % 2 == 1 {
-            good &= mont_ffi::BN_mod_mul_montgomery(
-                b.as_ptr(),
-                a.as_ptr(),
-                a.as_ptr(),
-                mont,
-                ctx.as_ptr(),
-            ) == 1;
+            good &= square(&b, &a);
             std::mem::swap(&mut a, &mut b);
         }
         let secs = start.elapsed().as_secs_f64();

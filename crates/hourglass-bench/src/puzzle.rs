@@ -15,9 +15,9 @@ use hourglass_arith::squaring::{measure_rate, square_k_times, Outcome, SquaringR
 use hourglass_arith::Integer;
 use serde::Serialize;
 
-use super::openssl_baseline::montgomery_squarings;
-use super::parse_bits_list;
-use crate::{Error, Result};
+use crate::openssl_baseline::montgomery_squarings;
+use crate::parse_bits_list;
+use crate::{Disagreement, Error, Result};
 
 /// Arguments of the puzzle benchmark.
 #[derive(Args, Debug)]
@@ -104,29 +104,30 @@ fn verification_ms(bits: u32) -> Result<f64> {
     let m = document_input(key.public(), PuzzleHash::Sha256, b"benchmark")?;
     let e_tilde = (Integer::from(1) << 1u32) + key.public().z();
     let c = pow_mod_vartime(&m, &e_tilde, key.public().n())?;
-    let times = super::stats::time_ms(51, || match key.verify(&m, &c, &mut rng) {
+    let times = crate::stats::time_ms(51, || match key.verify(&m, &c, &mut rng) {
         Ok(true) => Ok(()),
-        Ok(false) => Err(Error::WrongResult(
-            "benchmark solution did not verify".into(),
-        )),
+        Ok(false) => Err(Error::SolutionRejected),
         Err(e) => Err(e.into()),
     })?;
-    Ok(super::stats::Summary::of(&times).median)
+    Ok(crate::stats::Summary::of(&times).median)
 }
 
 /// Runs the benchmark.
 pub fn run(a: PuzzleBenchArgs) -> Result<()> {
     if !(0.05..=600.0).contains(&a.seconds) {
-        return Err(Error::InvalidOption(
-            "--seconds must be within 0.05..=600".into(),
-        ));
+        return Err(Error::SecondsOutOfRange {
+            min: 0.05,
+            max: 600.0,
+        });
     }
     let mut rows = Vec::new();
     for &bits in &a.bits {
         if !(512..=16384).contains(&bits) {
-            return Err(Error::InvalidOption(format!(
-                "--bits {bits} is outside 512..=16384"
-            )));
+            return Err(Error::BitsOutOfRange {
+                bits,
+                min: 512,
+                max: 16384,
+            });
         }
         if !a.json && !a.quiet {
             eprintln!("hourglass: measuring {bits} bits...");
@@ -163,34 +164,26 @@ pub fn run(a: PuzzleBenchArgs) -> Result<()> {
             solver_secs = solver_secs.min(start.elapsed().as_secs_f64());
             ckpt.remove();
             let Outcome::Finished(state) = outcome else {
-                return Err(Error::WrongResult(
-                    "benchmark run stopped unexpectedly".into(),
-                ));
+                return Err(Error::RunStopped);
             };
             // The bare kernel over the same k: the baseline for the checking overhead.
             let start = Instant::now();
             let bare = mont.square_k_times(&x, k);
             kernel_secs = kernel_secs.min(start.elapsed().as_secs_f64());
             if bare != state.x {
-                return Err(Error::WrongResult(
-                    "solver and kernel disagree: arithmetic fault on this machine?".into(),
-                ));
+                return Err(Error::Disagreement(Disagreement::SolverKernel));
             }
             // GMP's mpz_powm over the same k.
             let start = Instant::now();
             let plain = square_k_times(&x, k, &n);
             gmp_secs = gmp_secs.min(start.elapsed().as_secs_f64());
             if plain != state.x {
-                return Err(Error::WrongResult(
-                    "solver and GMP disagree: arithmetic fault on this machine?".into(),
-                ));
+                return Err(Error::Disagreement(Disagreement::SolverGmp));
             }
             if a.compare {
                 let (ossl, secs) = montgomery_squarings(&n, &x, k)?;
                 if ossl != plain {
-                    return Err(Error::WrongResult(
-                        "OpenSSL and GMP disagree on the squaring result".into(),
-                    ));
+                    return Err(Error::Disagreement(Disagreement::OpensslGmpPuzzle));
                 }
                 ossl_secs = ossl_secs.min(secs);
             }
@@ -247,7 +240,7 @@ pub fn run(a: PuzzleBenchArgs) -> Result<()> {
         });
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"openssl_version": super::openssl_baseline::version(), "sizes": rows})).unwrap_or_default());
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"openssl_version": crate::openssl_baseline::version(), "sizes": rows})).unwrap_or_default());
         return Ok(());
     }
     println!("Table I: sequential modular squarings per second (S) on this machine");

@@ -10,11 +10,11 @@ use hourglass_rsa::padding::i2osp;
 use hourglass_rsa::{Countermeasures, KeyGenOptions, PrivateKey, Variant};
 use serde::Serialize;
 
-use super::openssl_baseline::{self, OpensslKey};
-use super::parse_bits_list;
-use super::plot::{render, Panel, Series};
-use super::stats::{time_ms, Summary};
-use crate::{Error, Result};
+use crate::openssl_baseline::{self, OpensslKey};
+use crate::parse_bits_list;
+use crate::plot::{render, Panel, Series};
+use crate::stats::{time_ms, Summary};
+use crate::{write_plot, Error, Result};
 use hourglass_arith::atomic::Existing;
 use hourglass_arith::entropy::EntropyArgs;
 
@@ -111,9 +111,7 @@ fn measure(
         let t = time_ms(runs, || {
             let out = k.private_op(&c, rng)?;
             if out != m {
-                return Err(Error::WrongResult(
-                    "benchmark decryption gave a wrong result".into(),
-                ));
+                return Err(Error::WrongDecryption);
             }
             Ok(())
         })?;
@@ -125,15 +123,18 @@ fn measure(
 /// Runs the benchmark.
 pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
     if a.runs == 0 {
-        return Err(Error::InvalidOption("--runs must be at least 1".into()));
+        return Err(Error::ZeroCount { option: "--runs" });
     }
+    crate::check_plot(a.plot.as_deref(), existing)?;
     let mut rng = a.entropy.source()?;
     let mut reports = Vec::new();
     for &bits in &a.bits {
         if !(1024..=8192).contains(&bits) {
-            return Err(Error::InvalidOption(format!(
-                "--bits {bits}: sizes must be within 1024..=8192"
-            )));
+            return Err(Error::RsaBitsOutOfRange {
+                bits,
+                min: 1024,
+                max: 8192,
+            });
         }
         let mut rows = Vec::new();
         let mut crt_key = None;
@@ -309,53 +310,39 @@ fn print_speedups(r: &SizeReport) {
 
 fn plot_times(path: &std::path::Path, reports: &[SizeReport], existing: Existing) -> Result<()> {
     let ticks: Vec<String> = reports.iter().map(|r| r.bits.to_string()).collect();
-    let dec: Vec<(Variant, Vec<f64>)> = Variant::ALL
-        .iter()
-        .map(|&v| {
-            (
-                v,
-                reports
+    // One median per variant and size (NaN where a size lacks the variant).
+    let per_variant = |pick: fn(&Row) -> f64| -> Vec<(Variant, Vec<f64>)> {
+        Variant::ALL
+            .iter()
+            .map(|&v| {
+                let medians = reports
                     .iter()
                     .map(|r| {
                         r.rows
                             .iter()
                             .find(|x| x.variant == v)
-                            .map(|x| x.decrypt_ms.median)
-                            .unwrap_or(f64::NAN)
+                            .map_or(f64::NAN, pick)
                     })
-                    .collect(),
-            )
-        })
-        .collect();
-    let enc: Vec<(Variant, Vec<f64>)> = Variant::ALL
-        .iter()
-        .map(|&v| {
-            (
-                v,
-                reports
-                    .iter()
-                    .map(|r| {
-                        r.rows
-                            .iter()
-                            .find(|x| x.variant == v)
-                            .map(|x| x.encrypt_ms.median)
-                            .unwrap_or(f64::NAN)
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
+                    .collect();
+                (v, medians)
+            })
+            .collect()
+    };
+    let dec = per_variant(|x| x.decrypt_ms.median);
+    let enc = per_variant(|x| x.encrypt_ms.median);
     let ossl: Vec<f64> = reports
         .iter()
         .map(|r| r.openssl_private_ms.map(|s| s.median).unwrap_or(f64::NAN))
         .collect();
-    let mut dec_series: Vec<Series<'_>> = dec
-        .iter()
-        .map(|(v, vals)| Series {
-            name: v.name(),
-            values: vals,
-        })
-        .collect();
+    fn series(data: &[(Variant, Vec<f64>)]) -> Vec<Series<'_>> {
+        data.iter()
+            .map(|(v, vals)| Series {
+                name: v.name(),
+                values: vals,
+            })
+            .collect()
+    }
+    let mut dec_series = series(&dec);
     dec_series.push(Series {
         name: "openssl private",
         values: &ossl,
@@ -374,15 +361,9 @@ fn plot_times(path: &std::path::Path, reports: &[SizeReport], existing: Existing
             x_label: "modulus bits",
             y_label: "ms",
             x_ticks: ticks,
-            series: enc
-                .iter()
-                .map(|(v, vals)| Series {
-                    name: v.name(),
-                    values: vals,
-                })
-                .collect(),
+            series: series(&enc),
             log_y: true,
         },
     ]);
-    crate::write_plot(path, &svg, existing)
+    write_plot(path, &svg, existing)
 }

@@ -11,8 +11,8 @@ use hourglass_arith::squaring::square_k_times;
 use hourglass_arith::Integer;
 use serde::Serialize;
 
-use super::openssl_baseline::montgomery_squarings;
-use crate::{Error, Result};
+use crate::openssl_baseline::montgomery_squarings;
+use crate::{Disagreement, Error, Result};
 
 /// Arguments of `hourglass bench squaring`.
 #[derive(Args, Debug)]
@@ -102,16 +102,19 @@ fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
 /// Runs `hourglass bench squaring`.
 pub fn run(a: SquaringBenchArgs) -> Result<()> {
     if !(0.01..=60.0).contains(&a.seconds) {
-        return Err(Error::InvalidOption(
-            "--seconds must be within 0.01..=60".into(),
-        ));
+        return Err(Error::SecondsOutOfRange {
+            min: 0.01,
+            max: 60.0,
+        });
     }
     let mut rows = Vec::new();
     for &bits in &a.bits {
         if !(512..=8192).contains(&bits) {
-            return Err(Error::InvalidOption(format!(
-                "--bits {bits} is outside 512..=8192"
-            )));
+            return Err(Error::BitsOutOfRange {
+                bits,
+                min: 512,
+                max: 8192,
+            });
         }
         let mut rng = SeededEntropy::new(format!("bench squaring {bits}").as_bytes());
         let mut n = random_exact_bits(&mut rng, bits)?;
@@ -143,9 +146,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<()> {
                 let y = ctx.square_k_times_with(&x, k, kernel)?;
                 let ns = t.elapsed().as_secs_f64() * 1e9 / k as f64;
                 if y != want {
-                    return Err(Error::WrongResult(format!(
-                        "the {kernel} kernel disagrees with GMP"
-                    )));
+                    return Err(Error::Disagreement(Disagreement::Kernel(kernel)));
                 }
                 if ns < best[i] {
                     best[i] = ns;
@@ -164,7 +165,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<()> {
             gmp = gmp.min(t.elapsed().as_secs_f64() * 1e9 / k as f64);
             let (y, secs) = montgomery_squarings(&n, &x, k)?;
             if y != want {
-                return Err(Error::WrongResult("OpenSSL disagrees with GMP".into()));
+                return Err(Error::Disagreement(Disagreement::OpensslGmp));
             }
             ossl = ossl.min(secs * 1e9 / k as f64);
         }
@@ -198,7 +199,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<()> {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
-                "openssl_version": super::openssl_baseline::version(),
+                "openssl_version": crate::openssl_baseline::version(),
                 "sizes": rows,
             }))
             .unwrap_or_default()
@@ -208,7 +209,7 @@ pub fn run(a: SquaringBenchArgs) -> Result<()> {
     println!(
         "ns per sequential modular squaring, best of {} interleaved runs ({})",
         a.repeat,
-        super::openssl_baseline::version()
+        crate::openssl_baseline::version()
     );
     println!(
         "  bits | {:<40} | {:>9} {:>9} | {:>8} | cycles (TSC) vs model",

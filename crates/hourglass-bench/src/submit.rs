@@ -19,7 +19,7 @@ use hourglass_vdf::group::RsaGroup;
 use hourglass_vdf::{Pietrzak, Vdf, Wesolowski};
 use serde::Serialize;
 
-use super::stats::{time_ms, Summary};
+use crate::stats::{time_ms, Summary};
 use crate::{Error, Result};
 
 /// Options of `hourglass bench submit`.
@@ -64,9 +64,9 @@ struct Report {
 /// Runs the benchmark.
 pub fn run(a: SubmitBenchArgs) -> Result<()> {
     if a.links == 0 || a.links > 1000 || a.squarings == 0 || a.runs == 0 {
-        return Err(Error::InvalidOption(
-            "--links (1 to 1000), --squarings and --runs must be positive".into(),
-        ));
+        return Err(Error::NotPositive {
+            options: "--links (1 to 1000), --squarings and --runs",
+        });
     }
     let group = RsaGroup::rsa_2048();
     let set = PublicSet::new(
@@ -81,10 +81,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<()> {
         "",
     )?;
     let digest = PuzzleHash::Sha256.digest(b"hourglass bench submit");
-    let dir = tempfile::tempdir().map_err(|source| Error::Io {
-        context: "creating a temporary directory".into(),
-        source,
-    })?;
+    let dir = tempfile::tempdir().map_err(Error::TempDir)?;
     let key = CheckpointKey::ephemeral()?;
     let options = |until: f64| SealOptions {
         expect_secs: None,

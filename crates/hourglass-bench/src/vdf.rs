@@ -14,7 +14,7 @@ use hourglass_vdf::multiexp::{GmpRing, MultiExp};
 use hourglass_vdf::{Pietrzak, SecurityLevel, Vdf, Wesolowski};
 use serde_json::json;
 
-use super::stats::Summary;
+use crate::stats::Summary;
 use crate::Result;
 
 /// Arguments of `hourglass bench vdf`.

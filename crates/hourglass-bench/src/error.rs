@@ -1,0 +1,170 @@
+//! Why a benchmark stopped: one variant per cause, with a hint where the user can act.
+
+use std::path::PathBuf;
+
+use hourglass_arith::mont::Kernel;
+
+/// Errors of the benchmarks.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A count option (`--runs`, `--count`) was zero.
+    #[error("{option} must be at least 1")]
+    ZeroCount {
+        /// The option, as written on the command line.
+        option: &'static str,
+    },
+    /// Options that must all be positive were not (the options, as written in the message).
+    #[error("{options} must be positive")]
+    NotPositive {
+        /// The options and their ranges, as the message names them.
+        options: &'static str,
+    },
+    /// A modulus size outside what the command accepts.
+    #[error("--bits {bits} is outside {min}..={max}")]
+    BitsOutOfRange {
+        /// The requested size.
+        bits: u32,
+        /// Smallest accepted size.
+        min: u32,
+        /// Largest accepted size.
+        max: u32,
+    },
+    /// A modulus size outside what `bench rsa` measures.
+    #[error("--bits {bits}: sizes must be within {min}..={max}")]
+    RsaBitsOutOfRange {
+        /// The requested size.
+        bits: u32,
+        /// Smallest accepted size.
+        min: u32,
+        /// Largest accepted size.
+        max: u32,
+    },
+    /// `--seconds` outside its range.
+    #[error("--seconds must be within {min}..={max}")]
+    SecondsOutOfRange {
+        /// Smallest accepted value.
+        min: f64,
+        /// Largest accepted value.
+        max: f64,
+    },
+    /// `--parties` outside 3 to 128.
+    #[error("--parties: use 3 to 128 parties")]
+    PartiesOutOfRange,
+    /// An output file (a plot) exists and replacing it was not allowed.
+    #[error("{} already exists", path.display())]
+    OutputExists {
+        /// The output.
+        path: PathBuf,
+    },
+    /// An output file (a plot) could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The output.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Writing to standard output failed.
+    #[error("cannot write to standard output: {0}")]
+    Stdout(#[source] std::io::Error),
+    /// A temporary directory for the benchmark's files could not be made.
+    #[error("temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// A JSON report could not be serialised.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// An RSA decryption in the benchmark did not give back the message.
+    #[error("benchmark decryption gave a wrong result")]
+    WrongDecryption,
+    /// A puzzle solution made by the benchmark did not verify.
+    #[error("benchmark solution did not verify")]
+    SolutionRejected,
+    /// The solver's error-checked run was stopped before the end.
+    #[error("benchmark run stopped unexpectedly")]
+    RunStopped,
+    /// Two implementations of the same squarings gave different results (an arithmetic fault).
+    #[error("{0}")]
+    Disagreement(Disagreement),
+    /// A party thread of the DKG benchmark panicked.
+    #[error("a benchmark party panicked")]
+    PartyPanicked,
+    /// The DKG benchmark ran no party.
+    #[error("no parties")]
+    NoParties,
+    /// OpenSSL's Montgomery context could not be made or used.
+    #[error("OpenSSL Montgomery context failed")]
+    OpensslMontgomery,
+    /// An OpenSSL call failed.
+    #[error("OpenSSL: {0}")]
+    Openssl(#[from] openssl::error::ErrorStack),
+    /// The arithmetic core failed (entropy, parameters).
+    #[error(transparent)]
+    Arith(#[from] hourglass_arith::Error),
+    /// An RSA operation or key generation failed.
+    #[error(transparent)]
+    Rsa(#[from] hourglass_rsa::Error),
+    /// A puzzle, set or bundle operation failed.
+    #[error(transparent)]
+    Timelock(#[from] hourglass_timelock::Error),
+    /// A VDF evaluation, proof or group failed.
+    #[error(transparent)]
+    Vdf(#[from] hourglass_vdf::Error),
+    /// A distributed key generation failed.
+    #[error("benchmark generation failed: {0}")]
+    Dkg(#[from] hourglass_dkg::Error),
+}
+
+/// Which two computations of the same squarings disagreed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Disagreement {
+    /// The error-checked solver and the bare kernel.
+    SolverKernel,
+    /// The error-checked solver and GMP's `mpz_powm`.
+    SolverGmp,
+    /// OpenSSL's Montgomery squarings and GMP (`bench puzzle`).
+    OpensslGmpPuzzle,
+    /// OpenSSL's Montgomery squarings and GMP (`bench squaring`).
+    OpensslGmp,
+    /// One of hourglass's Montgomery kernels and GMP.
+    Kernel(Kernel),
+}
+
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SolverKernel => {
+                f.write_str("solver and kernel disagree: arithmetic fault on this machine?")
+            }
+            Self::SolverGmp => {
+                f.write_str("solver and GMP disagree: arithmetic fault on this machine?")
+            }
+            Self::OpensslGmpPuzzle => {
+                f.write_str("OpenSSL and GMP disagree on the squaring result")
+            }
+            Self::OpensslGmp => f.write_str("OpenSSL disagrees with GMP"),
+            Self::Kernel(kernel) => write!(f, "the {kernel} kernel disagrees with GMP"),
+        }
+    }
+}
+
+impl Error {
+    /// What the user can do about it, for the errors they can act on. Errors wrapped from the
+    /// scheme crates ([`Error::Rsa`], [`Error::Arith`], ...) carry no hint here: the caller maps
+    /// them as it maps those crates' errors everywhere else.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Error::OutputExists { .. } => {
+                Some("pass --force to replace it, or choose another output path")
+            }
+            Error::Write { .. } => {
+                Some("check that the directory exists, is writable and has free space")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;
