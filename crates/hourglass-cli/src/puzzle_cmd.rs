@@ -389,13 +389,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
         ))
         .hint("run the same command again to resume")),
         SolveOutcome::Solved(c) => {
-            let solution = Solution {
-                puzzle: key.fingerprint(),
-                hash,
-                digest,
-                t: key.t(),
-                c,
-            };
+            let solution = Solution::new(&key, digest, c);
             write_output(&a.out, solution.to_json().as_bytes(), Sensitivity::Public)?;
             ckpt.remove();
             let secs = start.elapsed().as_secs_f64();

@@ -726,13 +726,7 @@ fn puzzle_solve(
         .map_err(err)?;
     match outcome {
         SolveOutcome::Solved(c) => {
-            let solution = Solution {
-                puzzle: key.fingerprint(),
-                hash,
-                digest,
-                t: key.t(),
-                c,
-            };
+            let solution = Solution::new(&key, digest, c);
             if let Some(c) = ckpt {
                 c.remove();
             }

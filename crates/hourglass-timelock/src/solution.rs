@@ -69,6 +69,18 @@ impl std::fmt::Display for Rejection {
 }
 
 impl Solution {
+    /// The solution of `key`'s puzzle for a document `digest` (made with the key's hash):
+    /// `c`, the result of [`crate::solve`].
+    pub fn new(key: &PuzzlePublicKey, digest: Vec<u8>, c: Integer) -> Self {
+        Self {
+            puzzle: key.fingerprint(),
+            hash: key.meta().hash,
+            digest,
+            t: key.t(),
+            c,
+        }
+    }
+
     /// The solution as a JSON file.
     pub fn to_json(&self) -> String {
         let j = SolutionJson {
