@@ -83,7 +83,7 @@ impl CheckpointKey {
     /// A fresh random key for checkpoints that need not outlive this process.
     pub fn ephemeral() -> Result<Self> {
         let mut k = Zeroizing::new([0u8; 32]);
-        getrandom::getrandom(k.as_mut()).map_err(|e| Error::Entropy(e.to_string()))?;
+        getrandom::getrandom(k.as_mut()).map_err(Error::OsRandom)?;
         Ok(Self(Arc::new(k)))
     }
 
@@ -100,9 +100,7 @@ impl CheckpointKey {
         if let Some(home) = var("HOME") {
             return Ok(PathBuf::from(home).join(".local/state/hourglass"));
         }
-        Err(Error::InvalidParameter(
-            "no state directory for the checkpoint key: set HOURGLASS_STATE_DIR or HOME".into(),
-        ))
+        Err(Error::NoStateDir)
     }
 
     /// This user's key, from [`Self::state_dir`]/`checkpoint.key`, created on first use.
@@ -114,20 +112,21 @@ impl CheckpointKey {
     /// directory with mode 0700) if missing. A key file that others may read or write is
     /// refused: whoever can read it can forge checkpoints this user would trust.
     pub fn load_or_create(path: &Path) -> Result<Self> {
-        let err = |what: String| Error::InvalidParameter(format!("{}: {what}", path.display()));
+        let io = |at: &Path| {
+            let path = at.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
         match std::fs::read(path) {
             Ok(bytes) => return Self::from_file_bytes(path, &bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(err(format!("cannot read the checkpoint key: {e}"))),
+            Err(e) => return Err(io(path)(e)),
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             let mut builder = std::fs::DirBuilder::new();
             builder.recursive(true);
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            builder
-                .create(dir)
-                .map_err(|e| err(format!("cannot create the state directory: {e}")))?;
+            builder.create(dir).map_err(io(dir))?;
         }
         // Written whole to a temporary file, then linked into place, which fails if another
         // process got there first: nobody ever reads a half-written key.
@@ -135,14 +134,13 @@ impl CheckpointKey {
         let linked = match write_atomic(path, &key.0[..], 0o600, Existing::Refuse) {
             Ok(()) => Ok(Some(key)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
-            Err(e) => Err(err(format!("cannot create the checkpoint key: {e}"))),
+            Err(e) => Err(io(path)(e)),
         };
         match linked? {
             Some(key) => Ok(key),
             // Another process created it first: use theirs.
             None => {
-                let bytes = std::fs::read(path)
-                    .map_err(|e| err(format!("cannot read the checkpoint key: {e}")))?;
+                let bytes = std::fs::read(path).map_err(io(path))?;
                 Self::from_file_bytes(path, &bytes)
             }
         }
@@ -154,22 +152,21 @@ impl CheckpointKey {
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(path)
-                .map_err(|e| Error::InvalidParameter(format!("{}: {e}", path.display())))?
+                .map_err(|source| Error::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?
                 .permissions()
                 .mode();
             if mode & 0o077 != 0 {
-                return Err(Error::InvalidParameter(format!(
-                    "{} is accessible to other users (mode {:o}): anyone who reads it can forge checkpoints; run chmod 600 on it",
-                    path.display(),
-                    mode & 0o777
-                )));
+                return Err(Error::KeyExposed {
+                    path: path.to_path_buf(),
+                    mode: mode & 0o777,
+                });
             }
         }
-        let raw: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
-            Error::InvalidParameter(format!(
-                "{} is not a checkpoint key (32 bytes); delete it to make a new one",
-                path.display()
-            ))
+        let raw: [u8; 32] = bytes.as_slice().try_into().map_err(|_| Error::NotAKey {
+            path: path.to_path_buf(),
         })?;
         Ok(Self::from_bytes(raw))
     }
@@ -269,18 +266,22 @@ impl Checkpoint {
         parsed.ok_or_else(|| Untrusted::Malformed("authentic but inconsistent fields".into()))
     }
 
-    /// Checks that this checkpoint belongs to the run named by `context`, `block` and `total`.
-    pub fn check_belongs(&self, context: &[u8], block: u64, total: u64) -> Result<()> {
+    /// Checks that this checkpoint (read from `path`) belongs to the run named by `context`,
+    /// `block` and `total`.
+    pub fn check_belongs(&self, path: &Path, context: &[u8], block: u64, total: u64) -> Result<()> {
         if self.context != context {
-            return Err(Error::InvalidParameter(
-                "the checkpoint belongs to another puzzle or input".into(),
-            ));
+            return Err(Error::ForeignCheckpoint {
+                path: path.to_path_buf(),
+            });
         }
         if self.block != block || self.total != total {
-            return Err(Error::InvalidParameter(format!(
-                "the checkpoint is for a run of {} squarings in blocks of {}, not {} in blocks of {}",
-                self.total, self.block, total, block
-            )));
+            return Err(Error::CheckpointShape {
+                path: path.to_path_buf(),
+                total: self.total,
+                block: self.block,
+                want_total: total,
+                want_block: block,
+            });
         }
         Ok(())
     }
@@ -339,18 +340,14 @@ impl CheckpointFile {
     /// names it. Only a file this user's key authenticates is ever returned.
     pub fn load(&self) -> Result<Option<Checkpoint>> {
         let path = &self.path;
-        let io = |e: std::io::Error| {
-            Error::InvalidParameter(format!("reading checkpoint {}: {e}", path.display()))
+        let io = |source: std::io::Error| Error::Io {
+            path: path.clone(),
+            source,
         };
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(e)),
-            Ok(m) if m.is_dir() => {
-                return Err(Error::InvalidParameter(format!(
-                    "the checkpoint {} is a directory",
-                    path.display()
-                )))
-            }
+            Ok(m) if m.is_dir() => return Err(Error::CheckpointIsDirectory { path: path.clone() }),
             Ok(m) if m.len() > MAX_CHECKPOINT => {
                 return self.set_aside(Untrusted::Malformed("too large".into()));
             }
@@ -374,11 +371,10 @@ impl CheckpointFile {
     /// (e.g. side files that no longer match it).
     pub fn reject(&self, why: &str) -> Result<()> {
         let aside = self.untrusted_path();
-        std::fs::rename(&self.path, &aside).map_err(|e| {
-            Error::InvalidParameter(format!(
-                "the checkpoint {} is not trusted ({why}) and cannot be moved aside: {e}",
-                self.path.display()
-            ))
+        std::fs::rename(&self.path, &aside).map_err(|source| Error::CannotSetAside {
+            path: self.path.clone(),
+            why: why.to_string(),
+            source,
         })?;
         (self.notice)(&format!(
             "ignoring checkpoint {}: {why}; moved it to {} and starting over",
@@ -396,7 +392,10 @@ impl CheckpointFile {
             0o600,
             Existing::Replace,
         )
-        .map_err(|e| Error::InvalidParameter(format!("writing {}: {e}", self.path.display())))
+        .map_err(|source| Error::Io {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// Deletes the checkpoint (after the run's result is safely stored).
@@ -422,8 +421,7 @@ impl CheckpointFile {
         let Some(ckpt) = self.load()? else {
             return Ok(None);
         };
-        ckpt.check_belongs(context, run.block(), run.total())
-            .map_err(|e| Error::InvalidParameter(format!("{}: {e}", self.path.display())))?;
+        ckpt.check_belongs(&self.path, context, run.block(), run.total())?;
         run.validate_state(&ckpt.state)?;
         Ok(Some(ckpt))
     }
@@ -568,11 +566,18 @@ mod tests {
     fn belongs_only_to_its_run() {
         let c = sample();
         assert!(c
-            .check_belongs(b"puzzle-fp|doc-digest", 1024, 1_000_000)
+            .check_belongs(
+                Path::new("c.ckpt"),
+                b"puzzle-fp|doc-digest",
+                1024,
+                1_000_000
+            )
             .is_ok());
-        assert!(c.check_belongs(b"other", 1024, 1_000_000).is_err());
         assert!(c
-            .check_belongs(b"puzzle-fp|doc-digest", 512, 1_000_000)
+            .check_belongs(Path::new("c.ckpt"), b"other", 1024, 1_000_000)
+            .is_err());
+        assert!(c
+            .check_belongs(Path::new("c.ckpt"), b"puzzle-fp|doc-digest", 512, 1_000_000)
             .is_err());
     }
 

@@ -54,7 +54,7 @@ pub struct OsEntropy;
 
 impl EntropySource for OsEntropy {
     fn fill(&mut self, buf: &mut [u8]) -> Result<()> {
-        getrandom::getrandom(buf).map_err(|e| Error::Entropy(e.to_string()))
+        getrandom::getrandom(buf).map_err(Error::OsRandom)
     }
     fn split(&mut self) -> Result<Box<dyn EntropySource>> {
         Ok(Box::new(OsEntropy))
@@ -80,11 +80,9 @@ pub struct FileEntropy {
 impl FileEntropy {
     /// Opens `path` (a regular file, a FIFO or a character device such as `/dev/hwrng`).
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| {
-            Error::Entropy(format!(
-                "cannot open {} (--entropy takes a readable file or device): {e}",
-                path.display()
-            ))
+        let file = File::open(path).map_err(|source| Error::EntropyIo {
+            path: path.to_owned(),
+            source,
         })?;
         Ok(Self {
             path: path.to_owned(),
@@ -100,10 +98,7 @@ impl FileEntropy {
 
 impl EntropySource for FileEntropy {
     fn fill(&mut self, buf: &mut [u8]) -> Result<()> {
-        let mut shared = self
-            .shared
-            .lock()
-            .map_err(|_| Error::Entropy("entropy file lock poisoned".into()))?;
+        let mut shared = self.shared.lock().map_err(|_| Error::EntropyPoisoned)?;
         let mut filled = 0;
         while filled < buf.len() {
             match shared.file.read(&mut buf[filled..]) {
@@ -118,11 +113,11 @@ impl EntropySource for FileEntropy {
                 }
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(Error::Entropy(format!(
-                        "reading {}: {e}",
-                        self.path.display()
-                    )))
+                Err(source) => {
+                    return Err(Error::EntropyIo {
+                        path: self.path.clone(),
+                        source,
+                    })
                 }
             }
         }
@@ -233,8 +228,8 @@ pub fn random_bits(rng: &mut dyn EntropySource, bits: u32) -> Result<Integer> {
 /// A uniformly random integer in `[0, bound)`, by rejection sampling.
 pub fn random_below(rng: &mut dyn EntropySource, bound: &Integer) -> Result<Integer> {
     if *bound <= 0 {
-        return Err(Error::InvalidParameter(
-            "random_below needs a positive bound".into(),
+        return Err(Error::InvalidArgument(
+            "random_below needs a positive bound",
         ));
     }
     let bits = bound.significant_bits();
@@ -249,9 +244,7 @@ pub fn random_below(rng: &mut dyn EntropySource, bound: &Integer) -> Result<Inte
 /// A uniformly random integer in `[low, high)`.
 pub fn random_range(rng: &mut dyn EntropySource, low: &Integer, high: &Integer) -> Result<Integer> {
     if high <= low {
-        return Err(Error::InvalidParameter(
-            "random_range needs low < high".into(),
-        ));
+        return Err(Error::InvalidArgument("random_range needs low < high"));
     }
     let width = Integer::from(high - low);
     Ok(random_below(rng, &width)? + low)
@@ -260,9 +253,7 @@ pub fn random_range(rng: &mut dyn EntropySource, low: &Integer, high: &Integer) 
 /// A random `bits`-bit integer whose top bit is set (so it has exactly `bits` bits).
 pub fn random_exact_bits(rng: &mut dyn EntropySource, bits: u32) -> Result<Integer> {
     if bits == 0 {
-        return Err(Error::InvalidParameter(
-            "bit length must be positive".into(),
-        ));
+        return Err(Error::InvalidArgument("bit length must be positive"));
     }
     let mut x = random_bits(rng, bits)?;
     x.set_bit(bits - 1, true);

@@ -38,14 +38,10 @@ const S_IN_BYTES: usize = 64;
 pub fn expand_message_xmd_sha256(msg: &[u8], dst: &[u8], len: usize) -> Result<Vec<u8>> {
     let ell = len.div_ceil(B_IN_BYTES);
     if dst.is_empty() || dst.len() > 255 {
-        return Err(Error::InvalidParameter(
-            "a domain separation tag has 1 to 255 bytes".into(),
-        ));
+        return Err(Error::TagLength { max: 255 });
     }
     if len == 0 || ell > 255 || len > u16::MAX as usize {
-        return Err(Error::InvalidParameter(format!(
-            "expand_message_xmd cannot produce {len} bytes (1 to 8160)"
-        )));
+        return Err(Error::ExpandLength(len));
     }
     let dst_prime = [dst, &[dst.len() as u8]].concat();
     let b0 = Sha256::new()
@@ -79,14 +75,12 @@ pub fn expand_message_xmd_sha256(msg: &[u8], dst: &[u8], len: usize) -> Result<V
 /// at least 5; `dst` has 1 to 254 bytes (one byte is kept for the retry counter).
 pub fn hash_to_residue(msg: &[u8], dst: &[u8], n: &Integer) -> Result<Integer> {
     if *n < 5 || n.is_even() {
-        return Err(Error::InvalidParameter(
-            "hashing into Z_n needs an odd modulus of at least 5".into(),
+        return Err(Error::UnsuitableModulus(
+            "hashing into Z_n needs an odd modulus of at least 5",
         ));
     }
     if dst.is_empty() || dst.len() > 254 {
-        return Err(Error::InvalidParameter(
-            "a domain separation tag has 1 to 254 bytes here".into(),
-        ));
+        return Err(Error::TagLength { max: 254 });
     }
     let len = (n.significant_bits() as usize + 128).div_ceil(8);
     let upper = Integer::from(n - 2u32);
@@ -103,9 +97,7 @@ pub fn hash_to_residue(msg: &[u8], dst: &[u8], n: &Integer) -> Result<Integer> {
         }
     }
     // 256 expansions all landing in {0, 1, n-1}: impossible for any modulus worth the name.
-    Err(Error::InvalidParameter(
-        "no element of [2, n-2] found for this input (is n tiny?)".into(),
-    ))
+    Err(Error::NoResidue)
 }
 
 #[cfg(test)]

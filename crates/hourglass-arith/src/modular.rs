@@ -12,13 +12,13 @@ use crate::{Error, Result};
 /// `modulus` must be odd and `exp` positive (GMP's requirements for the secure variant).
 pub fn pow_mod_ct(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<Integer> {
     if modulus.is_even() || *modulus <= 1 {
-        return Err(Error::InvalidParameter(
-            "constant-time exponentiation needs an odd modulus > 1".into(),
+        return Err(Error::UnsuitableModulus(
+            "constant-time exponentiation needs an odd modulus > 1",
         ));
     }
     if *exp <= 0 {
-        return Err(Error::InvalidParameter(
-            "constant-time exponentiation needs a positive exponent".into(),
+        return Err(Error::InvalidArgument(
+            "constant-time exponentiation needs a positive exponent",
         ));
     }
     let b = Integer::from(base.modulo_ref(modulus));
@@ -45,9 +45,7 @@ pub fn crt_pair(a: &Integer, m: &Integer, b: &Integer, n: &Integer) -> Result<In
     let g = Integer::from(m.gcd_ref(n));
     let diff = Integer::from(b - a);
     if !diff.is_divisible(&g) {
-        return Err(Error::InvalidParameter(
-            "inconsistent congruences (a != b modulo gcd(m, n))".into(),
-        ));
+        return Err(Error::InconsistentCongruences);
     }
     let m_g = Integer::from(m / &g);
     let n_g = Integer::from(n / &g);

@@ -450,9 +450,7 @@ pub fn first_prime_in_progression(
 pub fn random_prime(request: &PrimeRequest<'_>, rng: &mut dyn EntropySource) -> Result<Integer> {
     let bits = request.bits;
     if bits < 3 {
-        return Err(Error::InvalidParameter(format!(
-            "cannot make a {bits}-bit prime (need at least 3 bits)"
-        )));
+        return Err(Error::PrimeTooSmall(bits));
     }
     let low = Integer::from(1) << (bits - 1);
     let high = Integer::from(1) << bits;

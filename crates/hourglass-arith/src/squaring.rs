@@ -39,9 +39,10 @@ pub const MAX_MODULUS_BITS: u32 = crate::mont::MAX_BITS;
 /// Checks that a modulus of `bits` bits fits the squaring engine, with an error that says so.
 pub fn check_modulus_bits(bits: u32) -> Result<()> {
     if bits > MAX_MODULUS_BITS {
-        return Err(Error::InvalidParameter(format!(
-            "a {bits}-bit modulus is larger than the {MAX_MODULUS_BITS} bits the squaring kernels support"
-        )));
+        return Err(Error::ModulusTooLarge {
+            bits,
+            max: MAX_MODULUS_BITS,
+        });
     }
     Ok(())
 }
@@ -122,8 +123,8 @@ impl<'a> SquaringRun<'a> {
     /// A run computing `x0^(2^total) mod n`. `n` must be odd and greater than 3; `x0` is reduced.
     pub fn new(n: &'a Integer, x0: &Integer, total: u64) -> Result<Self> {
         if *n <= 3 || n.is_even() {
-            return Err(Error::InvalidParameter(
-                "the modulus must be odd and greater than 3".into(),
+            return Err(Error::UnsuitableModulus(
+                "the modulus must be odd and greater than 3",
             ));
         }
         Ok(Self {
@@ -176,14 +177,10 @@ impl<'a> SquaringRun<'a> {
             || state.x < 0
             || state.check < 0
         {
-            return Err(Error::InvalidParameter(
-                "checkpoint state does not fit this run".into(),
-            ));
+            return Err(Error::StateMismatch);
         }
         if state.done == 0 && (state.x != self.x0 || state.check != self.x0) {
-            return Err(Error::InvalidParameter(
-                "checkpoint state does not start from this input".into(),
-            ));
+            return Err(Error::StateInput);
         }
         Ok(())
     }
@@ -297,10 +294,9 @@ impl<'a> SquaringRun<'a> {
                     faults += 1;
                     faults_here += 1;
                     if faults_here >= MAX_REPEATED_FAULTS {
-                        return Err(Error::InvalidParameter(format!(
-                            "squaring faults keep recurring after {} squarings: the machine computes wrong results",
-                            verified.done
-                        )));
+                        return Err(Error::RecurringFaults {
+                            done: verified.done,
+                        });
                     }
                     x = verified.x.clone();
                     d = verified.check.clone();
@@ -327,9 +323,7 @@ impl<'a> SquaringRun<'a> {
                 faults += 1;
                 faults_here += 1;
                 if faults_here >= MAX_REPEATED_FAULTS {
-                    return Err(Error::InvalidParameter(
-                        "squaring faults keep recurring in the last block".into(),
-                    ));
+                    return Err(Error::RecurringFaults { done });
                 }
             }
             done = self.total;

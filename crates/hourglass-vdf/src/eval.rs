@@ -261,14 +261,18 @@ pub fn evaluate(
         None => None,
     };
     let mut store_error: Option<Error> = None;
+    let powers_file = options.checkpoint.as_ref().map(|f| powers_path(f.path()));
     let mut sink = |first: u64, values: &[Integer]| -> hourglass_arith::Result<()> {
         debug_assert_eq!(first, powers.len() as u64 * stride);
         if let Some(store) = store.as_mut() {
             if let Err(e) = store.append(group, values) {
+                // The caller reports `store_error`; this only stops the run.
+                let io = std::io::Error::other("writing the powers file failed");
                 store_error = Some(e);
-                return Err(hourglass_arith::Error::InvalidParameter(
-                    "writing the powers file failed".into(),
-                ));
+                return Err(hourglass_arith::Error::Io {
+                    path: powers_file.clone().unwrap_or_default(),
+                    source: io,
+                });
             }
             let mut digest = powers_digest.borrow_mut();
             for v in values {
@@ -279,7 +283,6 @@ pub fn evaluate(
         Ok(())
     };
     let checkpoint = options.checkpoint.clone();
-    let powers_file = checkpoint.as_ref().map(|f| powers_path(f.path()));
     let mut save = |state: &SquaringState| -> hourglass_arith::Result<()> {
         let Some(file) = &checkpoint else {
             return Ok(());
@@ -289,11 +292,9 @@ pub fn evaluate(
                 .append(true)
                 .open(pf)
                 .and_then(|f| f.sync_data())
-                .map_err(|e| {
-                    hourglass_arith::Error::InvalidParameter(format!(
-                        "syncing {}: {e}",
-                        pf.display()
-                    ))
+                .map_err(|source| hourglass_arith::Error::Io {
+                    path: pf.clone(),
+                    source,
                 })?;
         }
         file.save(&Checkpoint {

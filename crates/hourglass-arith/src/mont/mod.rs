@@ -172,15 +172,15 @@ impl MontContext {
 
     fn build(n: &Integer, limbs: usize, use_adx: bool, use_ifma: bool) -> Result<Self> {
         if *n <= 1 || n.is_even() {
-            return Err(Error::InvalidParameter(
-                "Montgomery arithmetic needs an odd modulus greater than 1".into(),
+            return Err(Error::UnsuitableModulus(
+                "Montgomery arithmetic needs an odd modulus greater than 1",
             ));
         }
         if n.significant_bits() > MAX_BITS {
-            return Err(Error::InvalidParameter(format!(
-                "modulus of {} bits is above the {MAX_BITS}-bit limit",
-                n.significant_bits()
-            )));
+            return Err(Error::ModulusTooLarge {
+                bits: n.significant_bits(),
+                max: MAX_BITS,
+            });
         }
         let word = Integer::from(1) << 64;
         let inv = Integer::from(n.invert_ref(&word).ok_or(Error::NotInvertible)?);
@@ -188,8 +188,9 @@ impl MontContext {
         let mut n_ext = Vec::with_capacity(limbs + 1);
         n_ext.push(n0);
         n_ext.extend(to_limbs(n, limbs));
-        let bits = u32::try_from(64 * limbs).map_err(|_| {
-            Error::InvalidParameter("modulus too large for Montgomery arithmetic".into())
+        let bits = u32::try_from(64 * limbs).map_err(|_| Error::ModulusTooLarge {
+            bits: u32::MAX,
+            max: MAX_BITS,
         })?;
         let r = Integer::from(1) << bits;
         let r_minus_n = to_limbs(&Integer::from(&r - n), limbs);
@@ -293,16 +294,13 @@ impl MontContext {
     /// hold `L` limbs and be reduced (`a < n`); it is reduced on return.
     pub fn square_in_place(&self, a: &mut [u64], k: u64, kernel: Kernel) -> Result<()> {
         if a.len() != self.limbs {
-            return Err(Error::InvalidParameter(format!(
-                "operand has {} limbs, the context works with {}",
-                a.len(),
-                self.limbs
-            )));
+            return Err(Error::OperandSize {
+                got: a.len(),
+                want: self.limbs,
+            });
         }
         if !portable::less_than(a, &self.n_ext[1..]) {
-            return Err(Error::InvalidParameter(
-                "operand is not reduced modulo n".into(),
-            ));
+            return Err(Error::OperandNotReduced);
         }
         match kernel {
             Kernel::Portable => {
@@ -317,10 +315,7 @@ impl MontContext {
                     self.reduce_in_place(a);
                     return Ok(());
                 }
-                Err(Error::InvalidParameter(format!(
-                    "the {kernel} kernel is not available for {} limbs on this CPU",
-                    self.limbs
-                )))
+                Err(Error::KernelUnavailable(kernel))
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::X86Ifma => {
@@ -331,9 +326,7 @@ impl MontContext {
                 Ok(())
             }
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::X86Ifma => Err(Error::InvalidParameter(
-                "the IFMA kernel exists only on x86-64".into(),
-            )),
+            Kernel::X86Ifma => Err(Error::KernelUnavailable(kernel)),
         }
     }
 
@@ -358,11 +351,7 @@ impl MontContext {
     pub fn square_k_times_with(&self, x: &Integer, k: u64, kernel: Kernel) -> Result<Integer> {
         #[cfg(target_arch = "x86_64")]
         if kernel == Kernel::X86Ifma {
-            let ctx = self.ifma().ok_or_else(|| {
-                Error::InvalidParameter(format!(
-                    "the {kernel} kernel is not available for this modulus on this CPU"
-                ))
-            })?;
+            let ctx = self.ifma().ok_or(Error::KernelUnavailable(kernel))?;
             return Ok(ctx.square_k_times(x, k));
         }
         let mut a = self.to_montgomery(x);
@@ -377,9 +366,7 @@ impl MontContext {
         let k = k.max(1);
         #[cfg(target_arch = "x86_64")]
         if kernel == Kernel::X86Ifma {
-            let ctx = self.ifma().ok_or_else(|| {
-                Error::InvalidParameter("no IFMA kernel for this modulus on this CPU".into())
-            })?;
+            let ctx = self.ifma().ok_or(Error::KernelUnavailable(kernel))?;
             let mut a = ctx.to_montgomery(&Integer::from(&self.n / 3u32));
             let start = Instant::now();
             ctx.square_in_place(&mut a, k);
