@@ -56,6 +56,11 @@ fn run(
         .collect()
 }
 
+/// The receive timeout of the tests with a silent party: long enough that honest parties busy
+/// on a loaded 2-core machine (five party threads, the rest of the test suite) never time out
+/// on each other, which would rightly stop the run as a false accusation.
+const SILENT_TIMEOUT_MS: u64 = 4_000;
+
 fn settings(timeout_ms: u64) -> Settings {
     let mut s = Settings::new(512);
     s.batch = 4;
@@ -126,19 +131,27 @@ fn a_garbage_sender_is_named_by_every_honest_party() {
     }
 }
 
-/// A party that goes silent: every survivor times out on it, so it is removed with that cause,
-/// and the others (2t + 1 = 3 of 4 with t = 1) finish a working key.
+/// A party that goes silent: every survivor times out on it (or, when the silent party's own
+/// timeout fires first and its links close, sees them close), so it is removed with the cause
+/// each observed, and the others (2t + 1 = 3 of 4 with t = 1) finish a working key. Which of
+/// the two the survivors see depends on scheduling (a loaded machine), not on the protocol.
 #[test]
 fn a_silent_party_is_removed_by_what_every_survivor_saw() {
-    let outcomes = run(4, &[(2, Deviation::Silent)], &settings(1_000), 13);
+    let outcomes = run(
+        4,
+        &[(2, Deviation::Silent)],
+        &settings(SILENT_TIMEOUT_MS),
+        13,
+    );
     never_an_honest_party_removed(&outcomes, &[2]);
     for (me, out) in &outcomes {
         let g = out.as_ref().unwrap_or_else(|e| panic!("party {me}: {e}"));
         assert_eq!(g.share.members, vec![1, 3, 4]);
         assert_eq!(g.report.removed.len(), 1);
         assert_eq!(g.report.removed[0].0, 2);
+        let cause = &g.report.removed[0].1;
         assert!(
-            g.report.removed[0].1.contains("no answer"),
+            cause.contains("no answer") || cause.contains("connection closed"),
             "{:?}",
             g.report.removed
         );
@@ -150,7 +163,12 @@ fn a_silent_party_is_removed_by_what_every_survivor_saw() {
 /// let two colluders hold t + 1 shares).
 #[test]
 fn the_threshold_is_never_recomputed_from_the_survivors() {
-    let outcomes = run(5, &[(5, Deviation::Silent)], &settings(1_000), 14);
+    let outcomes = run(
+        5,
+        &[(5, Deviation::Silent)],
+        &settings(SILENT_TIMEOUT_MS),
+        14,
+    );
     assert_eq!(outcomes.len(), 4);
     for (me, out) in &outcomes {
         match out {
@@ -174,7 +192,7 @@ fn the_threshold_is_never_recomputed_from_the_survivors() {
         }
     }
     // With an explicit, lower threshold the same cluster may lose a party.
-    let mut s = settings(1_000);
+    let mut s = settings(SILENT_TIMEOUT_MS);
     s.threshold = Some(1);
     let outcomes = run(5, &[(5, Deviation::Silent)], &s, 14);
     for (me, out) in &outcomes {
