@@ -16,6 +16,7 @@ mod progress;
 mod puzzle_cmd;
 mod puzzle_files;
 mod rsa_cmd;
+mod serve_cmd;
 mod submit_cmd;
 mod timelock_cmd;
 mod vdf_cmd;
@@ -67,6 +68,15 @@ enum Command {
     Vdf(vdf_cmd::VdfArgs),
     /// Distributed RSA key generation (nobody learns the factors) and signing with the shares.
     Dkg(dkg_cmd::DkgArgs),
+    /// The institution's submission service: HTTP API, web page, signed receipts.
+    #[command(after_help = "Examples:
+  hourglass serve --data /var/lib/hourglass                         (SQLite, http://127.0.0.1:8080)
+  hourglass serve --data srv/ --listen 0.0.0.0:8080 --database postgres://hourglass@db/hourglass
+Then create a set (the token is in DIR/admin.token):
+  curl -H \"Authorization: Bearer $(cat srv/admin.token)\" -H 'Content-Type: application/json' \\
+       -d '{\"name\": \"conf-2027\", \"durations\": [\"4h\", \"1h\", \"10min\"]}' http://127.0.0.1:8080/api/v1/sets
+See docs/API.md.")]
+    Serve(serve_cmd::ServeArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(hourglass_bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
@@ -163,7 +173,10 @@ fn main() -> ExitCode {
     };
     // Not for the commands that talk over sockets: with SIGPIPE's default action, writing to
     // a peer that closed its connection would kill the process instead of failing the write.
-    if !matches!(cli.command, Command::Dkg(_) | Command::Bench(_)) {
+    if !matches!(
+        cli.command,
+        Command::Dkg(_) | Command::Bench(_) | Command::Serve(_)
+    ) {
         quiet_on_closed_pipe();
     }
     files::set_force(cli.force);
@@ -179,6 +192,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => {
             hourglass_bench::run(args, files::existing_policy()).map_err(CliError::from)
         }
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { out } => man_pages(&out),

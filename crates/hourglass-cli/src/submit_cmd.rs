@@ -7,8 +7,8 @@ use clap::{Args, Subcommand};
 use hourglass_dkg::transcript::{PublicTranscript, TRANSCRIPT_FORMAT};
 use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::public::{verify_public, ModulusOrigin, ProofScheme, PublicSet};
-use hourglass_timelock::submission::{verify_bundle, Bundle, PuzzleSet, SealEnd, SealOptions};
-use hourglass_timelock::{PuzzleKey, PuzzleKeyGen};
+use hourglass_timelock::submission::{generate_set, verify_bundle, Bundle, SealEnd, SealOptions};
+use hourglass_timelock::PuzzleKey;
 use hourglass_vdf::group::RsaGroup;
 
 use crate::cli_error::CliError;
@@ -53,6 +53,29 @@ Run the same command again to resume after a crash or Ctrl-C; finished links are
   hourglass submit verify --keys keys/ -i paper.pdf paper.bundle --deadline 2027-03-01T23:59:59Z --json
   hourglass submit verify --public paper.bundle --document paper.pdf --set pub/set.json   (no secret needed)")]
     Verify(VerifyArgs),
+    /// Check a receipt from an institution's service (`hourglass serve`) offline: its RSA-PSS
+    /// signature under the institution's key, and optionally that it is for your document.
+    #[command(after_help = "Examples:
+  hourglass submit check-receipt receipt.json --institution institution.pub
+  hourglass submit check-receipt receipt.json --institution institution.pub --document paper.pdf --json
+The institution's key is at /institution.pub on its service; get it once, from a source you trust.")]
+    CheckReceipt(CheckReceiptArgs),
+}
+
+#[derive(Args, Debug)]
+struct CheckReceiptArgs {
+    /// The receipt (JSON, from the service's submission page or API).
+    #[arg(value_name = "RECEIPT")]
+    receipt: PathBuf,
+    /// The institution's public key (PEM; the service serves it at /institution.pub).
+    #[arg(long, value_name = "FILE")]
+    institution: PathBuf,
+    /// Also check that the receipt is for this document (its SHA-256).
+    #[arg(long, value_name = "FILE")]
+    document: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -174,6 +197,7 @@ pub fn run(args: SubmitArgs) -> Result<(), CliError> {
         SubmitCommand::NewSet(a) => new_set(a),
         SubmitCommand::Seal(a) => seal_cmd(a),
         SubmitCommand::Verify(a) => verify(a),
+        SubmitCommand::CheckReceipt(a) => check_receipt_cmd(a),
     }
 }
 
@@ -197,15 +221,19 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         a.report.quiet || a.report.json,
     )?;
     let mut rng = a.entropy.source()?;
-    let mut publics = Vec::new();
     for d in &a.durations {
-        let t = squarings_for(*d, rate)?;
-        let key = PuzzleKeyGen::new(a.bits, t)
-            .rate(rate, measured)
-            .hash(a.hash.into())
-            .issuer(&a.name)
-            .generate(&mut *rng)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        squarings_for(*d, rate)?;
+    }
+    let (set, keys) = generate_set(
+        &a.name,
+        &a.durations,
+        a.bits,
+        (rate, measured),
+        a.hash.into(),
+        &mut *rng,
+    )
+    .map_err(|e| CliError::new(e.to_string()))?;
+    for (d, key) in a.durations.iter().zip(&keys) {
         let base = dir.path().join(format!("puzzle-{}", duration_label(*d)));
         write_output(
             &base.with_extension("key"),
@@ -217,9 +245,7 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
             key.public().to_json().as_bytes(),
             Sensitivity::Public,
         )?;
-        publics.push(key.public_key());
     }
-    let set = PuzzleSet::new(&a.name, publics).map_err(|e| CliError::new(e.to_string()))?;
     write_output(
         &dir.path().join("set.json"),
         set.to_json().as_bytes(),
@@ -259,14 +285,12 @@ fn rate_origin(measured: bool) -> &'static str {
 
 /// `t = round(duration * rate)`, at least one squaring.
 fn squarings_for(d: Duration, rate: f64) -> Result<u64, CliError> {
-    let t = (d.as_secs_f64() * rate).round();
-    if t < 1.0 {
-        return Err(CliError::new(format!(
+    hourglass_timelock::submission::squarings_for(d, rate).ok_or_else(|| {
+        CliError::new(format!(
             "duration {} is too short for any squaring",
             duration_label(d)
-        )));
-    }
-    Ok(t as u64)
+        ))
+    })
 }
 
 fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
@@ -646,6 +670,71 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     if before_deadline == Some(false) {
         return Err(CliError::invalid(
             "the document is not proven to predate the deadline",
+        ));
+    }
+    Ok(())
+}
+
+fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
+    use hourglass_timelock::receipt::{check_receipt, ReceiptError, ReceiptVerdict};
+    let institution = crate::key_files::load_public(&a.institution)?;
+    let bytes = read_input(&a.receipt, "receipt")?;
+    let statement = match check_receipt(&bytes, &institution) {
+        Ok(s) => s,
+        Err(e @ (ReceiptError::BadSignature | ReceiptError::OtherInstitution { .. })) => {
+            return Err(CliError::invalid(format!("{}: {e}", a.receipt.display())));
+        }
+        Err(e) => return Err(CliError::new(e.to_string()).context(a.receipt.display())),
+    };
+    let document_matches = match &a.document {
+        Some(path) => {
+            let digest = digest_file(path, hourglass_timelock::PuzzleHash::Sha256)?;
+            Some(hex::encode(digest) == statement.document_sha256)
+        }
+        None => None,
+    };
+    let predated = humantime::format_rfc3339_seconds(statement.predated_to()).to_string();
+    let received = humantime::format_rfc3339_seconds(statement.received()).to_string();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "authentic": true,
+                "statement": statement,
+                "received": received,
+                "predated_to": predated,
+                "document_matches": document_matches,
+            }))
+            .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "receipt: authentic, signed by institution key {}",
+            &statement.institution[..16]
+        );
+        println!(
+            "submission {} to set '{}': {}",
+            statement.submission,
+            statement.set,
+            statement.verdict.as_str()
+        );
+        if statement.verdict == ReceiptVerdict::Valid {
+            println!(
+                "credited: {} -> the document existed by {predated} (received {received})",
+                format_secs(statement.credited_ms as f64 / 1000.0)
+            );
+        } else {
+            println!("reason: {}", statement.reason);
+        }
+        match document_matches {
+            Some(true) => println!("document: matches the receipt"),
+            Some(false) => println!("document: does NOT match the receipt"),
+            None => {}
+        }
+    }
+    if document_matches == Some(false) {
+        return Err(CliError::invalid(
+            "the receipt is authentic but for another document",
         ));
     }
     Ok(())

@@ -41,6 +41,7 @@ pub mod certificate;
 mod json;
 mod key;
 pub mod public;
+pub mod receipt;
 pub mod rsw;
 pub mod signature;
 mod solution;

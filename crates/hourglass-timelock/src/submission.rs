@@ -272,6 +272,45 @@ pub struct Bundle {
     pub links: Vec<Link>,
 }
 
+/// The squarings a `duration` is worth at `rate` squarings per second (`round(duration *
+/// rate)`), or `None` when that is not even one squaring.
+pub fn squarings_for(duration: Duration, rate: f64) -> Option<u64> {
+    let t = (duration.as_secs_f64() * rate).round();
+    (t >= 1.0 && t < u64::MAX as f64).then_some(t as u64)
+}
+
+/// Makes a private set: one puzzle key per entry of `durations` (in that order) at `rate`
+/// squarings per second, all fixing `hash`, issued by `name`. Returns the set (to publish) and
+/// the private keys (to keep), the keys in the order of `durations`.
+pub fn generate_set(
+    name: &str,
+    durations: &[Duration],
+    bits: u32,
+    rate: (f64, bool),
+    hash: PuzzleHash,
+    rng: &mut dyn EntropySource,
+) -> Result<(PuzzleSet, Vec<PuzzleKey>)> {
+    let (rate, measured) = rate;
+    let mut keys = Vec::with_capacity(durations.len());
+    for d in durations {
+        let t = squarings_for(*d, rate).ok_or_else(|| {
+            Error::InvalidParameters(format!(
+                "duration {} is too short for any squaring",
+                humantime::format_duration(*d).to_string().replace(' ', "")
+            ))
+        })?;
+        keys.push(
+            crate::PuzzleKeyGen::new(bits, t)
+                .rate(rate, measured)
+                .hash(hash)
+                .issuer(name)
+                .generate(rng)?,
+        );
+    }
+    let set = PuzzleSet::new(name, keys.iter().map(PuzzleKey::public_key).collect())?;
+    Ok((set, keys))
+}
+
 impl Bundle {
     /// An empty bundle for a document digest, on a private set.
     pub fn new(hash: PuzzleHash, digest: &[u8]) -> Self {

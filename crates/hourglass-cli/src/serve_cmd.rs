@@ -1,0 +1,88 @@
+//! `hourglass serve`: the institution's submission service (the `hourglass-serve` crate).
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli_error::CliError;
+
+/// Arguments of `hourglass serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Data directory: the receipt-signing key, the vault key that seals the sets' private keys,
+    /// the admin token and (by default) the SQLite database. Created if missing; keep it private.
+    #[arg(long, value_name = "DIR")]
+    data: PathBuf,
+    /// Address to listen on (port 0: any free port, printed at start).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Database: `postgres://USER@HOST/DB` (several servers may share it) or `sqlite://PATH`
+    /// (default: DIR/hourglass.db, one server).
+    #[arg(long, value_name = "URL")]
+    database: Option<String>,
+    /// The admin token file (default DIR/admin.token, made with a random token if missing).
+    #[arg(long, value_name = "FILE")]
+    admin_token_file: Option<PathBuf>,
+    /// Largest document accepted, in bytes (bundles: 1 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = hourglass_serve::DEFAULT_MAX_DOCUMENT_BYTES)]
+    max_document_bytes: u64,
+    /// Requests per second allowed per client address (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    rate_limit: u32,
+    /// Requests a client may send at once before the rate applies.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    burst: u32,
+    /// Verification workers (default: one per core).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+}
+
+/// Runs `hourglass serve` until Ctrl-C or SIGTERM.
+pub fn run(a: ServeArgs) -> Result<(), CliError> {
+    let mut config = hourglass_serve::Config::new(a.data);
+    config.listen = a.listen;
+    config.database = a.database;
+    config.admin_token_file = a.admin_token_file;
+    config.max_document_bytes = a.max_document_bytes;
+    config.rate_limit = match (NonZeroU32::new(a.rate_limit), NonZeroU32::new(a.burst)) {
+        (Some(rate), Some(burst)) => Some((rate, burst)),
+        (Some(rate), None) => Some((rate, rate)),
+        (None, _) => None,
+    };
+    if let Some(w) = a.workers {
+        if w == 0 {
+            return Err(CliError::new("--workers must be at least 1"));
+        }
+        config.workers = w;
+    }
+    init_tracing();
+    hourglass_serve::run(config, |started| {
+        eprintln!(
+            "hourglass serve: listening on http://{} ({}); admin token in {}",
+            started.addr,
+            started.database,
+            started.admin_token_file.display()
+        );
+    })
+    .map_err(|e| {
+        let hint = e.hint();
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    })
+}
+
+/// Logs to standard error; `RUST_LOG` chooses what (default: this service's info lines and
+/// every warning).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,hourglass_serve=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

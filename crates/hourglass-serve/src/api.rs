@@ -1,0 +1,596 @@
+//! The JSON API under `/api/v1`, and the upload handling the web form shares with it.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::extract::multipart::{Field, MultipartRejection};
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use hourglass_arith::entropy::OsEntropy;
+use hourglass_timelock::anyset::AnySet;
+use hourglass_timelock::public::{ModulusOrigin, ProofScheme, PublicSet};
+use hourglass_timelock::submission::{generate_set, squarings_for, Bundle};
+use hourglass_timelock::PuzzleHash;
+use hourglass_vdf::group::RsaGroup;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+use crate::error::Error;
+use crate::store::{NewSubmission, SetRow, SubmissionRow};
+use crate::worker::now_ms;
+use crate::AppState;
+
+/// An error answer: a status and `{"error": "..."}`.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+    fn bad(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        tracing::error!(error = %e, "request failed");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error (logged on the server)",
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = (self.status, Json(json!({ "error": self.message }))).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"hourglass admin\""),
+            );
+        }
+        r
+    }
+}
+
+/// Refuses a request without the admin token.
+fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match presented {
+        Some(token) if state.data.is_admin(token) => Ok(()),
+        Some(_) => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "the admin token is wrong",
+        )),
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "this needs the admin token: Authorization: Bearer TOKEN",
+        )),
+    }
+}
+
+/// `POST /api/v1/sets`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NewSet {
+    name: String,
+    durations: Vec<String>,
+    bits: Option<u32>,
+    rate: Option<f64>,
+    hash: Option<String>,
+    deadline: Option<String>,
+    #[serde(default)]
+    public: bool,
+    proof: Option<String>,
+}
+
+/// Whether `name` is a set name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with a dot.
+pub(crate) fn valid_set_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+pub(crate) async fn create_set(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Json<NewSet>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let Json(req) =
+        body.map_err(|e| ApiError::bad(format!("malformed set request: {}", e.body_text())))?;
+    if !valid_set_name(&req.name) {
+        return Err(ApiError::bad(
+            "field name: 1 to 64 of letters, digits, '.', '_' and '-'",
+        ));
+    }
+    if req.durations.is_empty() || req.durations.len() > 16 {
+        return Err(ApiError::bad("field durations: give 1 to 16 durations"));
+    }
+    let durations = req
+        .durations
+        .iter()
+        .map(|d| {
+            humantime::parse_duration(d).map_err(|_| {
+                ApiError::bad(format!(
+                    "field durations: '{d}' is not a duration like 4h or 10min"
+                ))
+            })
+        })
+        .collect::<Result<Vec<Duration>, _>>()?;
+    let hash = match &req.hash {
+        Some(h) => PuzzleHash::parse(h).map_err(|e| ApiError::bad(format!("field hash: {e}")))?,
+        None => PuzzleHash::Sha256,
+    };
+    let deadline_ms = match &req.deadline {
+        Some(d) => Some(
+            humantime::parse_rfc3339_weak(d)
+                .map_err(|_| {
+                    ApiError::bad("field deadline: not an RFC 3339 time like 2027-03-01T23:59:59Z")
+                })?
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_err(|_| ApiError::bad("field deadline: before 1970"))?
+                .as_millis() as i64,
+        ),
+        None => None,
+    };
+    let bits = req.bits.unwrap_or(2048);
+    if req.public && req.bits.is_some_and(|b| b != 2048) {
+        return Err(ApiError::bad(
+            "field bits: a public set uses the RSA-2048 challenge modulus",
+        ));
+    }
+    if !(1024..=8192).contains(&bits) {
+        return Err(ApiError::bad("field bits: within 1024..=8192"));
+    }
+    if req.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err(ApiError::bad(
+            "field rate: a positive number of squarings per second",
+        ));
+    }
+    let proof = match req.proof.as_deref() {
+        None | Some("wesolowski") => ProofScheme::Wesolowski,
+        Some("pietrzak") => ProofScheme::Pietrzak,
+        Some(_) if !req.public => return Err(ApiError::bad("field proof: only for public sets")),
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "field proof: '{other}' is not wesolowski or pietrzak"
+            )))
+        }
+    };
+    if req.proof.is_some() && !req.public {
+        return Err(ApiError::bad("field proof: only for public sets"));
+    }
+    if state.store.set(&req.name).await?.is_some() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("a set named '{}' exists", req.name),
+        ));
+    }
+    let name = req.name.clone();
+    let public = req.public;
+    let rate = req.rate;
+    let made = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+        let n_bits = if public { 2048 } else { bits };
+        let rate = match rate {
+            Some(r) => (r, false),
+            None => {
+                let n = hourglass_arith::prime::random_modulus(n_bits, &mut OsEntropy)
+                    .map_err(Error::from)?;
+                (
+                    hourglass_arith::squaring::measure_rate(&n, Duration::from_secs(2)),
+                    true,
+                )
+            }
+        };
+        if public {
+            let squarings = durations
+                .iter()
+                .map(|d| {
+                    squarings_for(*d, rate.0).ok_or_else(|| {
+                        ApiError::bad("field durations: too short for any squaring at this rate")
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let created = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+            let set = PublicSet::new(
+                &name,
+                RsaGroup::rsa_2048().modulus().clone(),
+                ModulusOrigin::Rsa2048,
+                squarings,
+                rate.0,
+                rate.1,
+                hash,
+                proof,
+                &created,
+            )
+            .map_err(|e| ApiError::bad(e.to_string()))?;
+            Ok((set.to_json(), None, vec![set.fingerprint_hex()]))
+        } else {
+            for d in &durations {
+                if squarings_for(*d, rate.0).is_none() {
+                    return Err(ApiError::bad(
+                        "field durations: too short for any squaring at this rate",
+                    ));
+                }
+            }
+            let (set, keys) = generate_set(&name, &durations, bits, rate, hash, &mut OsEntropy)
+                .map_err(|e| ApiError::bad(e.to_string()))?;
+            let texts: Zeroizing<Vec<String>> =
+                Zeroizing::new(keys.iter().map(|k| k.to_json().to_string()).collect());
+            let plain = Zeroizing::new(serde_json::to_vec(&*texts).unwrap_or_default());
+            let fps = set.puzzles.iter().map(|p| p.fingerprint_hex()).collect();
+            Ok((set.to_json(), Some(plain), fps))
+        }
+    })
+    .await
+    .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "set generation failed"))??;
+    let (set_json, plain_keys, fingerprints) = made;
+    let sealed_keys = match plain_keys {
+        Some(p) => Some(state.data.seal(&req.name, &p)?),
+        None => None,
+    };
+    let row = SetRow {
+        name: req.name.clone(),
+        kind: if public { "public" } else { "private" }.into(),
+        set_sha256: hex::encode(Sha256::digest(set_json.as_bytes())),
+        set_json,
+        sealed_keys,
+        deadline_ms,
+        created_ms: now_ms(),
+    };
+    if !state.store.insert_set(&row, &fingerprints).await? {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("a set named '{}' exists", req.name),
+        ));
+    }
+    tracing::info!(set = %row.name, kind = %row.kind, "set created");
+    Ok((StatusCode::CREATED, Json(set_summary(&row, true))).into_response())
+}
+
+/// What the API says of a set.
+pub(crate) fn set_summary(row: &SetRow, with_set: bool) -> Value {
+    let set = AnySet::from_json(&row.set_json).ok();
+    let credited: Vec<f64> = match &set {
+        Some(AnySet::Private(s)) => s.puzzles.iter().map(|p| p.credited_secs()).collect(),
+        Some(AnySet::Public(s)) => s.squarings.iter().map(|&t| s.credited_secs(t)).collect(),
+        None => Vec::new(),
+    };
+    let mut v = json!({
+        "name": row.name,
+        "kind": row.kind,
+        "deadline": row.deadline_ms.map(rfc3339_ms),
+        "created": rfc3339_ms(row.created_ms),
+        "credited_secs": credited,
+        "set_sha256": row.set_sha256,
+        "url": format!("/api/v1/sets/{}", row.name),
+    });
+    if with_set {
+        v["set"] = serde_json::from_str(&row.set_json).unwrap_or(Value::Null);
+    }
+    v
+}
+
+/// RFC 3339 (whole seconds) of Unix milliseconds.
+pub(crate) fn rfc3339_ms(ms: i64) -> String {
+    let t = SystemTime::UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+pub(crate) async fn list_sets(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    let sets = state.store.sets().await?;
+    Ok(Json(Value::Array(
+        sets.iter().map(|s| set_summary(s, false)).collect(),
+    )))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct DownloadQuery {
+    download: Option<String>,
+}
+
+/// `GET /api/v1/sets/{name}`: the very set.json `hourglass submit seal --set` reads.
+pub(crate) async fn get_set(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Query(q): Query<DownloadQuery>,
+) -> Result<Response, ApiError> {
+    let Some(set) = state.store.set(&name).await? else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no set named '{name}'"),
+        ));
+    };
+    let mut r = ([(header::CONTENT_TYPE, "application/json")], set.set_json).into_response();
+    if q.download.is_some() {
+        r.headers_mut().insert(
+            header::CONTENT_DISPOSITION,
+            HeaderValue::from_static("attachment; filename=\"set.json\""),
+        );
+    }
+    Ok(r)
+}
+
+/// Reads one multipart field, refusing it past `limit` bytes.
+async fn read_field(mut field: Field<'_>, name: &str, limit: u64) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::new();
+    loop {
+        match field.chunk().await {
+            Ok(Some(chunk)) => {
+                if out.len() as u64 + chunk.len() as u64 > limit {
+                    return Err(ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("field {name}: larger than the limit of {limit} bytes"),
+                    ));
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(out),
+            Err(e) => return Err(multipart_error(&e)),
+        }
+    }
+}
+
+fn multipart_error(e: &axum::extract::multipart::MultipartError) -> ApiError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is larger than the limits",
+        )
+    } else {
+        ApiError::bad(format!("malformed multipart body: {}", e.body_text()))
+    }
+}
+
+/// Stores an upload (bundle + document) and returns its id and whether it is new.
+pub(crate) async fn accept_upload(
+    state: &AppState,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<(String, bool), ApiError> {
+    let mut multipart = multipart.map_err(|e| {
+        ApiError::bad(format!(
+            "expected a multipart/form-data body with fields bundle and document: {}",
+            e.body_text()
+        ))
+    })?;
+    let mut bundle = None;
+    let mut document = None;
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return Err(multipart_error(&e)),
+        };
+        match field.name() {
+            Some("bundle") if bundle.is_none() => {
+                bundle = Some(read_field(field, "bundle", state.limits.max_bundle_bytes).await?)
+            }
+            Some("document") if document.is_none() => {
+                document =
+                    Some(read_field(field, "document", state.limits.max_document_bytes).await?)
+            }
+            Some(n @ ("bundle" | "document")) => {
+                return Err(ApiError::bad(format!("field {n}: given twice")))
+            }
+            other => {
+                return Err(ApiError::bad(format!(
+                    "unexpected field '{}': send bundle and document",
+                    other.unwrap_or("")
+                )))
+            }
+        }
+    }
+    let bundle = bundle.ok_or_else(|| ApiError::bad("field bundle: missing"))?;
+    let document = document.ok_or_else(|| ApiError::bad("field document: missing"))?;
+    let bundle_text =
+        String::from_utf8(bundle).map_err(|_| ApiError::bad("field bundle: not a text file"))?;
+    let parsed =
+        Bundle::from_json(&bundle_text).map_err(|e| ApiError::bad(format!("field bundle: {e}")))?;
+    let first = parsed
+        .links
+        .first()
+        .ok_or_else(|| ApiError::bad("field bundle: it has no links yet"))?;
+    let Some(set) = state
+        .store
+        .set_of(&first.puzzle().to_ascii_lowercase())
+        .await?
+    else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "field bundle: no set on this server has the puzzle its first link names",
+        ));
+    };
+    let any = AnySet::from_json(&set.set_json).map_err(|e| Error::from(e))?;
+    let document_digest = hex::encode(any.hash().digest(&document));
+    let document_sha256 = hex::encode(Sha256::digest(&document));
+    let bundle_sha256 = hex::encode(Sha256::digest(bundle_text.as_bytes()));
+    let id = submission_id(&bundle_sha256, &document_sha256);
+    let new = NewSubmission {
+        id: id.clone(),
+        set_name: set.name,
+        received_ms: now_ms(),
+        bundle: bundle_text,
+        bundle_sha256,
+        document_sha256,
+        document_digest,
+        document,
+    };
+    let inserted = state.store.insert_submission(&new).await?;
+    if inserted {
+        state.queued.notify_one();
+        tracing::info!(submission = %id, set = %new.set_name, "submission queued");
+    }
+    Ok((id, inserted))
+}
+
+/// The id of a submission: the same bundle and document always give the same id.
+fn submission_id(bundle_sha256: &str, document_sha256: &str) -> String {
+    let h = Sha256::new()
+        .chain_update(b"hourglass-submission-id-v1\n")
+        .chain_update(bundle_sha256.as_bytes())
+        .chain_update(b"\n")
+        .chain_update(document_sha256.as_bytes())
+        .finalize();
+    hex::encode(&h[..16])
+}
+
+/// Whether `id` looks like a submission id (32 lowercase hex digits).
+pub(crate) fn valid_id(id: &str) -> bool {
+    id.len() == 32
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+pub(crate) async fn post_submission(
+    State(state): State<Arc<AppState>>,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Response, ApiError> {
+    let (id, _) = accept_upload(&state, multipart).await?;
+    let row = state.store.submission(&id).await?;
+    let status = row.map(|r| r.status).unwrap_or_else(|| "queued".into());
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "id": id, "status": status, "url": format!("/api/v1/submissions/{id}") })),
+    )
+        .into_response())
+}
+
+/// Looks a submission up, 404 if unknown.
+pub(crate) async fn find_submission(state: &AppState, id: &str) -> Result<SubmissionRow, ApiError> {
+    let not_found = || ApiError::new(StatusCode::NOT_FOUND, format!("no submission '{id}'"));
+    if !valid_id(id) {
+        return Err(not_found());
+    }
+    state.store.submission(id).await?.ok_or_else(not_found)
+}
+
+/// What the API says of a submission.
+pub(crate) fn submission_json(row: &SubmissionRow, deadline_ms: Option<i64>) -> Value {
+    let done = row.status != "queued";
+    let credited_ms = row.credited_ms.unwrap_or(0);
+    let predated_ms = row.received_ms / 1000 * 1000 - credited_ms;
+    let links: Value = row
+        .links_json
+        .as_deref()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| json!([]));
+    let mut v = json!({
+        "id": row.id,
+        "status": row.status,
+        "set": row.set_name,
+        "received": rfc3339_ms(row.received_ms),
+        "document_bytes": row.document_bytes,
+        "credited_secs": if done { json!(credited_ms as f64 / 1000.0) } else { Value::Null },
+        "predated_to": if done { json!(rfc3339_ms(predated_ms)) } else { Value::Null },
+        "links": links,
+    });
+    if let (Some(deadline), true) = (deadline_ms, done) {
+        v["deadline"] = json!(rfc3339_ms(deadline));
+        v["before_deadline"] = json!(row.status == "valid" && predated_ms <= deadline);
+    }
+    if let Some(reason) = &row.reason {
+        v["reason"] = json!(reason);
+    }
+    if let Some(receipt) = &row.receipt {
+        v["receipt"] = serde_json::from_str(receipt).unwrap_or(Value::Null);
+    }
+    v
+}
+
+pub(crate) async fn get_submission(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let row = find_submission(&state, &id).await?;
+    let deadline = state
+        .store
+        .set(&row.set_name)
+        .await?
+        .and_then(|s| s.deadline_ms);
+    Ok(Json(submission_json(&row, deadline)))
+}
+
+/// `GET /api/v1/submissions/{id}/receipt`: the receipt file.
+pub(crate) async fn get_receipt(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let row = find_submission(&state, &id).await?;
+    let Some(receipt) = row.receipt else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no receipt yet: the submission is still queued",
+        ));
+    };
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_str(&format!("attachment; filename=\"receipt-{id}.json\""))
+                    .unwrap_or(HeaderValue::from_static("attachment")),
+            ),
+        ],
+        receipt,
+    )
+        .into_response())
+}
+
+/// `GET /institution.pub`: the key receipts are checked with.
+pub(crate) async fn institution_pub(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/x-pem-file")],
+        state.data.receipt_pub_pem().to_string(),
+    )
+        .into_response()
+}
+
+pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ok\n").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "health check: database");
+            (StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n").into_response()
+        }
+    }
+}
+
+pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let depth = state.store.queue_depth().await?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.render(depth),
+    )
+        .into_response())
+}
+
+pub(crate) async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no such resource")
+}

@@ -1,0 +1,108 @@
+//! The service's errors: starting up (data directory, database, listening) and the typed
+//! errors of the scheme crates it calls.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Why the service could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or directory of the data directory could not be read, created or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another server holds the data directory's SQLite database.
+    #[error("another `hourglass serve` is using {path}")]
+    DataDirBusy {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// A file of the data directory does not hold what it should.
+    #[error("{path} is not a valid {what}")]
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// What it should hold.
+        what: &'static str,
+    },
+    /// The admin token file is empty or too short to be a secret.
+    #[error("the admin token in {path} is shorter than 16 characters")]
+    WeakToken {
+        /// The token file.
+        path: PathBuf,
+    },
+    /// `--database` names no database this build speaks.
+    #[error("unsupported database URL '{url}'")]
+    DatabaseUrl {
+        /// The URL given (without its password).
+        url: String,
+    },
+    /// The database failed.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Applying the migrations failed.
+    #[error("database migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The listening socket could not be opened.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A set's sealed keys do not open with this data directory's vault key.
+    #[error("the keys of set '{set}' do not open with this data directory's vault key")]
+    Vault {
+        /// The set.
+        set: String,
+    },
+    /// The HTTP server failed while running.
+    #[error("the server stopped: {0}")]
+    Serve(#[source] std::io::Error),
+    /// An RSA operation (the receipt key) failed.
+    #[error(transparent)]
+    Rsa(#[from] hourglass_rsa::Error),
+    /// A time-lock operation failed.
+    #[error(transparent)]
+    Timelock(#[from] hourglass_timelock::Error),
+    /// The arithmetic core failed (entropy).
+    #[error(transparent)]
+    Arith(#[from] hourglass_arith::Error),
+    /// Signing a receipt failed.
+    #[error(transparent)]
+    Receipt(#[from] hourglass_timelock::receipt::ReceiptError),
+}
+
+impl Error {
+    /// What the user can do about it, where there is something.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Error::DataDirBusy { .. } => Some(
+                "SQLite serves one process; stop the other server, or run several on one PostgreSQL with --database postgres://...",
+            ),
+            Error::DatabaseUrl { .. } => {
+                Some("use sqlite://PATH (the default is DIR/hourglass.db) or postgres://USER@HOST/DB")
+            }
+            Error::WeakToken { .. } => {
+                Some("delete the file to have a random token made, or write a longer one")
+            }
+            Error::Vault { .. } => Some(
+                "every server of one database needs the same vault.key, receipt.key and admin.token: copy them from the first server's data directory",
+            ),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.into();
+    move |source| Error::Io { path, source }
+}

@@ -1,0 +1,295 @@
+//! `hourglass serve`: the institution's submission service.
+//!
+//! An institution publishes puzzle sets, authors who come back online upload the bundle they
+//! sealed offline with the document, a background worker verifies it (with the institution's
+//! trapdoor for private sets, publicly for public sets) and signs a receipt, and a web page and
+//! a JSON API (docs/API.md) show it all.
+//!
+//! - Storage: SQLite in the data directory by default (WAL, `synchronous = FULL`: a 202 means
+//!   the submission is on disk), or PostgreSQL (`--database postgres://...`), with the same
+//!   migrations. Several servers share one PostgreSQL: the queue is claimed with
+//!   `FOR UPDATE SKIP LOCKED`.
+//! - Secrets stay in the data directory ([`Config::data`]): the receipt-signing key, the vault
+//!   key that seals the sets' private keys in the database, the admin token.
+//! - Limits: per-field upload sizes (413), a per-client request rate (429), JSON errors that name
+//!   the field (400), the admin token compared in constant time (401).
+
+#![forbid(unsafe_code)]
+
+mod api;
+mod datadir;
+mod error;
+mod metrics;
+mod pages;
+mod store;
+mod worker;
+
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use tokio::sync::Notify;
+use tower_http::trace::TraceLayer;
+
+pub use error::Error;
+
+use crate::api::ApiError;
+use crate::datadir::DataDir;
+use crate::metrics::Metrics;
+use crate::store::{Backend, Store};
+
+/// Default largest document (64 MiB).
+pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+/// Largest bundle (1 MiB).
+pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 1 << 20;
+
+/// How the service runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The data directory (secrets, and the SQLite database unless `database` is set).
+    pub data: PathBuf,
+    /// Where to listen (port 0: any free port, printed at start).
+    pub listen: SocketAddr,
+    /// `sqlite://PATH` or `postgres://...`; default: SQLite in `data`.
+    pub database: Option<String>,
+    /// The admin token file (default `data/admin.token`, made with a random token).
+    pub admin_token_file: Option<PathBuf>,
+    /// Largest document accepted.
+    pub max_document_bytes: u64,
+    /// Largest bundle accepted.
+    pub max_bundle_bytes: u64,
+    /// Requests per second allowed per client address (and the burst); `None`: no limit.
+    pub rate_limit: Option<(NonZeroU32, NonZeroU32)>,
+    /// Verification workers in this process.
+    pub workers: usize,
+}
+
+impl Config {
+    /// Defaults for a data directory: loopback port 8080, SQLite, 64 MiB documents, 20
+    /// requests per second per client with bursts of 60, one worker per core.
+    pub fn new(data: PathBuf) -> Self {
+        Self {
+            data,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            database: None,
+            admin_token_file: None,
+            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+            max_bundle_bytes: DEFAULT_MAX_BUNDLE_BYTES,
+            rate_limit: Some((
+                NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN),
+                NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN),
+            )),
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        }
+    }
+}
+
+/// Upload limits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub max_document_bytes: u64,
+    pub max_bundle_bytes: u64,
+}
+
+/// What every handler and worker shares.
+pub(crate) struct AppState {
+    pub store: Store,
+    pub data: DataDir,
+    pub limits: Limits,
+    pub metrics: Metrics,
+    /// Woken when a submission is queued.
+    pub queued: Notify,
+    /// This server's name in the verifications it records.
+    pub server_id: String,
+    limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
+}
+
+/// Runs the service until SIGINT or SIGTERM. `ready` is called with the bound address (the
+/// port chosen when the configuration asked for port 0) before any request is served.
+pub fn run(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Serve)?;
+    runtime.block_on(serve(config, ready))
+}
+
+/// What a started server reports.
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// `SQLite (PATH)` or `PostgreSQL`.
+    pub database: String,
+    /// The admin token file.
+    pub admin_token_file: PathBuf,
+}
+
+async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error> {
+    let sqlite_path = config.data.join("hourglass.db");
+    let url = config
+        .database
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", sqlite_path.display()));
+    let is_sqlite = url.starts_with("sqlite:");
+    let data = DataDir::open(&config.data, config.admin_token_file.as_deref(), is_sqlite)?;
+    let store = Store::open(&url, (config.workers as u32 + 8).max(10)).await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(Error::Serve)?;
+    let limiter = config.rate_limit.map(|(per_second, burst)| {
+        RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst))
+    });
+    let state = Arc::new(AppState {
+        store,
+        data,
+        limits: Limits {
+            max_document_bytes: config.max_document_bytes,
+            max_bundle_bytes: config.max_bundle_bytes,
+        },
+        metrics: Metrics::new(),
+        queued: Notify::new(),
+        server_id: format!("{addr}/{}", std::process::id()),
+        limiter,
+    });
+    for _ in 0..config.workers.max(1) {
+        tokio::spawn(worker::run(state.clone()));
+    }
+    let sweeper = state.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            if let Some(l) = &sweeper.limiter {
+                l.retain_recent();
+            }
+        }
+    });
+    let app = router(state.clone(), &config);
+    ready(&Started {
+        addr,
+        database: match state.store.backend() {
+            Backend::Sqlite => format!("SQLite ({})", sqlite_path.display()),
+            Backend::Postgres => "PostgreSQL".into(),
+        },
+        admin_token_file: config
+            .admin_token_file
+            .clone()
+            .unwrap_or_else(|| state.data.path().join("admin.token")),
+    });
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await
+    .map_err(Error::Serve)
+}
+
+fn router(state: Arc<AppState>, config: &Config) -> Router {
+    use axum::routing::post;
+    // The multipart reader enforces the per-field limits; this bounds the whole body.
+    let upload_limit = DefaultBodyLimit::max(
+        (config.max_document_bytes + config.max_bundle_bytes + (64 << 10)) as usize,
+    );
+    Router::new()
+        .route("/", get(pages::index))
+        .route("/submissions", post(pages::upload).layer(upload_limit))
+        .route("/submissions/{id}", get(pages::submission))
+        .route("/institution.pub", get(api::institution_pub))
+        .route("/api/v1/sets", get(api::list_sets).post(api::create_set))
+        .route("/api/v1/sets/{name}", get(api::get_set))
+        .route(
+            "/api/v1/submissions",
+            post(api::post_submission).layer(upload_limit),
+        )
+        .route("/api/v1/submissions/{id}", get(api::get_submission))
+        .route("/api/v1/submissions/{id}/receipt", get(api::get_receipt))
+        .route("/healthz", get(api::healthz))
+        .route("/metrics", get(api::metrics))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), count))
+        .fallback(api::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rate_limit,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Counts requests by route and status.
+async fn count(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = request.method().to_string();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let response = next.run(request).await;
+    state
+        .metrics
+        .request(&method, &route, response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// Refuses a client over its request rate with 429 (health checks and metrics are exempt).
+async fn rate_limit(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    if path == "/healthz" || path == "/metrics" {
+        return next.run(request).await;
+    }
+    if let Some(limiter) = &state.limiter {
+        if let Err(not_until) = limiter.check_key(&peer.ip()) {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(
+                &governor::clock::DefaultClock::default(),
+            ));
+            let mut r = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests from this address; slow down",
+            )
+            .into_response();
+            if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+                r.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+            }
+            return r;
+        }
+    }
+    next.run(request).await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,203 @@
+//! The web pages, rendered on the server (no JavaScript needed): the open sets with the
+//! author's three commands and an upload form, and a submission's verdict and receipt.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askama::Template;
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::{Multipart, Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use hourglass_timelock::receipt::institution_fingerprint;
+
+use crate::api::{
+    accept_upload, find_submission, rfc3339_ms, set_summary, submission_json, ApiError,
+};
+use crate::AppState;
+
+struct SetView {
+    name: String,
+    kind: String,
+    deadline: String,
+    durations: String,
+}
+
+#[derive(Template)]
+#[template(path = "index.html")]
+struct IndexPage {
+    sets: Vec<SetView>,
+    base: String,
+    institution: String,
+}
+
+struct LinkView {
+    index: usize,
+    verdict: &'static str,
+    t: u64,
+    credited: String,
+}
+
+#[derive(Template)]
+#[template(path = "submission.html")]
+struct SubmissionPage {
+    id: String,
+    status: String,
+    queued: bool,
+    set: String,
+    received: String,
+    credited: String,
+    predated: String,
+    deadline: String,
+    before_deadline: String,
+    reason: String,
+    links: Vec<LinkView>,
+    has_receipt: bool,
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage {
+    title: String,
+    message: String,
+}
+
+/// `4h`, `10min`, `1h 30min 2s`: seconds for people.
+fn human_secs(secs: f64) -> String {
+    if secs <= 0.0 {
+        return "0s".into();
+    }
+    humantime::format_duration(Duration::from_secs(secs.round().max(1.0) as u64)).to_string()
+}
+
+fn render(t: &impl Template) -> Response {
+    match t.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "template");
+            (StatusCode::INTERNAL_SERVER_ERROR, "page rendering failed").into_response()
+        }
+    }
+}
+
+fn error_page(e: ApiError) -> Response {
+    let title = match e.status {
+        StatusCode::NOT_FOUND => "Not found",
+        StatusCode::PAYLOAD_TOO_LARGE => "Too large",
+        StatusCode::TOO_MANY_REQUESTS => "Too many requests",
+        s if s.is_server_error() => "Server error",
+        _ => "Not accepted",
+    };
+    let mut r = render(&ErrorPage {
+        title: title.into(),
+        message: e.message,
+    });
+    *r.status_mut() = e.status;
+    r
+}
+
+/// `GET /`.
+pub(crate) async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let sets = match state.store.sets().await {
+        Ok(s) => s,
+        Err(e) => return error_page(e.into()),
+    };
+    let views = sets
+        .iter()
+        .map(|row| {
+            let summary = set_summary(row, false);
+            let durations = summary["credited_secs"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_f64())
+                        .map(human_secs)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            SetView {
+                name: row.name.clone(),
+                kind: row.kind.clone(),
+                deadline: row
+                    .deadline_ms
+                    .map(rfc3339_ms)
+                    .unwrap_or_else(|| "none".into()),
+                durations,
+            }
+        })
+        .collect();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| h.bytes().all(|b| b.is_ascii_graphic()))
+        .unwrap_or("localhost");
+    render(&IndexPage {
+        sets: views,
+        base: format!("http://{host}"),
+        institution: institution_fingerprint(state.data.receipt_key().public()).unwrap_or_default(),
+    })
+}
+
+/// `POST /submissions`: the form's upload; on success, to the submission's page.
+pub(crate) async fn upload(
+    State(state): State<Arc<AppState>>,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Response {
+    match accept_upload(&state, multipart).await {
+        Ok((id, _)) => Redirect::to(&format!("/submissions/{id}")).into_response(),
+        Err(e) => error_page(e),
+    }
+}
+
+/// `GET /submissions/{id}`.
+pub(crate) async fn submission(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Response {
+    let row = match find_submission(&state, &id).await {
+        Ok(r) => r,
+        Err(e) => return error_page(e),
+    };
+    let deadline_ms = match state.store.set(&row.set_name).await {
+        Ok(s) => s.and_then(|s| s.deadline_ms),
+        Err(e) => return error_page(e.into()),
+    };
+    let v = submission_json(&row, deadline_ms);
+    let links = v["links"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|l| LinkView {
+                    index: l["index"].as_u64().unwrap_or(0) as usize + 1,
+                    verdict: if l["valid"].as_bool() == Some(true) {
+                        "valid"
+                    } else {
+                        "invalid"
+                    },
+                    t: l["t"].as_u64().unwrap_or(0),
+                    credited: human_secs(l["credited_secs"].as_f64().unwrap_or(0.0)),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let text = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    render(&SubmissionPage {
+        id: row.id.clone(),
+        status: row.status.clone(),
+        queued: row.status == "queued",
+        set: row.set_name.clone(),
+        received: text("received"),
+        credited: human_secs(v["credited_secs"].as_f64().unwrap_or(0.0)),
+        predated: text("predated_to"),
+        deadline: deadline_ms.map(rfc3339_ms).unwrap_or_default(),
+        before_deadline: match v["before_deadline"].as_bool() {
+            Some(true) => "provably before it".into(),
+            Some(false) => "not proven before it".into(),
+            None => String::new(),
+        },
+        reason: text("reason"),
+        links,
+        has_receipt: row.receipt.is_some(),
+    })
+}
