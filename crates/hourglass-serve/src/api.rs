@@ -331,23 +331,32 @@ pub(crate) async fn get_set(
     Ok(r)
 }
 
-/// Reads one multipart field, refusing it past `limit` bytes.
-async fn read_field(mut field: Field<'_>, name: &str, limit: u64) -> Result<Vec<u8>, ApiError> {
+/// Reads one multipart field. Past `limit` bytes it reads on without keeping anything, to
+/// the end of the request (which the body limit bounds), so that the client, still sending,
+/// receives the 413 instead of a reset connection; then `Ok(None)`.
+async fn read_field(field: &mut Field<'_>, limit: u64) -> Result<Option<Vec<u8>>, ApiError> {
     let mut out = Vec::new();
+    let mut over = false;
     loop {
         match field.chunk().await {
             Ok(Some(chunk)) => {
-                if out.len() as u64 + chunk.len() as u64 > limit {
-                    return Err(ApiError::new(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        format!("field {name}: larger than the limit of {limit} bytes"),
-                    ));
+                if over || out.len() as u64 + chunk.len() as u64 > limit {
+                    over = true;
+                    out = Vec::new();
+                } else {
+                    out.extend_from_slice(&chunk);
                 }
-                out.extend_from_slice(&chunk);
             }
-            Ok(None) => return Ok(out),
+            Ok(None) => return Ok((!over).then_some(out)),
             Err(e) => return Err(multipart_error(&e)),
         }
+    }
+}
+
+/// Reads the rest of a refused request (bounded by the body limit), keeping nothing.
+async fn drain(multipart: &mut Multipart) {
+    while let Ok(Some(mut field)) = multipart.next_field().await {
+        while let Ok(Some(_)) = field.chunk().await {}
     }
 }
 
@@ -376,27 +385,33 @@ pub(crate) async fn accept_upload(
     let mut bundle = None;
     let mut document = None;
     loop {
-        let field = match multipart.next_field().await {
+        let mut field = match multipart.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => return Err(multipart_error(&e)),
         };
-        match field.name() {
-            Some("bundle") if bundle.is_none() => {
-                bundle = Some(read_field(field, "bundle", state.limits.max_bundle_bytes).await?)
-            }
-            Some("document") if document.is_none() => {
-                document =
-                    Some(read_field(field, "document", state.limits.max_document_bytes).await?)
-            }
-            Some(n @ ("bundle" | "document")) => {
-                return Err(ApiError::bad(format!("field {n}: given twice")))
-            }
+        let name = field.name().unwrap_or("").to_string();
+        let (slot, limit) = match name.as_str() {
+            "bundle" => (&mut bundle, state.limits.max_bundle_bytes),
+            "document" => (&mut document, state.limits.max_document_bytes),
             other => {
                 return Err(ApiError::bad(format!(
-                    "unexpected field '{}': send bundle and document",
-                    other.unwrap_or("")
+                    "unexpected field '{other}': send bundle and document"
                 )))
+            }
+        };
+        if slot.is_some() {
+            return Err(ApiError::bad(format!("field {name}: given twice")));
+        }
+        match read_field(&mut field, limit).await? {
+            Some(bytes) => *slot = Some(bytes),
+            None => {
+                drop(field);
+                drain(&mut multipart).await;
+                return Err(ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("field {name}: larger than the limit of {limit} bytes"),
+                ));
             }
         }
     }
@@ -580,13 +595,13 @@ pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    let depth = state.store.queue_depth().await?;
+    let counts = state.store.counts().await?;
     Ok((
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics.render(depth),
+        state.metrics.render(&counts),
     )
         .into_response())
 }

@@ -20,6 +20,11 @@ struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerdictLabels {
     verdict: &'static str,
 }
@@ -32,6 +37,7 @@ pub(crate) struct Metrics {
     verifications: Family<VerdictLabels, Counter>,
     verify_seconds: Histogram,
     queue_depth: Gauge,
+    stored: Family<StatusLabels, Gauge>,
 }
 
 impl Metrics {
@@ -63,7 +69,14 @@ impl Metrics {
             "Submissions waiting for verification (all servers)",
             queue_depth.clone(),
         );
+        let stored = Family::<StatusLabels, Gauge>::default();
+        registry.register(
+            "submissions",
+            "Submissions stored, by status (all servers)",
+            stored.clone(),
+        );
         Self {
+            stored,
             registry: Mutex::new(registry),
             requests,
             latency,
@@ -95,9 +108,21 @@ impl Metrics {
         self.verify_seconds.observe(took.as_secs_f64());
     }
 
-    /// The text exposition, with the queue depth just read.
-    pub(crate) fn render(&self, queue_depth: i64) -> String {
-        self.queue_depth.set(queue_depth);
+    /// The text exposition, with the stored submissions just counted by status.
+    pub(crate) fn render(&self, counts: &[(String, i64)]) -> String {
+        let queued = counts
+            .iter()
+            .find(|(s, _)| s == "queued")
+            .map_or(0, |c| c.1);
+        self.queue_depth.set(queued);
+        for status in ["queued", "valid", "invalid"] {
+            let n = counts.iter().find(|(s, _)| s == status).map_or(0, |c| c.1);
+            self.stored
+                .get_or_create(&StatusLabels {
+                    status: status.into(),
+                })
+                .set(n);
+        }
         let mut out = String::new();
         if let Ok(registry) = self.registry.lock() {
             let _ = encode(&mut out, &registry);

@@ -287,12 +287,14 @@ impl Store {
         row.as_ref().map(submission_row).transpose()
     }
 
-    /// Submissions waiting for verification.
-    pub(crate) async fn queue_depth(&self) -> Result<i64, Error> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM submissions WHERE status = 'queued'")
-            .fetch_one(&self.pool)
+    /// Stored submissions by status (`queued`, `valid`, `invalid`).
+    pub(crate) async fn counts(&self) -> Result<Vec<(String, i64)>, Error> {
+        let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM submissions GROUP BY status")
+            .fetch_all(&self.pool)
             .await?;
-        Ok(row.try_get("n")?)
+        rows.iter()
+            .map(|r| Ok((r.try_get("status")?, r.try_get("n")?)))
+            .collect()
     }
 
     /// Claims the oldest queued submission nobody else is verifying.

@@ -1,0 +1,379 @@
+//! `hourglass serve` over HTTP on loopback, the same contract on SQLite and on a throwaway
+//! PostgreSQL cluster: sets made by the admin only, uploads queued durably and deduplicated,
+//! verdicts with signed receipts that the CLI checks offline, and every bad request answered
+//! with its status and a JSON error that changes nothing.
+
+mod common;
+mod service;
+
+use std::path::Path;
+
+use common::{file, hg, hg_fail, tempdir};
+use serde_json::{json, Value};
+use service::{
+    client, create_set, metric, seal, short_set, submission, upload, verdict, Postgres, Server,
+};
+
+/// Everything the API promises, against one server.
+fn contract(server: &Server, work: &Path) {
+    // Admin only, with the right token.
+    let body = json!({ "name": "conf", "durations": ["2s", "1s"], "rate": 100000.0 });
+    let r = client()
+        .post(server.url("/api/v1/sets"))
+        .json(&body)
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert!(r.json::<Value>().unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .contains("admin token"));
+    let r = client()
+        .post(server.url("/api/v1/sets"))
+        .bearer_auth("not-the-token-at-all")
+        .json(&body)
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    // Malformed set requests name the field.
+    for (bad, field) in [
+        (
+            json!({ "name": "no spaces allowed", "durations": ["1s"], "rate": 1e5 }),
+            "name",
+        ),
+        (
+            json!({ "name": "x", "durations": ["soon"], "rate": 1e5 }),
+            "durations",
+        ),
+        (
+            json!({ "name": "x", "durations": [], "rate": 1e5 }),
+            "durations",
+        ),
+        (
+            json!({ "name": "x", "durations": ["1s"], "rate": -1.0 }),
+            "rate",
+        ),
+        (
+            json!({ "name": "x", "durations": ["1s"], "rate": 1e5, "hash": "md5" }),
+            "hash",
+        ),
+        (
+            json!({ "name": "x", "durations": ["1s"], "rate": 1e5, "deadline": "tomorrow" }),
+            "deadline",
+        ),
+        (
+            json!({ "name": "x", "durations": ["1s"], "rate": 1e5, "colour": "red" }),
+            "colour",
+        ),
+    ] {
+        let (status, body) = create_set(server, &bad);
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(field),
+            "{bad}: {body}"
+        );
+    }
+    assert_eq!(
+        client()
+            .get(server.url("/api/v1/sets"))
+            .send()
+            .unwrap()
+            .json::<Value>()
+            .unwrap(),
+        json!([])
+    );
+
+    // A set, served byte for byte as the CLI reads it.
+    let set = short_set(server, "conf", &["2s", "1s"], work);
+    let (status, _) = create_set(server, &body);
+    assert_eq!(status, 409, "a second set of the same name");
+    let list: Value = client()
+        .get(server.url("/api/v1/sets"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(list[0]["name"], "conf");
+    assert_eq!(list[0]["credited_secs"], json!([2.0, 1.0]));
+    let served = client()
+        .get(server.url("/api/v1/sets/conf"))
+        .send()
+        .unwrap()
+        .bytes()
+        .unwrap();
+    assert_eq!(served.as_ref(), std::fs::read(&set).unwrap());
+    assert_eq!(
+        client()
+            .get(server.url("/api/v1/sets/nope"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        404
+    );
+
+    // An author seals offline and uploads: 202, the same upload again is the same submission.
+    let doc = file(work, "paper.txt", b"a paper finished offline\n");
+    let bundle = seal(&set, &doc, "3s");
+    let bundle_bytes = std::fs::read(&bundle).unwrap();
+    let doc_bytes = std::fs::read(&doc).unwrap();
+    let (status, first) = upload(server, &bundle_bytes, &doc_bytes);
+    assert_eq!(status, 202, "{first}");
+    let id = first["id"].as_str().unwrap().to_string();
+    let (status, again) = upload(server, &bundle_bytes, &doc_bytes);
+    assert_eq!(status, 202);
+    assert_eq!(again["id"], first["id"]);
+    let v = verdict(server, &id);
+    assert_eq!(v["status"], "valid", "{v}");
+    assert_eq!(v["set"], "conf");
+    assert_eq!(v["credited_secs"], 3.0);
+    assert_eq!(v["before_deadline"], true);
+    assert_eq!(v["links"].as_array().unwrap().len(), 2);
+    let received = humantime::parse_rfc3339(v["received"].as_str().unwrap()).unwrap();
+    let predated = humantime::parse_rfc3339(v["predated_to"].as_str().unwrap()).unwrap();
+    assert_eq!(received.duration_since(predated).unwrap().as_secs(), 3);
+
+    // The receipt checks offline with the institution's key, for this document only.
+    let receipt = client()
+        .get(server.url(&format!("/api/v1/submissions/{id}/receipt")))
+        .send()
+        .unwrap();
+    assert_eq!(receipt.status().as_u16(), 200);
+    let receipt_path = file(work, "receipt.json", &receipt.bytes().unwrap());
+    let institution = file(
+        work,
+        "institution.pub",
+        &client()
+            .get(server.url("/institution.pub"))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap(),
+    );
+    let out = hg(&[
+        "submit",
+        "check-receipt",
+        receipt_path.to_str().unwrap(),
+        "--institution",
+        institution.to_str().unwrap(),
+        "--document",
+        doc.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("authentic") && text.contains("valid"),
+        "{text}"
+    );
+    let other = file(work, "other.txt", b"another document\n");
+    hg_fail(
+        1,
+        &[
+            "submit",
+            "check-receipt",
+            receipt_path.to_str().unwrap(),
+            "--institution",
+            institution.to_str().unwrap(),
+            "--document",
+            other.to_str().unwrap(),
+        ],
+    );
+    let forged = std::fs::read_to_string(&receipt_path)
+        .unwrap()
+        .replace("credited-ms: 3000", "credited-ms: 9000");
+    let forged = file(work, "forged.json", forged.as_bytes());
+    hg_fail(
+        1,
+        &[
+            "submit",
+            "check-receipt",
+            forged.to_str().unwrap(),
+            "--institution",
+            institution.to_str().unwrap(),
+        ],
+    );
+
+    // The bundle with another document: queued, then invalid with a reason and a signed receipt.
+    let (status, wrong) = upload(server, &bundle_bytes, b"not the sealed document");
+    assert_eq!(status, 202);
+    let w = verdict(server, wrong["id"].as_str().unwrap());
+    assert_eq!(w["status"], "invalid");
+    assert!(w["reason"].as_str().unwrap().contains("document"), "{w}");
+    assert_eq!(w["credited_secs"], 0.0);
+    assert!(w["receipt"].is_object());
+
+    // Bad requests: each its status and a JSON error, and nothing stored.
+    let stored = |s: &str| metric(server, &format!("hourglass_submissions{{status=\"{s}\"}}"));
+    let before = (stored("valid"), stored("invalid"), stored("queued"));
+    assert_eq!(before, (1.0, 1.0, 0.0));
+    let post_raw = |content_type: &str, body: Vec<u8>| {
+        let r = client()
+            .post(server.url("/api/v1/submissions"))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json::<Value>().unwrap_or(Value::Null))
+    };
+    let (status, body) = post_raw("application/json", b"{\"garbage\": true}".to_vec());
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"].is_string());
+    let (status, body) = post_raw(
+        "multipart/form-data; boundary=XyZ",
+        b"--XyZ\r\nContent-Disposition: form-data; name=\"bundle\"\r\n\r\n{\"type\"".to_vec(),
+    );
+    assert_eq!(status, 400, "truncated multipart: {body}");
+    let (status, body) = upload(
+        server,
+        b"{\"type\": \"hourglass-submission-bundle\"}",
+        &doc_bytes,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("bundle"), "{body}");
+    let only_doc = reqwest::blocking::multipart::Form::new().part(
+        "document",
+        reqwest::blocking::multipart::Part::bytes(doc_bytes.clone()),
+    );
+    let r = client()
+        .post(server.url("/api/v1/submissions"))
+        .multipart(only_doc)
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    assert!(r.json::<Value>().unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .contains("field bundle"));
+    // A document ten times the limit (the servers here allow 64 KiB).
+    let (status, body) = upload(server, &bundle_bytes, &vec![b'x'; 640 * 1024]);
+    assert_eq!(status, 413, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("document"),
+        "{body}"
+    );
+    let (status, body) = upload(server, &vec![b' '; (1 << 20) + 1], &doc_bytes);
+    assert_eq!(status, 413, "{body}");
+    // A bundle for a set this server does not have.
+    let foreign_server_set = {
+        let d = tempdir();
+        let mut other = Server::start(&d.path().join("srv"), &["--workers", "1"]);
+        let s = short_set(&other, "elsewhere", &["1s"], work);
+        other.stop();
+        s
+    };
+    let foreign_doc = file(work, "foreign.txt", b"for another institution\n");
+    let foreign = seal(&foreign_server_set, &foreign_doc, "1s");
+    let (status, body) = upload(
+        server,
+        &std::fs::read(&foreign).unwrap(),
+        b"for another institution\n",
+    );
+    assert_eq!(status, 404, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("no set"), "{body}");
+    assert_eq!(
+        (stored("valid"), stored("invalid"), stored("queued")),
+        before,
+        "a refused request stored something"
+    );
+    let (status, body) = submission(server, "0123456789abcdef0123456789abcdef");
+    assert_eq!((status, body["error"].is_string()), (404, true));
+    let (status, _) = submission(server, "../../etc/passwd");
+    assert_eq!(status, 404);
+
+    // Health and metrics.
+    assert_eq!(
+        client()
+            .get(server.url("/healthz"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+        "ok\n"
+    );
+    assert!(metric(server, "hourglass_http_requests_total{method=\"POST\",route=\"/api/v1/submissions\",status=\"202\"}") >= 3.0);
+    assert!(metric(server, "hourglass_verification_duration_seconds_count") >= 2.0);
+}
+
+#[test]
+fn the_api_on_sqlite() {
+    let dir = tempdir();
+    let server = Server::start(
+        &dir.path().join("srv"),
+        &["--max-document-bytes", "65536", "--rate-limit", "0"],
+    );
+    contract(&server, dir.path());
+    // Secrets are the owner's only.
+    use std::os::unix::fs::PermissionsExt;
+    for f in ["admin.token", "vault.key", "receipt.key"] {
+        let mode = std::fs::metadata(dir.path().join("srv").join(f))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "{f}");
+    }
+}
+
+#[test]
+fn the_api_on_postgresql() {
+    let dir = tempdir();
+    let pg = Postgres::start();
+    let server = Server::start(
+        &dir.path().join("srv"),
+        &[
+            "--database",
+            &pg.url(),
+            "--max-document-bytes",
+            "65536",
+            "--rate-limit",
+            "0",
+        ],
+    );
+    contract(&server, dir.path());
+    // The sets' private keys are in the database only sealed: no key material in the clear.
+    let sealed = pg.sql("SELECT encode(sealed_keys, 'escape') FROM sets");
+    assert!(sealed.len() > 100);
+    assert!(!sealed.contains("hourglass-puzzle-key") && !sealed.contains("\"d\""));
+}
+
+#[test]
+fn a_second_server_on_the_same_sqlite_directory_is_refused() {
+    let dir = tempdir();
+    let _first = Server::start(&dir.path().join("srv"), &[]);
+    let out = common::hg_run(&[
+        "serve",
+        "--data",
+        dir.path().join("srv").to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another `hourglass serve`"));
+}
+
+#[test]
+fn a_client_over_its_rate_gets_429_with_retry_after() {
+    let dir = tempdir();
+    let server = Server::start(
+        &dir.path().join("srv"),
+        &["--rate-limit", "1", "--burst", "3"],
+    );
+    let statuses: Vec<(u16, bool)> = (0..8)
+        .map(|_| {
+            let r = client().get(server.url("/api/v1/sets")).send().unwrap();
+            (r.status().as_u16(), r.headers().contains_key("retry-after"))
+        })
+        .collect();
+    assert!(statuses[..3].iter().all(|s| s.0 == 200), "{statuses:?}");
+    assert!(statuses.iter().any(|s| *s == (429, true)), "{statuses:?}");
+    // Health checks are never limited.
+    assert_eq!(
+        client()
+            .get(server.url("/healthz"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+}
