@@ -371,16 +371,19 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        if updated == 1 {
-            sqlx::query(
-                "INSERT INTO verifications (submission_id, server, at_ms, verify_us) VALUES ($1, $2, $3, $4)",
-            )
-            .bind(&job.id)
-            .bind(server)
-            .bind(now_ms)
-            .bind(outcome.verify_us)
-            .execute(&mut *tx)
-            .await?;
+        // Every verification that reaches this point is recorded, even one that found the
+        // verdict already written: a submission verified twice would show as two rows.
+        sqlx::query(
+            "INSERT INTO verifications (submission_id, server, at_ms, verify_us) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&job.id)
+        .bind(server)
+        .bind(now_ms)
+        .bind(outcome.verify_us)
+        .execute(&mut *tx)
+        .await?;
+        if updated != 1 {
+            tracing::warn!(submission = %job.id, "verified again after its verdict was recorded");
         }
         tx.commit().await?;
         Ok(())

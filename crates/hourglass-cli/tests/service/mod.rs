@@ -84,6 +84,16 @@ impl Server {
         format!("{}{path}", self.base)
     }
 
+    /// Sends SIGKILL (without reaping: [`Server::kill9`] does that), usable while other threads
+    /// are talking to the server.
+    pub fn signal_kill(&self) {
+        if let Some(c) = &self.child {
+            let _ = Command::new("kill")
+                .args(["-KILL", &c.id().to_string()])
+                .status();
+        }
+    }
+
     /// SIGKILL, no chance to clean up.
     pub fn kill9(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -166,6 +176,11 @@ pub fn seal(set: &Path, document: &Path, expect: &str) -> PathBuf {
 
 /// Uploads a bundle and a document; returns (status, body).
 pub fn upload(server: &Server, bundle: &[u8], document: &[u8]) -> (u16, Value) {
+    try_upload(server, bundle, document).unwrap()
+}
+
+/// Uploads a bundle and a document; (status, body), or why no answer came.
+pub fn try_upload(server: &Server, bundle: &[u8], document: &[u8]) -> Result<(u16, Value), String> {
     let form = reqwest::blocking::multipart::Form::new()
         .part(
             "bundle",
@@ -179,9 +194,9 @@ pub fn upload(server: &Server, bundle: &[u8], document: &[u8]) -> (u16, Value) {
         .post(server.url("/api/v1/submissions"))
         .multipart(form)
         .send()
-        .unwrap();
+        .map_err(|e| e.to_string())?;
     let status = r.status().as_u16();
-    (status, r.json().unwrap_or(Value::Null))
+    Ok((status, r.json().unwrap_or(Value::Null)))
 }
 
 /// `GET /api/v1/submissions/ID`.
