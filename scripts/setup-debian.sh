@@ -15,6 +15,11 @@ command -v make >/dev/null || missing+=(make)
 command -v gcc >/dev/null || missing+=(gcc)
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)   # the Python package's tests
 command -v age >/dev/null || missing+=(age)                 # age-plugin-hourglass's end-to-end tests
+command -v curl >/dev/null || missing+=(curl)               # README's service example
+command -v chromium >/dev/null || missing+=(chromium)       # the service's browser test (WebDriver)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)   # the service on PostgreSQL
+command -v runuser >/dev/null || missing+=(util-linux)      # PostgreSQL test clusters run as postgres
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}"
     apt-get update -qq

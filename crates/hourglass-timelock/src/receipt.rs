@@ -1,5 +1,5 @@
 //! Signed receipts: an institution's RSA-PSS signature over a canonical statement of its verdict
-//! on a submission (docs/FORMATS.md section 15).
+//! on a submission (docs/FORMATS.md section 17).
 //!
 //! A receipt is JSON `{"type": "hourglass-receipt", "version": 1, "statement": TEXT,
 //! "signature": BASE64}`. `TEXT` is the canonical statement: fixed lines `key: value` in a fixed
