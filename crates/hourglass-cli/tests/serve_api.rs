@@ -377,3 +377,55 @@ fn a_client_over_its_rate_gets_429_with_retry_after() {
         200
     );
 }
+
+#[test]
+fn a_public_set_is_verified_from_the_proofs_and_a_forged_link_is_invalid() {
+    let dir = tempdir();
+    let work = dir.path();
+    let server = Server::start(&work.join("srv"), &["--rate-limit", "0"]);
+    let (status, body) = create_set(
+        &server,
+        &json!({ "name": "open", "durations": ["2s", "1s"], "rate": 100000.0, "public": true }),
+    );
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["kind"], "public");
+    let (status, body) = create_set(
+        &server,
+        &json!({ "name": "open2", "durations": ["1s"], "rate": 100000.0, "public": true, "bits": 3072 }),
+    );
+    assert_eq!(status, 400, "{body}");
+    let set = file(
+        work,
+        "open.json",
+        &client()
+            .get(server.url("/api/v1/sets/open"))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap(),
+    );
+    let doc = file(work, "paper.txt", b"sealed on a public set\n");
+    let bundle = seal(&set, &doc, "3s");
+    let bundle_text = std::fs::read_to_string(&bundle).unwrap();
+    let doc_bytes = std::fs::read(&doc).unwrap();
+    let (status, ok) = upload(&server, bundle_text.as_bytes(), &doc_bytes);
+    assert_eq!(status, 202, "{ok}");
+    let v = verdict(&server, ok["id"].as_str().unwrap());
+    assert_eq!(v["status"], "valid", "{v}");
+    assert_eq!(v["credited_secs"], 3.0);
+
+    // A liar edits the first link's output: the proof no longer matches, the link is invalid.
+    let mut forged: Value = serde_json::from_str(&bundle_text).unwrap();
+    let y = forged["links"][0]["y"].as_str().unwrap().to_string();
+    let flipped = format!(
+        "{}{}",
+        &y[..y.len() - 1],
+        if y.ends_with('1') { '2' } else { '1' }
+    );
+    forged["links"][0]["y"] = json!(flipped);
+    let (status, bad) = upload(&server, forged.to_string().as_bytes(), &doc_bytes);
+    assert_eq!(status, 202, "{bad}");
+    let v = verdict(&server, bad["id"].as_str().unwrap());
+    assert_eq!(v["status"], "invalid", "{v}");
+    assert!(v["reason"].as_str().unwrap().starts_with("link 1"), "{v}");
+}
