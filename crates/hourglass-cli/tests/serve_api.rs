@@ -365,7 +365,7 @@ fn a_client_over_its_rate_gets_429_with_retry_after() {
         })
         .collect();
     assert!(statuses[..3].iter().all(|s| s.0 == 200), "{statuses:?}");
-    assert!(statuses.iter().any(|s| *s == (429, true)), "{statuses:?}");
+    assert!(statuses.contains(&(429, true)), "{statuses:?}");
     // Health checks are never limited.
     assert_eq!(
         client()

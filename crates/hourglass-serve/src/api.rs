@@ -435,7 +435,7 @@ pub(crate) async fn accept_upload(
             "field bundle: no set on this server has the puzzle its first link names",
         ));
     };
-    let any = AnySet::from_json(&set.set_json).map_err(|e| Error::from(e))?;
+    let any = AnySet::from_json(&set.set_json).map_err(Error::from)?;
     let document_digest = hex::encode(any.hash().digest(&document));
     let document_sha256 = hex::encode(Sha256::digest(&document));
     let bundle_sha256 = hex::encode(Sha256::digest(bundle_text.as_bytes()));
