@@ -429,3 +429,51 @@ fn a_public_set_is_verified_from_the_proofs_and_a_forged_link_is_invalid() {
     assert_eq!(v["status"], "invalid", "{v}");
     assert!(v["reason"].as_str().unwrap().starts_with("link 1"), "{v}");
 }
+
+#[test]
+fn a_bundle_of_many_bogus_links_costs_the_verifier_one_check() {
+    // Each link costs the verifier a private-key operation and its maker nothing: a liar with
+    // many machines could otherwise keep the workers busy for minutes per upload. Verification
+    // stops at the first invalid link; the verdict lists only the links it checked.
+    let dir = tempdir();
+    let work = dir.path();
+    let server = Server::start(&work.join("srv"), &["--rate-limit", "0"]);
+    let set = short_set(&server, "conf", &["1s"], work);
+    let doc = file(work, "paper.txt", b"a paper\n");
+    let bundle = seal(&set, &doc, "1s");
+    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&bundle).unwrap()).unwrap();
+    let mut bogus = b["links"][0].clone();
+    bogus["c"] = json!("05");
+    let links: Vec<Value> = std::iter::once(bogus)
+        .chain(std::iter::repeat_n(b["links"][0].clone(), 1499))
+        .collect();
+    b["links"] = Value::Array(links);
+    let (status, body) = upload(
+        &server,
+        b.to_string().as_bytes(),
+        &std::fs::read(&doc).unwrap(),
+    );
+    assert_eq!(status, 202, "{body}");
+    let v = verdict(&server, body["id"].as_str().unwrap());
+    assert_eq!(v["status"], "invalid");
+    assert_eq!(
+        v["links"].as_array().unwrap().len(),
+        1,
+        "only the first link was checked: {}",
+        v["links"]
+    );
+    assert!(v["reason"].as_str().unwrap().starts_with("link 1"), "{v}");
+    // An honest bundle is still checked whole.
+    let (_, ok) = upload(
+        &server,
+        &std::fs::read(&bundle).unwrap(),
+        &std::fs::read(&doc).unwrap(),
+    );
+    assert_eq!(
+        verdict(&server, ok["id"].as_str().unwrap())["links"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
