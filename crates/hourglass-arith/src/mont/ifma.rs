@@ -102,9 +102,14 @@ impl IfmaContext {
             return None;
         }
         let len = lanes * vectors;
-        let word = Integer::from(1) << DIGIT_BITS;
-        let inv = Integer::from(n.invert_ref(&word)?);
-        let k0 = (&word - inv).to_u64()? & MASK;
+        // -n^-1 mod 2^52 by Newton's iteration on the low limb (no branch on n: the modulus may
+        // be a secret prime of a CRT half).
+        let n0 = n.to_u64_wrapping();
+        let mut inv = n0; // correct to 3 bits for odd n0
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(n0.wrapping_mul(inv)));
+        }
+        let k0 = inv.wrapping_neg() & MASK;
         let r = Integer::from(1) << (DIGIT_BITS * len as u32);
         let r2 = Integer::from(&r * &r) % n;
         Some(Self {
@@ -182,6 +187,75 @@ impl IfmaContext {
         }
     }
 
+    /// `base^exp mod n` in time independent of `exp`'s value: fixed 5-bit windows over
+    /// `exp_bits` bits (a public bound, at least `exp`'s length), each window a fixed run of
+    /// squarings and one multiplication by a table entry fetched by a masked scan of the whole
+    /// table (no branch and no memory address depends on the exponent), and a final reduction
+    /// by a masked subtraction. The multiplication itself has no data-dependent branch or
+    /// address. The table and the exponent's digits are wiped before returning.
+    ///
+    /// `exp` must be non-negative; `base` is reduced modulo `n` (with GMP, variable-time in
+    /// `base`: blind it when it is secret, as RSA does).
+    pub fn pow_ct(&self, base: &Integer, exp: &Integer, exp_bits: u32) -> Integer {
+        const W: usize = 5;
+        const ENTRIES: usize = 1 << W;
+        let len = self.digits();
+        let bits = (exp_bits.max(exp.significant_bits()) as usize).max(1);
+        let windows = bits.div_ceil(W);
+        let limbs = (windows * W).div_ceil(64) + 1;
+        let mut e = zeroize::Zeroizing::new(exp.to_digits::<u64>(Order::Lsf));
+        e.resize(limbs, 0);
+        let mut table = zeroize::Zeroizing::new(vec![0u64; ENTRIES * len]);
+        let mut one = vec![0; len];
+        one[0] = 1;
+        // table[0] = R mod n (Montgomery 1), table[1] = base R, table[i] = table[i-1] base.
+        self.mul(&mut table[..len], &one, &self.r2);
+        let b = self.to_montgomery(base);
+        table[len..2 * len].copy_from_slice(&b);
+        for i in 2..ENTRIES {
+            let (done, rest) = table.split_at_mut(i * len);
+            self.mul(&mut rest[..len], &done[(i - 1) * len..], &b);
+        }
+        let mut acc = zeroize::Zeroizing::new(vec![0u64; len]);
+        let mut tmp = zeroize::Zeroizing::new(vec![0u64; len]);
+        let mut entry = zeroize::Zeroizing::new(vec![0u64; len]);
+        for w in (0..windows).rev() {
+            let pos = w * W;
+            let (limb, shift) = (pos / 64, pos % 64);
+            let mut digit = e[limb] >> shift;
+            if shift > 64 - W {
+                digit |= e[limb + 1] << (64 - shift);
+            }
+            let digit = digit & (ENTRIES as u64 - 1);
+            select(&table, len, digit, &mut entry);
+            if w == windows - 1 {
+                acc.copy_from_slice(&entry);
+                continue;
+            }
+            for _ in 0..W {
+                self.mul(&mut tmp, &acc, &acc);
+                std::mem::swap(&mut *acc, &mut *tmp);
+            }
+            self.mul(&mut tmp, &acc, &entry);
+            std::mem::swap(&mut *acc, &mut *tmp);
+        }
+        // Out of Montgomery form (a result at most n), then subtract n under a mask.
+        self.mul(&mut tmp, &acc, &one);
+        let mut diff = zeroize::Zeroizing::new(vec![0u64; len]);
+        let mut borrow = 0u64;
+        for ((d, &t), &m) in diff.iter_mut().zip(tmp.iter()).zip(&self.n_digits) {
+            let v = t.wrapping_sub(m).wrapping_sub(borrow);
+            *d = v & MASK;
+            borrow = v >> 63;
+        }
+        // borrow = 1: tmp < n, keep it; else tmp - n.
+        let keep = std::hint::black_box(borrow.wrapping_neg());
+        for (t, &d) in tmp.iter_mut().zip(diff.iter()) {
+            *t = (*t & keep) | (d & !keep);
+        }
+        from_digits(&tmp)
+    }
+
     /// `k` squarings in place (Montgomery form).
     pub fn square_in_place(&self, a: &mut Vec<u64>, k: u64) {
         let mut tmp = vec![0; self.digits()];
@@ -196,6 +270,20 @@ impl IfmaContext {
         let mut a = self.to_montgomery(x);
         self.square_in_place(&mut a, k);
         self.from_montgomery(&a)
+    }
+}
+
+/// `out = table[index]` for a table of `len`-digit entries, reading every entry (the index
+/// picks a mask, never an address).
+fn select(table: &[u64], len: usize, index: u64, out: &mut [u64]) {
+    out.fill(0);
+    for (i, item) in table.chunks_exact(len).enumerate() {
+        let x = i as u64 ^ index;
+        // All ones when x == 0, else zero, without a branch.
+        let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63).wrapping_sub(1));
+        for (o, &t) in out.iter_mut().zip(item) {
+            *o |= t & mask;
+        }
     }
 }
 
@@ -338,6 +426,55 @@ mod tests {
             out.push((Integer::from(1) << (bits - 1)) + 1u32); // sparse
         }
         out
+    }
+
+    #[test]
+    fn constant_time_exponentiation_matches_gmp() {
+        if !available() {
+            eprintln!("skipped: no AVX-512 IFMA on this CPU");
+            return;
+        }
+        let mut rng = crate::entropy::SeededEntropy::new(b"pow_ct");
+        for bits in [520u32, 1024, 1536, 2048, 3072, 4096] {
+            let n = crate::entropy::random_exact_bits(&mut rng, bits).unwrap() | 1u32;
+            let ctx = IfmaContext::new(&n).unwrap();
+            let exps = [
+                Integer::from(1),
+                Integer::from(2),
+                Integer::from(31),
+                Integer::from(32),
+                (Integer::from(1) << bits) - 1u32,
+                Integer::from(1) << (bits - 1),
+                crate::entropy::random_bits(&mut rng, bits).unwrap(),
+            ];
+            for e in &exps {
+                for x in [
+                    Integer::from(0),
+                    Integer::from(1),
+                    Integer::from(&n - 1u32),
+                    crate::entropy::random_below(&mut rng, &n).unwrap(),
+                    Integer::from(&n + 5u32),
+                ] {
+                    let expect = x.clone().pow_mod(e, &n).unwrap();
+                    assert_eq!(ctx.pow_ct(&x, e, bits), expect, "{bits} bits");
+                }
+            }
+            // The bound is a floor: a longer exponent is still done whole.
+            let e = crate::entropy::random_bits(&mut rng, bits + 40).unwrap();
+            let x = Integer::from(7);
+            assert_eq!(ctx.pow_ct(&x, &e, 16), x.clone().pow_mod(&e, &n).unwrap());
+            assert_eq!(ctx.pow_ct(&x, &Integer::ZERO, bits), 1);
+        }
+    }
+
+    #[test]
+    fn the_table_scan_picks_the_entry() {
+        let table: Vec<u64> = (0..32 * 3).collect();
+        let mut out = vec![0; 3];
+        for i in 0..32u64 {
+            select(&table, 3, i, &mut out);
+            assert_eq!(out, vec![3 * i, 3 * i + 1, 3 * i + 2]);
+        }
     }
 
     #[test]

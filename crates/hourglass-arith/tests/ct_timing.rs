@@ -1,0 +1,92 @@
+//! Timing independence of the constant-time exponentiation, dudect-style (Reparaz, Balasch and
+//! Verbauwhede, "Dude, is my code constant time?", 2017): two classes of secret exponent of
+//! very different weight (all ones, and a single top bit) are timed on random bases in random
+//! interleaved order, the slowest tenth of the pooled samples is cropped, and Welch's t
+//! statistic between the classes must stay below 10 (dudect's "definitely not constant time"
+//! line). The same statistic on GMP's variable-time `mpz_powm` must exceed it, so the test can
+//! fail. The time is measured, never asserted.
+//!
+//! Longer runs (more samples, a smaller detectable difference):
+//! `HOURGLASS_DUDECT_SAMPLES=200000 cargo test --release -p hourglass-arith --test ct_timing -- --nocapture`.
+
+use std::time::Instant;
+
+use hourglass_arith::entropy::{random_below, random_exact_bits, random_u64, SeededEntropy};
+use hourglass_arith::modular::{pow_mod_ct, pow_mod_vartime};
+use rug::Integer;
+
+/// Welch's t between two samples, after cropping the slowest 10% of the pooled samples.
+fn welch_t(a: &[f64], b: &[f64]) -> f64 {
+    let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    let cut = pooled[pooled.len() * 9 / 10];
+    let stats = |v: &[f64]| {
+        let v: Vec<f64> = v.iter().copied().filter(|&x| x <= cut).collect();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var, n)
+    };
+    let (ma, va, na) = stats(a);
+    let (mb, vb, nb) = stats(b);
+    (ma - mb) / (va / na + vb / nb).sqrt()
+}
+
+/// Times `f(class, base)` for random classes and bases; returns the two classes' samples (ns).
+fn measure(
+    samples: usize,
+    n: &Integer,
+    f: impl Fn(bool, &Integer) -> Integer,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = SeededEntropy::new(b"dudect");
+    let (mut heavy, mut light) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        let class = random_u64(&mut rng).unwrap() & 1 == 1;
+        let base = random_below(&mut rng, n).unwrap();
+        let t = Instant::now();
+        std::hint::black_box(f(class, &base));
+        let ns = t.elapsed().as_nanos() as f64;
+        if class {
+            heavy.push(ns)
+        } else {
+            light.push(ns)
+        }
+    }
+    (heavy, light)
+}
+
+#[test]
+fn secret_exponent_weight_does_not_show_in_the_time() {
+    let samples: usize = std::env::var("HOURGLASS_DUDECT_SAMPLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4000);
+    let bits = 1024;
+    let mut rng = SeededEntropy::new(b"dudect modulus");
+    let n = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
+    let heavy_exp = (Integer::from(1) << bits) - 1u32; // all ones
+    let light_exp = Integer::from(1) << (bits - 1); // one bit, same length
+    let exp = |heavy: bool| if heavy { &heavy_exp } else { &light_exp };
+
+    // Warm up (caches, frequency), then measure.
+    measure(samples / 10, &n, |h, b| pow_mod_ct(b, exp(h), &n).unwrap());
+    let (a, b) = measure(samples, &n, |h, b| pow_mod_ct(b, exp(h), &n).unwrap());
+    let t_ct = welch_t(&a, &b);
+    let (a, b) = measure(samples / 4, &n, |h, b| {
+        pow_mod_vartime(b, exp(h), &n).unwrap()
+    });
+    let t_vartime = welch_t(&a, &b);
+    eprintln!(
+        "dudect, {samples} samples at {bits} bits: |t| = {:.2} for pow_mod_ct, {:.1} for the variable-time control",
+        t_ct.abs(),
+        t_vartime.abs()
+    );
+    assert!(
+        t_vartime.abs() > 10.0,
+        "the control (variable-time mpz_powm) should show the exponent's weight: |t| = {t_vartime:.1}"
+    );
+    assert!(
+        t_ct.abs() < 10.0,
+        "pow_mod_ct's time depends on the exponent's weight: |t| = {t_ct:.2}"
+    );
+}
