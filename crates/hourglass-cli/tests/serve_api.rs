@@ -280,6 +280,19 @@ fn contract(server: &Server, work: &Path) {
     let (status, _) = submission(server, "../../etc/passwd");
     assert_eq!(status, 404);
 
+    // Every answer forbids scripts, framing and sniffing (the pages need none of it).
+    let r = client().get(server.url("/")).send().unwrap();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert!(r.text().unwrap().contains("conf"));
+
     // Health and metrics.
     assert_eq!(
         client()
@@ -475,5 +488,45 @@ fn a_bundle_of_many_bogus_links_costs_the_verifier_one_check() {
             .unwrap()
             .len(),
         1
+    );
+}
+
+#[test]
+fn check_receipt_refuses_what_is_not_a_receipt_as_an_error() {
+    let dir = tempdir();
+    let key = dir.path().join("k.pem");
+    hg(&[
+        "rsa",
+        "keygen",
+        "--bits",
+        "2048",
+        "-o",
+        key.to_str().unwrap(),
+    ]);
+    let junk = file(
+        dir.path(),
+        "junk.json",
+        b"{\"type\": \"hourglass-receipt\"}",
+    );
+    let err = hg_fail(
+        2,
+        &[
+            "submit",
+            "check-receipt",
+            junk.to_str().unwrap(),
+            "--institution",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(err.contains("not a receipt"), "{err}");
+    hg_fail(
+        2,
+        &[
+            "submit",
+            "check-receipt",
+            "missing.json",
+            "--institution",
+            key.to_str().unwrap(),
+        ],
     );
 }

@@ -38,6 +38,7 @@ use axum::routing::get;
 use axum::Router;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::Notify;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
 pub use error::Error;
@@ -204,7 +205,7 @@ fn router(state: Arc<AppState>, config: &Config) -> Router {
     let upload_limit = DefaultBodyLimit::max(
         (config.max_document_bytes + config.max_bundle_bytes + (64 << 10)) as usize,
     );
-    Router::new()
+    let routes = Router::new()
         .route("/", get(pages::index))
         .route("/submissions", post(pages::upload).layer(upload_limit))
         .route("/submissions/{id}", get(pages::submission))
@@ -224,9 +225,36 @@ fn router(state: Arc<AppState>, config: &Config) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             rate_limit,
-        ))
+        ));
+    with_security_headers(routes)
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Headers on every answer: no script, frame, plugin or foreign resource may run in the pages
+/// (they need none: the core flow works without JavaScript), content types are not sniffed,
+/// the pages are not framed and send no referrer.
+fn with_security_headers<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
+    use axum::http::header;
+    router
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
 }
 
 /// Counts requests by route and status.
