@@ -98,6 +98,24 @@ fn off<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| s.spawn(f).join().unwrap())
 }
 
+/// Fills the upload form with a bundle and a document and sends it.
+async fn upload_through_form(c: &Client, bundle: &Path, document: &Path) {
+    for (id, path) in [("bundle", bundle), ("document", document)] {
+        c.find(Locator::Id(id))
+            .await
+            .unwrap()
+            .send_keys(path.to_str().unwrap())
+            .await
+            .unwrap();
+    }
+    c.find(Locator::Id("submit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 async fn screenshot(c: &Client, name: &str) {
     if let Some(dir) = std::env::var_os("HOURGLASS_SCREENSHOTS") {
         let png = c.screenshot().await.unwrap();
@@ -161,24 +179,7 @@ async fn an_author_uploads_through_the_page_and_sees_valid() {
     let bundle = off(|| seal(&set, &doc, "3s"));
 
     // Online again: upload through the form, land on the submission page, see `valid`.
-    c.find(Locator::Id("bundle"))
-        .await
-        .unwrap()
-        .send_keys(bundle.to_str().unwrap())
-        .await
-        .unwrap();
-    c.find(Locator::Id("document"))
-        .await
-        .unwrap()
-        .send_keys(doc.to_str().unwrap())
-        .await
-        .unwrap();
-    c.find(Locator::Id("submit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    upload_through_form(&c, &bundle, &doc).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     let verdict = loop {
         // The page refreshes itself while queued (a meta refresh, no script).
@@ -251,26 +252,12 @@ async fn an_author_uploads_through_the_page_and_sees_valid() {
     // A bad upload through the form: an error page with its status, in words.
     c.goto(&server.url("/")).await.unwrap();
     let junk = file(&work, "junk.bundle", b"not a bundle");
-    c.find(Locator::Id("bundle"))
-        .await
-        .unwrap()
-        .send_keys(junk.to_str().unwrap())
-        .await
-        .unwrap();
-    c.find(Locator::Id("document"))
-        .await
-        .unwrap()
-        .send_keys(doc.to_str().unwrap())
-        .await
-        .unwrap();
-    c.find(Locator::Id("submit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    upload_through_form(&c, &junk, &doc).await;
+    // The form posts and the browser navigates: wait for the error page.
     let alert = c
-        .find(Locator::Css("[role=alert]"))
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css("[role=alert]"))
         .await
         .unwrap()
         .text()

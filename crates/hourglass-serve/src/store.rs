@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyPool, FromRow, Row};
 
 use crate::error::Error;
 
@@ -27,7 +27,7 @@ pub(crate) enum Backend {
 }
 
 /// A stored set.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub(crate) struct SetRow {
     pub name: String,
     pub kind: String,
@@ -51,7 +51,7 @@ pub(crate) struct NewSubmission {
 }
 
 /// A stored submission.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub(crate) struct SubmissionRow {
     pub id: String,
     pub set_name: String,
@@ -74,8 +74,9 @@ pub(crate) struct Outcome {
     pub verify_us: i64,
 }
 
-/// A claimed queue entry.
-pub(crate) struct Job {
+/// What a worker needs of a queued submission.
+#[derive(sqlx::FromRow)]
+pub(crate) struct JobRow {
     pub id: String,
     pub set_name: String,
     pub received_ms: i64,
@@ -83,6 +84,11 @@ pub(crate) struct Job {
     pub bundle_sha256: String,
     pub document_sha256: String,
     pub document_digest: String,
+}
+
+/// A claimed queue entry.
+pub(crate) struct Job {
+    pub row: JobRow,
     claim: Claim,
 }
 
@@ -97,7 +103,7 @@ impl Drop for Job {
     fn drop(&mut self) {
         if let Claim::Listed(list) = &self.claim {
             if let Ok(mut l) = list.lock() {
-                l.remove(&self.id);
+                l.remove(&self.row.id);
             }
         }
     }
@@ -361,7 +367,7 @@ impl Store {
                  receipt = $6, verified_ms = $7
              WHERE id = $1 AND status = 'queued'",
         )
-        .bind(&job.id)
+        .bind(&job.row.id)
         .bind(if outcome.valid { "valid" } else { "invalid" })
         .bind(outcome.credited_ms)
         .bind(&outcome.links_json)
@@ -376,14 +382,14 @@ impl Store {
         sqlx::query(
             "INSERT INTO verifications (submission_id, server, at_ms, verify_us) VALUES ($1, $2, $3, $4)",
         )
-        .bind(&job.id)
+        .bind(&job.row.id)
         .bind(server)
         .bind(now_ms)
         .bind(outcome.verify_us)
         .execute(&mut *tx)
         .await?;
         if updated != 1 {
-            tracing::warn!(submission = %job.id, "verified again after its verdict was recorded");
+            tracing::warn!(submission = %job.row.id, "verified again after its verdict was recorded");
         }
         tx.commit().await?;
         Ok(())
@@ -391,40 +397,16 @@ impl Store {
 }
 
 fn set_row(row: &AnyRow) -> Result<SetRow, Error> {
-    Ok(SetRow {
-        name: row.try_get("name")?,
-        kind: row.try_get("kind")?,
-        set_json: row.try_get("set_json")?,
-        set_sha256: row.try_get("set_sha256")?,
-        sealed_keys: row.try_get("sealed_keys")?,
-        deadline_ms: row.try_get("deadline_ms")?,
-        created_ms: row.try_get("created_ms")?,
-    })
+    Ok(SetRow::from_row(row)?)
 }
 
 fn submission_row(row: &AnyRow) -> Result<SubmissionRow, Error> {
-    Ok(SubmissionRow {
-        id: row.try_get("id")?,
-        set_name: row.try_get("set_name")?,
-        received_ms: row.try_get("received_ms")?,
-        status: row.try_get("status")?,
-        credited_ms: row.try_get("credited_ms")?,
-        links_json: row.try_get("links_json")?,
-        reason: row.try_get("reason")?,
-        receipt: row.try_get("receipt")?,
-        document_bytes: row.try_get("document_bytes")?,
-    })
+    Ok(SubmissionRow::from_row(row)?)
 }
 
 fn job(row: &AnyRow, claim: Claim) -> Result<Job, Error> {
     Ok(Job {
-        id: row.try_get("id")?,
-        set_name: row.try_get("set_name")?,
-        received_ms: row.try_get("received_ms")?,
-        bundle: row.try_get("bundle")?,
-        bundle_sha256: row.try_get("bundle_sha256")?,
-        document_sha256: row.try_get("document_sha256")?,
-        document_digest: row.try_get("document_digest")?,
+        row: JobRow::from_row(row)?,
         claim,
     })
 }

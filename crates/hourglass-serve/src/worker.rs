@@ -25,7 +25,7 @@ pub(crate) async fn run(state: Arc<AppState>) {
     loop {
         match state.store.claim().await {
             Ok(Some(job)) => {
-                let id = job.id.clone();
+                let id = job.row.id.clone();
                 if let Err(e) = verify_and_record(&state, job).await {
                     // The claim is released (rolled back or unlisted): retried later.
                     tracing::error!(submission = %id, error = %e, "verification failed; will retry");
@@ -46,28 +46,28 @@ pub(crate) async fn run(state: Arc<AppState>) {
 async fn verify_and_record(state: &Arc<AppState>, job: Job) -> Result<(), Error> {
     let set = state
         .store
-        .set(&job.set_name)
+        .set(&job.row.set_name)
         .await?
         .ok_or_else(|| Error::Vault {
-            set: job.set_name.clone(),
+            set: job.row.set_name.clone(),
         })?;
     let keys = match &set.sealed_keys {
         Some(sealed) => Some(state.data.open_sealed(&set.name, sealed)?),
         None => None,
     };
     let st = state.clone();
-    let bundle_text = job.bundle.clone();
-    let digest = job.document_digest.clone();
+    let bundle_text = job.row.bundle.clone();
+    let digest = job.row.document_digest.clone();
     let set_json = set.set_json.clone();
     let set_name = set.name.clone();
     let statement_base = Statement {
         institution: String::new(),
-        submission: job.id.clone(),
+        submission: job.row.id.clone(),
         set: set.name.clone(),
         set_sha256: set.set_sha256.clone(),
-        document_sha256: job.document_sha256.clone(),
-        bundle_sha256: job.bundle_sha256.clone(),
-        received_unix: (job.received_ms / 1000).max(0) as u64,
+        document_sha256: job.row.document_sha256.clone(),
+        bundle_sha256: job.row.bundle_sha256.clone(),
+        received_unix: (job.row.received_ms / 1000).max(0) as u64,
         verdict: ReceiptVerdict::Invalid,
         credited_ms: 0,
         reason: String::new(),
