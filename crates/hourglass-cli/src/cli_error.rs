@@ -128,3 +128,33 @@ impl From<hourglass_arith::Error> for CliError {
         }
     }
 }
+
+impl From<hourglass_vdf::Error> for CliError {
+    fn from(e: hourglass_vdf::Error) -> Self {
+        use hourglass_vdf::{Error, InputError, ParamError};
+        if let Error::Arith(inner) = e {
+            return inner.into();
+        }
+        let hint = match &e {
+            Error::InvalidModulus(_) => Some(
+                "a VDF needs an RSA modulus of at least 1024 bits whose factors nobody knows",
+            ),
+            Error::Format(_) => Some("see docs/FORMATS.md, section 15, for the proof format"),
+            Error::InvalidInput(InputError::TooLong { .. }) => Some(
+                "VDF inputs are seeds and challenges: pass a digest of a large file, e.g. --input $(sha256sum FILE | cut -c1-64)",
+            ),
+            Error::InvalidParameters(ParamError::SecurityLevel { .. }) => {
+                Some("pass --security 128 or --security 256")
+            }
+            Error::PowersFile { .. } => Some(
+                "the powers file sits beside the checkpoint: check that its directory is writable and has free space",
+            ),
+            _ => None,
+        };
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}
