@@ -238,10 +238,7 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
             "the new proof does not verify ({e}); nothing was written"
         ))
         .hint("a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again"),
-        hourglass_vdf::Error::Arith(
-            hourglass_arith::Error::ForeignCheckpoint { .. }
-            | hourglass_arith::Error::CheckpointShape { .. },
-        ) => CliError::from(e).hint(
+        hourglass_vdf::Error::Arith(ref a) if crate::cli_error::is_foreign_checkpoint(a) => CliError::from(e).hint(
             "a checkpoint of another evaluation is refused: pass another --checkpoint or delete the old one",
         ),
         other => CliError::from(other),
