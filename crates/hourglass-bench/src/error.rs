@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use hourglass_arith::mont::Kernel;
+use hourglass_timelock::submission::SetKind;
 
 /// Errors of the benchmarks.
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +81,12 @@ pub enum Error {
     /// A puzzle solution made by the benchmark did not verify.
     #[error("benchmark solution did not verify")]
     SolutionRejected,
+    /// A bundle sealed by the benchmark did not verify.
+    #[error("the {}benchmark bundle does not verify", match set { SetKind::Private => "private ", SetKind::Public => "" })]
+    BundleRejected {
+        /// The kind of set it was sealed on.
+        set: SetKind,
+    },
     /// The solver's error-checked run was stopped before the end.
     #[error("benchmark run stopped unexpectedly")]
     RunStopped,

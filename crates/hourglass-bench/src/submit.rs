@@ -12,7 +12,9 @@ use hourglass_arith::entropy::OsEntropy;
 use hourglass_timelock::public::{
     seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
 };
-use hourglass_timelock::submission::{seal, verify_bundle, Bundle, PuzzleSet, SealOptions};
+use hourglass_timelock::submission::{
+    seal, verify_bundle, Bundle, PuzzleSet, SealOptions, SetKind,
+};
 use hourglass_timelock::{PuzzleHash, PuzzleKeyGen};
 use hourglass_vdf::eval::evaluate_in_memory;
 use hourglass_vdf::group::RsaGroup;
@@ -125,14 +127,14 @@ pub fn run(a: SubmitBenchArgs) -> Result<()> {
         }?;
         proof_secs = proof_secs.min(t.elapsed().as_secs_f64());
     }
-    let public_samples = time_ms(a.runs, || {
+    let public_samples = time_ms(a.runs, || -> Result<()> {
         let v = verify_public(&set, &bundle, &digest)?;
         if v.valid {
             Ok(())
         } else {
-            Err(hourglass_timelock::Error::InvalidParameters(
-                "the benchmark bundle does not verify".into(),
-            ))
+            Err(Error::BundleRejected {
+                set: SetKind::Public,
+            })
         }
     })?;
     let private = if a.no_private {
@@ -160,14 +162,14 @@ pub fn run(a: SubmitBenchArgs) -> Result<()> {
             &mut |_, _, _| {},
             &mut |_| Ok(()),
         )?;
-        let samples = time_ms(a.runs, || {
+        let samples = time_ms(a.runs, || -> Result<()> {
             let v = verify_bundle(&pbundle, &digest, &keys, 2, &mut rng)?;
             if v.valid {
                 Ok(())
             } else {
-                Err(hourglass_timelock::Error::InvalidParameters(
-                    "the private benchmark bundle does not verify".into(),
-                ))
+                Err(Error::BundleRejected {
+                    set: SetKind::Private,
+                })
             }
         })?;
         Some(Summary::of(&samples))

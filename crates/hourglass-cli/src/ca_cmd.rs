@@ -97,67 +97,12 @@ pub fn run(args: CaArgs) -> Result<(), CliError> {
     }
 }
 
-/// A certificate error with what to do about it.
-pub(crate) fn certificate_error(e: CertificateError) -> CliError {
-    let hint = match &e {
-        CertificateError::Malformed(_) => "expected a PEM or DER X.509 certificate",
-        CertificateError::NotCa(_) => {
-            "--ca and --ca-cert take the CA certificate (NAME.crt) written by `hourglass ca new`"
-        }
-        CertificateError::WrongIssuer { .. } => {
-            "the certificate comes from another CA: check that --ca names the institution's CA certificate"
-        }
-        CertificateError::BadSignature { .. } => {
-            "the certificate was altered, or signed by another key under the same CA name: get a fresh copy from the institution and check --ca"
-        }
-        CertificateError::UnsupportedAlgorithm(_) => {
-            "hourglass checks RSA PKCS#1 v1.5 signatures with SHA-256, SHA-384 or SHA-512"
-        }
-        CertificateError::Expired { .. } => {
-            "ask the institution for a renewed certificate (`hourglass puzzle certify ... --days N`), and check this machine's clock"
-        }
-        CertificateError::NotYetValid { .. } => "check this machine's clock (`date -u`)",
-        CertificateError::NotTimeLock(_) => {
-            "this is an ordinary X.509 certificate; pass the NAME.crt written by `hourglass puzzle certify`"
-        }
-        CertificateError::BadExponent(_) | CertificateError::BadParameters(_) => {
-            "this is not a valid hourglass time-lock certificate (see docs/FORMATS.md)"
-        }
-        CertificateError::KeyMismatch => {
-            "--ca-key and --ca-cert must be NAME.key and NAME.crt of the same `hourglass ca new`"
-        }
-        CertificateError::InvalidOptions(_) => {
-            "a common name (--name) has 1 to 64 characters; --days must leave a valid period"
-        }
-        CertificateError::Rsa(_) => {
-            let CertificateError::Rsa(inner) = e else {
-                unreachable!()
-            };
-            return CliError::from(inner);
-        }
-        _ => return CliError::new(e.to_string()),
-    };
-    // A well-formed certificate that fails its checks is a negative verdict (exit 1).
-    let verdict = matches!(
-        e,
-        CertificateError::WrongIssuer { .. }
-            | CertificateError::BadSignature { .. }
-            | CertificateError::Expired { .. }
-            | CertificateError::NotYetValid { .. }
-    );
-    if verdict {
-        CliError::invalid(format!("invalid certificate: {e}")).hint(hint)
-    } else {
-        CliError::new(e.to_string()).hint(hint)
-    }
-}
-
 /// Loads and checks a CA certificate (PEM or DER).
 pub(crate) fn load_ca_certificate(path: &Path) -> Result<CaCertificate, CliError> {
     let bytes = read_input(path, "CA certificate")?;
     CaCertificate::from_bytes(&bytes).map_err(|e| {
         let malformed = matches!(e, CertificateError::Malformed(_));
-        let err = certificate_error(e).context(path.display());
+        let err = CliError::from(e).context(path.display());
         if malformed || err.hint.is_none() {
             err.hint("--ca and --ca-cert take the CA certificate (NAME.crt, PEM or DER) written by `hourglass ca new`")
         } else {
@@ -185,7 +130,7 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
             .hint("a CA key signs certificates for years: 3072 bits or more is the usual choice"));
     }
     check_days(a.days, 1)?;
-    check_common_name(&a.name).map_err(certificate_error)?;
+    check_common_name(&a.name).map_err(CliError::from)?;
     let (key_path, crt_path) = (with_ext(&a.out, ".key"), with_ext(&a.out, ".crt"));
     check_output(&key_path)?;
     check_output(&crt_path)?;
@@ -201,7 +146,7 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
         common_name: a.name.clone(),
         validity: ValidityPeriod::days_from_now(a.days),
     };
-    let cert = CaCertificate::self_signed(&key, &options, &mut *rng).map_err(certificate_error)?;
+    let cert = CaCertificate::self_signed(&key, &options, &mut *rng).map_err(CliError::from)?;
     let key_pem = encode_private_key(&key, KeyFormat::Pem)?;
     write_output(&key_path, &key_pem, Sensitivity::Secret)?;
     if let Err(e) = write_output(&crt_path, cert.to_pem().as_bytes(), Sensitivity::Public) {
@@ -251,7 +196,7 @@ pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
         .clone()
         .unwrap_or_else(|| default_common_name(&public.meta().issuer, &a.key));
     check_common_name(&common_name).map_err(|e| {
-        certificate_error(e).hint(if a.name.is_some() {
+        CliError::from(e).hint(if a.name.is_some() {
             "--name takes 1 to 64 characters"
         } else {
             "the puzzle's issuer or file name is not a usable common name: pass --name"
@@ -265,7 +210,7 @@ pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
         validity: ValidityPeriod::days_from_now(a.days),
     };
     let cert = PuzzleCertificate::issue(public, &ca, &ca_key, &options, &mut *rng)
-        .map_err(certificate_error)?;
+        .map_err(CliError::from)?;
     // Read back what was written, at the moment of issue, before anyone else relies on it.
     let issued_at = cert.not_before() + BACKDATE;
     let back = cert.verify(&ca, issued_at).map_err(|e| {

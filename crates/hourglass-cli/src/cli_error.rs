@@ -128,3 +128,154 @@ impl From<hourglass_arith::Error> for CliError {
         }
     }
 }
+
+impl From<hourglass_vdf::Error> for CliError {
+    fn from(e: hourglass_vdf::Error) -> Self {
+        use hourglass_vdf::{Error, InputError, ParamError};
+        if let Error::Arith(inner) = e {
+            return inner.into();
+        }
+        let hint = match &e {
+            Error::InvalidModulus(_) => Some(
+                "a VDF needs an RSA modulus of at least 1024 bits whose factors nobody knows",
+            ),
+            Error::Format(_) => Some("see docs/FORMATS.md, section 15, for the proof format"),
+            Error::InvalidInput(InputError::TooLong { .. }) => Some(
+                "VDF inputs are seeds and challenges: pass a digest of a large file, e.g. --input $(sha256sum FILE | cut -c1-64)",
+            ),
+            Error::InvalidParameters(ParamError::SecurityLevel { .. }) => {
+                Some("pass --security 128 or --security 256")
+            }
+            Error::PowersFile { .. } => Some(
+                "the powers file sits beside the checkpoint: check that its directory is writable and has free space",
+            ),
+            _ => None,
+        };
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}
+
+/// Whether `e` refuses a checkpoint of another run (another puzzle, file or evaluation), which
+/// the user resolves by choosing another `--checkpoint` or deleting the old one.
+pub fn is_foreign_checkpoint(e: &hourglass_arith::Error) -> bool {
+    matches!(
+        e,
+        hourglass_arith::Error::ForeignCheckpoint { .. }
+            | hourglass_arith::Error::CheckpointShape { .. }
+            | hourglass_arith::Error::StateMismatch
+            | hourglass_arith::Error::StateInput
+    )
+}
+
+impl From<hourglass_timelock::Error> for CliError {
+    fn from(e: hourglass_timelock::Error) -> Self {
+        use hourglass_timelock::{Error, ParamError};
+        let hint = match e {
+            Error::Arith(inner) => return inner.into(),
+            Error::Rsa(inner) => return inner.into(),
+            Error::Vdf(inner) => return inner.into(),
+            Error::InvalidParameters(ParamError::Recipient(_)) => Some(
+                "an hourglass recipient is the age1hourglass1... string `hourglass timelock recipient` prints",
+            ),
+            Error::Insecure(_) => Some(
+                "pass --allow-insecure only to reproduce the paper's figures or for tests, never for real deadlines",
+            ),
+            Error::UnverifiedProof { .. } => Some(
+                "a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again",
+            ),
+            _ => None,
+        };
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}
+
+impl From<hourglass_timelock::tlock::TlockError> for CliError {
+    fn from(e: hourglass_timelock::tlock::TlockError) -> Self {
+        use hourglass_timelock::tlock::TlockError;
+        let hint = match e {
+            TlockError::Timelock(inner) => return inner.into(),
+            TlockError::NotTlock => Some("expected a .tlock file written by `hourglass timelock seal`"),
+            TlockError::UnsupportedVersion(_) => {
+                Some("the file was written by another version of hourglass: open it with that version")
+            }
+            TlockError::CorruptHeader(_) | TlockError::Truncated(_) | TlockError::Damaged => Some(
+                "the file was damaged, cut short or edited: get an intact copy (nothing was computed or written)",
+            ),
+            TlockError::Authentication => Some(
+                "the file was damaged or edited after sealing: get an intact copy; nothing was written",
+            ),
+            TlockError::FaultDetected => {
+                Some("a hardware fault is likely: try again; if it repeats, check the machine")
+            }
+            TlockError::Io { .. } => Some("check the paths, permissions and free space"),
+            _ => None,
+        };
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}
+
+impl From<hourglass_timelock::certificate::CertificateError> for CliError {
+    /// A certificate error with what to do about it; a well-formed certificate that fails its
+    /// checks is a negative verdict (exit 1).
+    fn from(e: hourglass_timelock::certificate::CertificateError) -> Self {
+        use hourglass_timelock::certificate::CertificateError;
+        let hint = match e {
+            CertificateError::Rsa(inner) => return inner.into(),
+            CertificateError::Key(inner) => return inner.into(),
+            CertificateError::Malformed(_) => "expected a PEM or DER X.509 certificate",
+            CertificateError::NotCa(_) => {
+                "--ca and --ca-cert take the CA certificate (NAME.crt) written by `hourglass ca new`"
+            }
+            CertificateError::WrongIssuer { .. } => {
+                "the certificate comes from another CA: check that --ca names the institution's CA certificate"
+            }
+            CertificateError::BadSignature { .. } => {
+                "the certificate was altered, or signed by another key under the same CA name: get a fresh copy from the institution and check --ca"
+            }
+            CertificateError::UnsupportedAlgorithm(_) => {
+                "hourglass checks RSA PKCS#1 v1.5 signatures with SHA-256, SHA-384 or SHA-512"
+            }
+            CertificateError::Expired { .. } => {
+                "ask the institution for a renewed certificate (`hourglass puzzle certify ... --days N`), and check this machine's clock"
+            }
+            CertificateError::NotYetValid { .. } => "check this machine's clock (`date -u`)",
+            CertificateError::NotTimeLock(_) => {
+                "this is an ordinary X.509 certificate; pass the NAME.crt written by `hourglass puzzle certify`"
+            }
+            CertificateError::BadExponent(_) | CertificateError::BadParameters(_) => {
+                "this is not a valid hourglass time-lock certificate (see docs/FORMATS.md)"
+            }
+            CertificateError::KeyMismatch => {
+                "--ca-key and --ca-cert must be NAME.key and NAME.crt of the same `hourglass ca new`"
+            }
+            CertificateError::InvalidOptions(_) => {
+                "a common name (--name) has 1 to 64 characters; --days must leave a valid period"
+            }
+            _ => return CliError::new(e.to_string()),
+        };
+        let verdict = matches!(
+            e,
+            CertificateError::WrongIssuer { .. }
+                | CertificateError::BadSignature { .. }
+                | CertificateError::Expired { .. }
+                | CertificateError::NotYetValid { .. }
+        );
+        if verdict {
+            CliError::invalid(format!("invalid certificate: {e}")).hint(hint)
+        } else {
+            CliError::new(e.to_string()).hint(hint)
+        }
+    }
+}

@@ -216,7 +216,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
                 b.to_json().as_bytes(),
                 Sensitivity::Public,
             )
-            .map_err(|e| hourglass_timelock::Error::InvalidParameters(e.message))
+            .map_err(|e| hourglass_timelock::Error::OnLink(e.message))
         },
     )
     .map_err(err)?;

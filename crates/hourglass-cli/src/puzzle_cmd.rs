@@ -10,7 +10,7 @@ use hourglass_timelock::{
     solve, PuzzleHash, PuzzleKeyGen, PuzzlePublicKey, Solution, SolveOptions, SolveOutcome,
 };
 
-use crate::cli_error::CliError;
+use crate::cli_error::{is_foreign_checkpoint, CliError};
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::progress::ReportArgs;
 use crate::progress::{
@@ -233,7 +233,7 @@ pub(crate) fn load_puzzle_public_checked(
         };
         let ca_cert = crate::ca_cmd::load_ca_certificate(ca)?;
         return verify_puzzle_certificate(&bytes, &ca_cert, SystemTime::now())
-            .map_err(|e| crate::ca_cmd::certificate_error(e).context(path.display()));
+            .map_err(|e| CliError::from(e).context(path.display()));
     }
     if let Some(ca) = ca {
         return Err(CliError::new(format!(
@@ -246,7 +246,7 @@ pub(crate) fn load_puzzle_public_checked(
     let text = String::from_utf8(bytes)
         .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
     PuzzlePublicKey::from_json(&text).map_err(|e| {
-        CliError::new(e.to_string()).context(path.display()).hint(
+        CliError::from(e).context(path.display()).hint(
             "a puzzle public key is the NAME.pub file written by `hourglass puzzle keygen`, or a NAME.crt from `hourglass puzzle certify` with --ca",
         )
     })
@@ -289,9 +289,7 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
         gen = gen.rate(rate, measured);
     }
     let start = Instant::now();
-    let key = gen
-        .generate(&mut *rng)
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let key = gen.generate(&mut *rng)?;
     let elapsed = start.elapsed();
     write_output(&key_path, key.to_json().as_bytes(), Sensitivity::Secret)?;
     write_output(
@@ -349,8 +347,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
     // The key fixes the hash; the author does not choose it.
     let hash = key.meta().hash;
     let digest = digest_file(&a.input, hash)?;
-    let m = hourglass_timelock::input_from_digest(key.n(), &digest)
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let m = hourglass_timelock::input_from_digest(key.n(), &digest)?;
     check_output(&a.out)?;
     let ckpt = a.run.checkpoint_file(&a.out)?;
     let resumed = ckpt.path().exists();
@@ -380,7 +377,16 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let outcome = solve(&key, &m, &options, stop_flag(), &mut |p| display.update(p));
     display.finish();
-    let outcome = outcome.map_err(|e| CliError::new(e.to_string()).hint("a checkpoint from another puzzle or document is refused: pass another --checkpoint or delete the old one"))?;
+    let outcome = outcome.map_err(|e| {
+        let foreign =
+            matches!(&e, hourglass_timelock::Error::Arith(a) if is_foreign_checkpoint(a));
+        let err = CliError::from(e);
+        if foreign {
+            err.hint("a checkpoint from another puzzle or document is refused: pass another --checkpoint or delete the old one")
+        } else {
+            err
+        }
+    })?;
     match outcome {
         SolveOutcome::Stopped { done } => Err(CliError::new(format!(
             "stopped after {done} of {} squarings; progress is saved in {}",
@@ -413,14 +419,12 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
 fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let key = load_puzzle_key(&a.key)?;
     let solution = Solution::from_json(&text(&a.solution, "solution")?)
-        .map_err(|e| CliError::new(e.to_string()).context(a.solution.display()))?;
+        .map_err(|e| CliError::from(e).context(a.solution.display()))?;
     // The verifier's key fixes the hash, whatever the solution file names.
     let digest = digest_file(&a.input, key.public().meta().hash)?;
     let mut rng = a.entropy.source()?;
     let start = Instant::now();
-    let verdict = solution
-        .verify(&key, &digest, &mut *rng)
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let verdict = solution.verify(&key, &digest, &mut *rng)?;
     let elapsed = start.elapsed();
     let credited = key.public().credited_secs();
     if a.json {
@@ -444,8 +448,7 @@ fn sign(a: SignArgs) -> Result<(), CliError> {
     let key = load_puzzle_key(&a.key)?;
     let digest = digest_file(&a.input, PuzzleHash::Sha256)?;
     let mut rng = a.entropy.source()?;
-    let sig = hourglass_timelock::signature::sign_digest(&key, &digest, &mut *rng)
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let sig = hourglass_timelock::signature::sign_digest(&key, &digest, &mut *rng)?;
     write_output(&a.out, &sig, Sensitivity::Public)?;
     eprintln!(
         "hourglass: signed; verifying takes {} squarings (about {} at the reference rate)",
@@ -472,7 +475,7 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
         display.update(p)
     });
     display.finish();
-    let verdict = verdict.map_err(|e| CliError::new(e.to_string()))?;
+    let verdict = verdict?;
     if a.run.json {
         println!(
             "{}",

@@ -18,7 +18,7 @@ pub fn text(path: &Path, what: &str) -> Result<String, CliError> {
 pub fn load_puzzle_key(path: &Path) -> Result<PuzzleKey, CliError> {
     let t = zeroize::Zeroizing::new(text(path, "puzzle key")?);
     PuzzleKey::from_json(&t).map_err(|e| {
-        CliError::new(e.to_string())
+        CliError::from(e)
             .context(path.display())
             .hint("a puzzle private key is the NAME.key file written by `hourglass puzzle keygen`")
     })

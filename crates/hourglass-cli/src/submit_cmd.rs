@@ -231,8 +231,7 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         (rate, measured),
         a.hash.into(),
         &mut *rng,
-    )
-    .map_err(|e| CliError::new(e.to_string()))?;
+    )?;
     for (d, key) in a.durations.iter().zip(&keys) {
         let base = dir.path().join(format!("puzzle-{}", duration_label(*d)));
         write_output(
@@ -286,10 +285,10 @@ fn rate_origin(measured: bool) -> &'static str {
 /// `t = round(duration * rate)`, at least one squaring.
 fn squarings_for(d: Duration, rate: f64) -> Result<u64, CliError> {
     hourglass_timelock::submission::squarings_for(d, rate).ok_or_else(|| {
-        CliError::new(format!(
-            "duration {} is too short for any squaring",
-            duration_label(d)
-        ))
+        hourglass_timelock::Error::InvalidParameters(
+            hourglass_timelock::ParamError::DurationTooShort { duration: d },
+        )
+        .into()
     })
 }
 
@@ -346,8 +345,7 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         a.hash.into(),
         a.proof,
         &created,
-    )
-    .map_err(|e| CliError::new(e.to_string()))?;
+    )?;
     write_output(
         &dir.path().join("set.json"),
         set.to_json().as_bytes(),
@@ -387,7 +385,7 @@ fn load_set(path: &Path) -> Result<AnySet, CliError> {
     let text = String::from_utf8(read_input(&path, "puzzle set")?)
         .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
     AnySet::from_json(&text).map_err(|e| {
-        CliError::new(e.to_string())
+        CliError::from(e)
             .context(path.display())
             .hint("the set is the set.json an institution publishes (hourglass submit new-set)")
     })
@@ -400,10 +398,10 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     let public = set.is_public();
     let mut bundle = match std::fs::read_to_string(&a.out) {
         Ok(text) => {
-            let b = Bundle::from_json(&text)
-                .map_err(|e| CliError::new(e.to_string()).context(a.out.display()))?;
+            let b =
+                Bundle::from_json(&text).map_err(|e| CliError::from(e).context(a.out.display()))?;
             set.check_resume(&b, &digest).map_err(|e| {
-                CliError::new(e.to_string())
+                CliError::from(e)
                     .context(a.out.display())
                     .hint("choose another -o, or delete the old bundle")
             })?;
@@ -448,7 +446,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     };
     let mut saved = |b: &Bundle| -> hourglass_timelock::Result<()> {
         write_output_replacing(&out, b.to_json().as_bytes(), Sensitivity::Public)
-            .map_err(|e| hourglass_timelock::Error::InvalidParameters(e.message))?;
+            .map_err(|e| hourglass_timelock::Error::OnLink(e.message))?;
         if !quiet {
             let newline = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                 "\n"
@@ -467,7 +465,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     if let Some((_, d)) = display.as_mut() {
         d.finish();
     }
-    let end = end.map_err(|e| CliError::new(e.to_string()))?;
+    let end = end?;
     let credited = set.credited_secs(&bundle);
     if a.json {
         println!(
@@ -541,7 +539,7 @@ fn check_origin(set: &PublicSet, transcript: &Path) -> Result<(), CliError> {
 fn load_bundle(path: &Path) -> Result<Bundle, CliError> {
     let text = String::from_utf8(read_input(path, "bundle")?)
         .map_err(|_| CliError::new("the bundle is not a text file").context(path.display()))?;
-    Bundle::from_json(&text).map_err(|e| CliError::new(e.to_string()).context(path.display()))
+    Bundle::from_json(&text).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 fn verify(a: VerifyArgs) -> Result<(), CliError> {
@@ -563,8 +561,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             }
             let bundle = load_bundle(bundle_path)?;
             let digest = digest_file(&a.input, set.hash)?;
-            let verdict =
-                verify_public(&set, &bundle, &digest).map_err(|e| CliError::new(e.to_string()))?;
+            let verdict = verify_public(&set, &bundle, &digest)?;
             (verdict, format!("public set ({})", set.origin.describe()))
         }
         (None, Some(keys_dir)) => {
@@ -586,8 +583,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             }
             let digest = digest_file(&a.input, hash)?;
             let mut rng = a.entropy.source()?;
-            let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut *rng)
-                .map_err(|e| CliError::new(e.to_string()))?;
+            let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut *rng)?;
             (
                 verdict,
                 "private set (the institution's trapdoor)".to_string(),

@@ -16,7 +16,7 @@ use hourglass_timelock::tlock::{
 };
 use hourglass_timelock::{SolveOptions, SolveOutcome};
 
-use crate::cli_error::CliError;
+use crate::cli_error::{is_foreign_checkpoint, CliError};
 use crate::files::{check_output, open_input, with_ext, Sensitivity};
 use crate::output_file::StagedOutput;
 use crate::progress::ReportArgs;
@@ -210,9 +210,7 @@ fn recipient_cmd(a: RecipientArgs) -> Result<(), CliError> {
         bits: a.bits,
         rate: rate.map(|r| r.round().clamp(1.0, f64::from(u32::MAX)) as u32),
     };
-    let text = recipient
-        .to_bech32()
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let text = recipient.to_bech32()?;
     if a.report.json {
         a.report
             .result(serde_json::json!({"recipient": text, "t": t, "bits": a.bits, "rate": rate}));
@@ -228,43 +226,9 @@ fn recipient_cmd(a: RecipientArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The hint for a checkpoint of another run.
 const CHECKPOINT_HINT: &str =
     "a checkpoint from another file or puzzle is refused: pass another --checkpoint or delete the old one";
-
-/// A time-lock error for the user, with what to do next.
-fn tlock_error(e: TlockError) -> CliError {
-    let hint = match &e {
-        TlockError::NotTlock => Some("expected a .tlock file written by `hourglass timelock seal`"),
-        TlockError::UnsupportedVersion(_) => {
-            Some("the file was written by another version of hourglass: open it with that version")
-        }
-        TlockError::CorruptHeader(_) | TlockError::Truncated(_) | TlockError::Damaged => Some(
-            "the file was damaged, cut short or edited: get an intact copy (nothing was computed or written)",
-        ),
-        TlockError::Authentication => Some(
-            "the file was damaged or edited after sealing: get an intact copy; nothing was written",
-        ),
-        TlockError::FaultDetected => {
-            Some("a hardware fault is likely: try again; if it repeats, check the machine")
-        }
-        TlockError::Io { .. } => Some("check the paths, permissions and free space"),
-        _ => None,
-    };
-    let err = CliError::new(e.to_string());
-    match hint {
-        Some(h) => err.hint(h),
-        None => err,
-    }
-}
-
-/// Adds [`CHECKPOINT_HINT`] to errors about the checkpoint (other failures keep their own).
-fn with_checkpoint_hint(err: CliError) -> CliError {
-    if err.message.contains("checkpoint") {
-        err.hint(CHECKPOINT_HINT)
-    } else {
-        err
-    }
-}
 
 /// The input's length when it is a regular file (so it can be recorded or checked).
 fn regular_file_len(path: &Path) -> Option<u64> {
@@ -298,7 +262,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     check_output(&a.out)?;
     let mut rng = a.entropy.source()?;
     let start = Instant::now();
-    let key = SealingKey::generate(a.bits, &mut *rng).map_err(tlock_error)?;
+    let key = SealingKey::generate(a.bits, &mut *rng).map_err(CliError::from)?;
     let (t, rate, measured) = match (a.squarings, a.duration) {
         (Some(t), _) => (t, None, false),
         (None, Some(d)) => {
@@ -332,7 +296,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     let mut out = StagedOutput::create(&a.out, Sensitivity::Public)?;
     let header = key
         .seal(t, content_len, &mut input, &mut out, &mut *rng)
-        .map_err(|e| tlock_error(e).context(format!("sealing {}", a.input.display())))?;
+        .map_err(|e| CliError::from(e).context(format!("sealing {}", a.input.display())))?;
     out.commit()?;
     let secs = start.elapsed().as_secs_f64();
     let rate_source = match (rate, measured) {
@@ -393,7 +357,7 @@ fn stopped(done: u64, t: u64, checkpoint: Option<&Path>) -> CliError {
 fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     let mut input = open_input(&a.input, "time-lock file")?;
     let header = TlockHeader::read_from(&mut input)
-        .map_err(|e| tlock_error(e).context(a.input.display()))?;
+        .map_err(|e| CliError::from(e).context(a.input.display()))?;
     if let (Some(expected), Some(actual)) = (header.expected_file_len(), regular_file_len(&a.input))
     {
         if expected != actual {
@@ -424,7 +388,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
         )
         .map_err(|e| CliError::new(format!("reading {}: {e}", a.input.display())))?;
         check_body(&header, &mut std::io::BufReader::new(body))
-            .map_err(|e| tlock_error(e).context(a.input.display()))?;
+            .map_err(|e| CliError::from(e).context(a.input.display()))?;
     }
     let ckpt_path = match (
         &a.run.checkpoint,
@@ -468,14 +432,22 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     let key = with_progress(mode, "opening", |progress| {
         solve_key(&header, &options, stop_flag(), progress)
     })
-    .map_err(|e| with_checkpoint_hint(tlock_error(e)))?;
+    .map_err(|e| {
+        let foreign = matches!(&e, TlockError::Timelock(hourglass_timelock::Error::Arith(a)) if is_foreign_checkpoint(a));
+        let err = CliError::from(e);
+        if foreign {
+            err.hint(CHECKPOINT_HINT)
+        } else {
+            err
+        }
+    })?;
     let key = match key {
         KeyOutcome::Recovered(key) => key,
         KeyOutcome::Stopped { done } => return Err(stopped(done, header.t(), Some(&ckpt_path))),
     };
     let mut out = StagedOutput::create(&a.out, Sensitivity::Secret)?;
     let content_len = decrypt_body(&header, &key, &mut input, &mut out).map_err(|e| {
-        let err = tlock_error(e).context(a.input.display());
+        let err = CliError::from(e).context(a.input.display());
         match err.hint.clone() {
             Some(h) => err.hint(format!(
                 "{h}; the squarings are saved in {}, so an intact copy opens at once",
@@ -520,9 +492,8 @@ fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
     };
     let base = integer_arg("--base", &a.base)?;
     let z = a.z.as_deref().map(|z| integer_arg("--z", z)).transpose()?;
-    let puzzle = RswPuzzle::new(n, base, a.squarings).map_err(|e| {
-        CliError::new(e.to_string()).hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60")
-    })?;
+    let puzzle = RswPuzzle::new(n, base, a.squarings)
+        .map_err(|e| CliError::from(e).hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60"))?;
     let options = SolveOptions {
         checkpoint: a
             .checkpoint
@@ -549,7 +520,15 @@ fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
     let outcome = with_progress(mode, "solving", |progress| {
         solve_rsw(&puzzle, &options, stop_flag(), progress)
     })
-    .map_err(|e| with_checkpoint_hint(CliError::new(e.to_string())))?;
+    .map_err(|e| {
+        let foreign = matches!(&e, hourglass_timelock::Error::Arith(a) if is_foreign_checkpoint(a));
+        let err = CliError::from(e);
+        if foreign {
+            err.hint(CHECKPOINT_HINT)
+        } else {
+            err
+        }
+    })?;
     let w = match outcome {
         SolveOutcome::Solved(w) => w,
         SolveOutcome::Stopped { done } => {

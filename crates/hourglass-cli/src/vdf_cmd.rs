@@ -109,11 +109,7 @@ fn load_group(name: &str, policy: ModulusPolicy) -> Result<RsaGroup, CliError> {
         ModulusPolicy::Secure => RsaGroup::new(n),
         ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n),
     };
-    group.map_err(|e| {
-        CliError::new(e.to_string())
-            .context(path.display())
-            .hint("a VDF needs an RSA modulus of at least 1024 bits whose factors nobody knows")
-    })
+    group.map_err(|e| CliError::from(e).context(path.display()))
 }
 
 #[derive(Args, Debug)]
@@ -185,7 +181,7 @@ fn input_bytes(text: &Option<String>, file: &Option<PathBuf>) -> Result<Vec<u8>,
 }
 
 fn level(bits: u32) -> Result<SecurityLevel, CliError> {
-    SecurityLevel::from_bits(bits).map_err(|e| CliError::new(e.to_string()))
+    Ok(SecurityLevel::from_bits(bits)?)
 }
 
 fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
@@ -242,9 +238,10 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
             "the new proof does not verify ({e}); nothing was written"
         ))
         .hint("a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again"),
-        other => CliError::new(other.to_string()).hint(
+        hourglass_vdf::Error::Arith(ref a) if crate::cli_error::is_foreign_checkpoint(a) => CliError::from(e).hint(
             "a checkpoint of another evaluation is refused: pass another --checkpoint or delete the old one",
         ),
+        other => CliError::from(other),
     })? {
         ProveOutcome::Stopped { done } => {
             return Err(CliError::new(format!(
@@ -297,10 +294,6 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
-}
-
-fn vdf_error(e: hourglass_vdf::Error) -> CliError {
-    CliError::new(e.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -377,8 +370,7 @@ fn verify_cmd(a: VerifyArgs) -> Result<(), CliError> {
                 serde_json::json!({"valid": false, "reason": e.to_string()})
             );
         }
-        CliError::new(format!("{}: {e}", path.display()))
-            .hint("see docs/FORMATS.md, section 15, for the proof format")
+        CliError::from(e).context(path.display())
     })?;
     if a.input.is_some() || a.input_file.is_some() {
         let want = input_bytes(&a.input, &a.input_file)?;
@@ -539,8 +531,7 @@ fn setup_cmd(a: SetupArgs) -> Result<(), CliError> {
     let group = match policy {
         ModulusPolicy::Secure => RsaGroup::new(n.clone()),
         ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n.clone()),
-    }
-    .map_err(vdf_error)?;
+    }?;
     let key = PublicKey::new(n, Integer::from(65537))?;
     let pem = encode_public_key(&key, KeyFormat::Pem)?;
     write_output(&a.out, &pem, Sensitivity::Public)?;

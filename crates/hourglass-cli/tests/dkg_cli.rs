@@ -381,8 +381,11 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
     let removed = summary["removed"].as_array().unwrap();
     assert_eq!(removed.len(), 1);
     assert_eq!(removed[0][0], 3);
+    // Silent: it times out, or (on a loaded machine) its links close first, as the library's
+    // adversary test allows too.
+    let cause = removed[0][1].as_str().unwrap();
     assert!(
-        removed[0][1].as_str().unwrap().contains("no answer"),
+        cause.contains("no answer") || cause.contains("connection closed"),
         "{removed:?}"
     );
 

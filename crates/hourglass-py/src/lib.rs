@@ -576,7 +576,7 @@ fn submit_seal(
                     slot.get_or_insert(e);
                 }
                 watch.stop.store(true, Ordering::SeqCst);
-                hourglass_timelock::Error::InvalidParameters("the on_link callback raised".into())
+                hourglass_timelock::Error::OnLink("the on_link callback raised".into())
             })?;
         }
         Ok(())

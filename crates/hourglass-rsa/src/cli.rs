@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use hourglass_arith::prime::{fips186_5_mr_rounds, PrimalityTest};
 use hourglass_arith::Integer;
 
-use crate::{Error, KeyGenOptions, Result, Variant};
+use crate::{Insecurity, KeyGenOptions, KeygenOption, ParamError, Result, Variant};
 
 /// The RSA variants, as `--variant` names them.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,16 +76,20 @@ impl KeygenShape {
     pub fn options(&self) -> Result<KeyGenOptions> {
         let variant = Variant::from(self.variant);
         if !(64..=16384).contains(&self.bits) {
-            return Err(Error::InvalidParameters(format!(
-                "--bits {} is outside 64..=16384",
-                self.bits
-            )));
+            return Err(ParamError::BitsOption {
+                bits: self.bits,
+                min: 64,
+                max: 16384,
+            }
+            .into());
         }
         if !(1024..=8192).contains(&self.bits) && !self.allow_insecure {
-            return Err(Error::Insecure(format!(
-                "--bits {} is outside the supported 1024..=8192 (smaller keys are factorable)",
-                self.bits
-            )));
+            return Err(Insecurity::UnsupportedBits {
+                bits: self.bits,
+                min: 1024,
+                max: 8192,
+            }
+            .into());
         }
         let mut opts = KeyGenOptions::new(self.bits, variant)
             .allow_insecure(self.allow_insecure)
@@ -93,25 +97,31 @@ impl KeygenShape {
             .kp2_bits(self.kp2_bits);
         if let Some(e) = &self.e {
             if !matches!(variant, Variant::Standard | Variant::Crt) {
-                return Err(Error::InvalidParameters(format!("--e applies to standard and crt keys; {variant} keys derive e (use --e-bits for schemes A and B)")));
+                return Err(ParamError::OptionNotForVariant {
+                    option: KeygenOption::E,
+                    variant,
+                }
+                .into());
             }
-            opts = opts.public_exponent(
-                parse_integer(e).map_err(|m| Error::InvalidParameters(format!("--e: {m}")))?,
-            );
+            opts = opts.public_exponent(parse_integer(e)?);
         }
         if let Some(b) = self.dp_bits {
             if matches!(variant, Variant::Standard | Variant::Crt) {
-                return Err(Error::InvalidParameters(
-                    "--dp-bits applies to rebalanced, scheme-a and scheme-b keys".into(),
-                ));
+                return Err(ParamError::OptionNotForVariant {
+                    option: KeygenOption::DpBits,
+                    variant,
+                }
+                .into());
             }
             opts = opts.dp_bits(b);
         }
         if let Some(b) = self.e_bits {
             if !matches!(variant, Variant::SchemeA | Variant::SchemeB) {
-                return Err(Error::InvalidParameters(
-                    "--e-bits applies to scheme-a and scheme-b keys".into(),
-                ));
+                return Err(ParamError::OptionNotForVariant {
+                    option: KeygenOption::EBits,
+                    variant,
+                }
+                .into());
             }
             opts = opts.e_bits(b);
         }
@@ -134,17 +144,21 @@ impl KeygenShape {
                     eprintln!("hourglass: warning: INSECURE (allowed by --allow-insecure): {why}");
                 }
             } else {
-                return Err(Error::Insecure(review.insecure.join("; ")));
+                return Err(Insecurity::Weaknesses(review.insecure).into());
             }
         }
         Ok(opts)
     }
 }
 
-fn parse_integer(s: &str) -> std::result::Result<Integer, String> {
+/// `--e`'s value: decimal or 0x-hex.
+fn parse_integer(s: &str) -> std::result::Result<Integer, ParamError> {
     let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) => (h, 16),
         None => (s, 10),
     };
-    Integer::from_str_radix(digits, radix).map_err(|e| format!("'{s}' is not an integer ({e})"))
+    Integer::from_str_radix(digits, radix).map_err(|source| ParamError::PublicExponentSyntax {
+        text: s.to_string(),
+        source,
+    })
 }

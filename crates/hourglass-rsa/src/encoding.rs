@@ -6,7 +6,8 @@
 //! layout is specified in `docs/FORMATS.md`.
 //!
 //! Decoding detects the form from the content and rejects anything malformed, inconsistent or
-//! unsupported with an [`Error::Parse`] or [`Error::InvalidKey`] that says what is wrong.
+//! unsupported with an [`Error::Parse`] ([`ParseError`]) or [`Error::InvalidKey`]
+//! ([`crate::KeyError`]) that says what is wrong.
 
 use der::asn1::{AnyRef, BitStringRef, UintRef};
 use der::{Decode, Encode};
@@ -18,7 +19,10 @@ use spki::AlgorithmIdentifierRef;
 use zeroize::Zeroizing;
 
 use crate::key::{PrivateKey, PublicKey, Variant};
-use crate::{Error, Result};
+use crate::{
+    DerItem, EncodeError, EncryptionError, Error, KeyError, KeyField, KeyKind, ParamError,
+    ParseError, Result,
+};
 
 /// Output forms for key files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,19 +71,27 @@ fn be_bytes(x: &Integer) -> Vec<u8> {
     }
 }
 
-fn uint_to_int(name: &str, u: UintRef<'_>) -> Result<Integer> {
+fn uint_to_int(field: KeyField, u: UintRef<'_>) -> Result<Integer> {
     let bytes = u.as_bytes();
     if bytes.len() > MAX_INTEGER_BYTES {
-        return Err(Error::Parse(format!(
-            "field {name}: {}-byte integer; integers are limited to {MAX_INTEGER_BYTES} bytes",
-            bytes.len()
-        )));
+        return Err(ParseError::IntegerTooLarge {
+            field,
+            bytes: bytes.len(),
+            max: MAX_INTEGER_BYTES,
+        }
+        .into());
     }
     Ok(Integer::from_digits(bytes, Order::Msf))
 }
 
-fn der_err(what: &str) -> impl Fn(der::Error) -> Error + '_ {
-    move |e| Error::Parse(format!("{what}: {e}"))
+/// A DER encoding failure of `what`.
+fn encode_err(what: DerItem) -> impl Fn(der::Error) -> Error {
+    move |source| EncodeError::Der { what, source }.into()
+}
+
+/// A DER decoding failure of `what` (a malformed structure).
+fn decode_err(what: DerItem) -> impl Fn(der::Error) -> Error {
+    move |source| ParseError::Der { what, source }.into()
 }
 
 fn rsa_algorithm() -> AlgorithmIdentifierRef<'static> {
@@ -106,7 +118,7 @@ fn pkcs1_private_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
     .iter()
     .map(|x| Zeroizing::new(be_bytes(x)))
     .collect();
-    let u = |i: usize| UintRef::new(&parts[i]).map_err(der_err("encoding integer"));
+    let u = |i: usize| UintRef::new(&parts[i]).map_err(encode_err(DerItem::Integer));
     let structure = pkcs1::RsaPrivateKey {
         modulus: u(0)?,
         public_exponent: u(1)?,
@@ -121,7 +133,7 @@ fn pkcs1_private_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
     Ok(Zeroizing::new(
         structure
             .to_der()
-            .map_err(der_err("encoding RSAPrivateKey"))?,
+            .map_err(encode_err(DerItem::RsaPrivateKey))?,
     ))
 }
 
@@ -129,18 +141,18 @@ fn pkcs1_public_der(key: &PublicKey) -> Result<Vec<u8>> {
     let n = be_bytes(key.n());
     let e = be_bytes(key.e());
     pkcs1::RsaPublicKey {
-        modulus: UintRef::new(&n).map_err(der_err("encoding modulus"))?,
-        public_exponent: UintRef::new(&e).map_err(der_err("encoding exponent"))?,
+        modulus: UintRef::new(&n).map_err(encode_err(DerItem::Modulus))?,
+        public_exponent: UintRef::new(&e).map_err(encode_err(DerItem::Exponent))?,
     }
     .to_der()
-    .map_err(der_err("encoding RSAPublicKey"))
+    .map_err(encode_err(DerItem::RsaPublicKey))
 }
 
 fn pkcs8_der(key: &PrivateKey) -> Result<Zeroizing<Vec<u8>>> {
     let inner = pkcs1_private_der(key)?;
     let info = pkcs8::PrivateKeyInfo::new(rsa_algorithm(), &inner);
     Ok(Zeroizing::new(
-        info.to_der().map_err(der_err("encoding PKCS#8"))?,
+        info.to_der().map_err(encode_err(DerItem::Pkcs8))?,
     ))
 }
 
@@ -148,15 +160,15 @@ fn spki_der(key: &PublicKey) -> Result<Vec<u8>> {
     let inner = pkcs1_public_der(key)?;
     let spki = spki::SubjectPublicKeyInfoRef {
         algorithm: rsa_algorithm(),
-        subject_public_key: BitStringRef::from_bytes(&inner).map_err(der_err("encoding SPKI"))?,
+        subject_public_key: BitStringRef::from_bytes(&inner).map_err(encode_err(DerItem::Spki))?,
     };
-    spki.to_der().map_err(der_err("encoding SPKI"))
+    spki.to_der().map_err(encode_err(DerItem::Spki))
 }
 
 fn pem(label: &str, der: &[u8]) -> Result<Vec<u8>> {
     pem_rfc7468::encode_string(label, LineEnding::LF, der)
         .map(String::into_bytes)
-        .map_err(|e| Error::Parse(format!("PEM encoding: {e}")))
+        .map_err(|e| EncodeError::Pem(e).into())
 }
 
 /// Serialises a private key. The result is secret: wipe it after writing.
@@ -192,16 +204,15 @@ pub fn encode_public_key(key: &PublicKey, format: KeyFormat) -> Result<Vec<u8>> 
             };
             Ok(format!(
                 "{}\n",
-                serde_json::to_string_pretty(&j).map_err(|e| Error::Parse(e.to_string()))?
+                serde_json::to_string_pretty(&j).map_err(EncodeError::Json)?
             )
             .into_bytes())
         }
     }
 }
 
-const PRIVATE_TYPE: &str = "hourglass-rsa-private-key";
-const PUBLIC_TYPE: &str = "hourglass-rsa-public-key";
-const HEX_FIELDS: [&str; 8] = ["n", "e", "d", "p", "q", "dp", "dq", "qinv"];
+pub(crate) const PRIVATE_TYPE: &str = "hourglass-rsa-private-key";
+pub(crate) const PUBLIC_TYPE: &str = "hourglass-rsa-public-key";
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -253,7 +264,7 @@ fn private_hex(key: &PrivateKey) -> String {
         out.push_str(&format!("variant = {v}\n"));
     }
     let mut values = all_values(key);
-    for (name, value) in HEX_FIELDS.iter().zip(values.iter()) {
+    for (name, value) in KeyField::ALL.iter().zip(values.iter()) {
         out.push_str(&format!("{name} = {value:x}\n"));
     }
     values.iter_mut().for_each(hourglass_arith::secret::wipe);
@@ -278,24 +289,23 @@ fn private_json(key: &PrivateKey) -> Result<String> {
         qinv: h(&v[7]),
     };
     v.iter_mut().for_each(hourglass_arith::secret::wipe);
-    let s = serde_json::to_string_pretty(&j).map_err(|e| Error::Parse(e.to_string()))?;
+    let s = serde_json::to_string_pretty(&j).map_err(EncodeError::Json)?;
     Ok(format!("{s}\n"))
 }
 
-fn parse_hex_int(name: &str, s: &str) -> Result<Integer> {
+fn parse_hex_int(field: KeyField, s: &str) -> Result<Integer> {
     let s = s.trim();
     if s.len() > 2 * MAX_INTEGER_BYTES {
-        return Err(Error::Parse(format!(
-            "field {name}: more than {} hexadecimal digits; integers are limited to {MAX_INTEGER_BYTES} bytes",
-            2 * MAX_INTEGER_BYTES
-        )));
+        return Err(ParseError::HexTooLong {
+            field,
+            max: MAX_INTEGER_BYTES,
+        }
+        .into());
     }
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Parse(format!(
-            "field {name}: expected hexadecimal digits"
-        )));
+        return Err(ParseError::NotHex { field }.into());
     }
-    Integer::from_str_radix(s, 16).map_err(|e| Error::Parse(format!("field {name}: {e}")))
+    Integer::from_str_radix(s, 16).map_err(|source| ParseError::HexInteger { field, source }.into())
 }
 
 /// What a key file holds after decoding.
@@ -306,18 +316,16 @@ enum Decoded {
 
 fn decode_any(bytes: &[u8]) -> Result<Decoded> {
     if bytes.len() > MAX_KEY_FILE {
-        return Err(Error::Parse(format!(
-            "file is larger than {MAX_KEY_FILE} bytes; not a key"
-        )));
+        return Err(ParseError::FileTooLarge { max: MAX_KEY_FILE }.into());
     }
     let trimmed = trim_ascii_start(bytes);
     if trimmed.is_empty() {
-        return Err(Error::Parse("the file is empty".into()));
+        return Err(ParseError::Empty.into());
     }
     if trimmed.starts_with(b"-----BEGIN ") {
         // Trailing whitespace (say, a blank line after the END line) is tolerated like leading.
-        let (label, der) = pem_rfc7468::decode_vec(trimmed.trim_ascii_end())
-            .map_err(|e| Error::Parse(format!("malformed PEM: {e}")))?;
+        let (label, der) =
+            pem_rfc7468::decode_vec(trimmed.trim_ascii_end()).map_err(ParseError::Pem)?;
         let der = Zeroizing::new(der);
         return match label {
             "PRIVATE KEY" => decode_pkcs8(&der),
@@ -325,9 +333,10 @@ fn decode_any(bytes: &[u8]) -> Result<Decoded> {
             "PUBLIC KEY" => decode_spki(&der).map(Decoded::Public),
             "RSA PUBLIC KEY" => decode_pkcs1_public(&der).map(Decoded::Public),
             "ENCRYPTED PRIVATE KEY" => Err(Error::PassphraseRequired),
-            other => Err(Error::Parse(format!(
-                "PEM label '{other}' is not an RSA key"
-            ))),
+            other => Err(ParseError::PemLabel {
+                label: other.to_string(),
+            }
+            .into()),
         };
     }
     if trimmed[0] == b'{' {
@@ -351,9 +360,7 @@ fn decode_any(bytes: &[u8]) -> Result<Decoded> {
         if pkcs1::RsaPublicKey::from_der(trimmed).is_ok() {
             return decode_pkcs1_public(trimmed).map(Decoded::Public);
         }
-        return Err(Error::Parse(
-            "binary data is not a DER RSA key (PKCS#8, SPKI or PKCS#1)".into(),
-        ));
+        return Err(ParseError::NotDer.into());
     }
     decode_hex(trimmed)
 }
@@ -367,32 +374,31 @@ fn trim_ascii_start(b: &[u8]) -> &[u8] {
 }
 
 fn decode_pkcs8(der: &[u8]) -> Result<Decoded> {
-    let info = pkcs8::PrivateKeyInfo::from_der(der).map_err(der_err("malformed PKCS#8"))?;
+    let info = pkcs8::PrivateKeyInfo::from_der(der).map_err(decode_err(DerItem::Pkcs8))?;
     if info.algorithm.oid != RSA_OID {
-        return Err(Error::Parse(format!(
-            "PKCS#8 key algorithm {} is not rsaEncryption",
-            info.algorithm.oid
-        )));
+        return Err(ParseError::NotRsa {
+            key: KeyKind::Private,
+            oid: info.algorithm.oid,
+        }
+        .into());
     }
     decode_pkcs1_private(info.private_key, None)
 }
 
 fn decode_pkcs1_private(der: &[u8], variant: Option<Variant>) -> Result<Decoded> {
-    let k = pkcs1::RsaPrivateKey::from_der(der).map_err(der_err("malformed RSAPrivateKey"))?;
+    let k = pkcs1::RsaPrivateKey::from_der(der).map_err(decode_err(DerItem::RsaPrivateKey))?;
     if k.other_prime_infos.is_some() {
-        return Err(Error::Parse(
-            "multi-prime RSA keys are not supported".into(),
-        ));
+        return Err(ParseError::MultiPrime.into());
     }
     // Size-check every field before the (costly) consistency checks.
-    let n = uint_to_int("n", k.modulus)?;
-    let e = uint_to_int("e", k.public_exponent)?;
-    let d = uint_to_int("d", k.private_exponent)?;
-    let p = uint_to_int("p", k.prime1)?;
-    let q = uint_to_int("q", k.prime2)?;
-    let dp = uint_to_int("dp", k.exponent1)?;
-    let dq = uint_to_int("dq", k.exponent2)?;
-    let qinv = uint_to_int("qinv", k.coefficient)?;
+    let n = uint_to_int(KeyField::N, k.modulus)?;
+    let e = uint_to_int(KeyField::E, k.public_exponent)?;
+    let d = uint_to_int(KeyField::D, k.private_exponent)?;
+    let p = uint_to_int(KeyField::P, k.prime1)?;
+    let q = uint_to_int(KeyField::Q, k.prime2)?;
+    let dp = uint_to_int(KeyField::Dp, k.exponent1)?;
+    let dq = uint_to_int(KeyField::Dq, k.exponent2)?;
+    let qinv = uint_to_int(KeyField::Qinv, k.coefficient)?;
     let key = PrivateKey::from_components(n, e, d, p, q, Some(dp), Some(dq), variant)?;
     check_qinv(&key, &qinv)?;
     Ok(Decoded::Private(Box::new(key)))
@@ -400,161 +406,163 @@ fn decode_pkcs1_private(der: &[u8], variant: Option<Variant>) -> Result<Decoded>
 
 fn check_qinv(key: &PrivateKey, given: &Integer) -> Result<()> {
     if key.secret_components()[5].expose() != given {
-        return Err(Error::InvalidKey("coefficient != q^-1 mod p".into()));
+        return Err(KeyError::Coefficient.into());
     }
     Ok(())
 }
 
 fn decode_pkcs1_public(der: &[u8]) -> Result<PublicKey> {
-    let k = pkcs1::RsaPublicKey::from_der(der).map_err(der_err("malformed RSAPublicKey"))?;
+    let k = pkcs1::RsaPublicKey::from_der(der).map_err(decode_err(DerItem::RsaPublicKey))?;
     PublicKey::new(
-        uint_to_int("n", k.modulus)?,
-        uint_to_int("e", k.public_exponent)?,
+        uint_to_int(KeyField::N, k.modulus)?,
+        uint_to_int(KeyField::E, k.public_exponent)?,
     )
 }
 
 fn decode_spki(der: &[u8]) -> Result<PublicKey> {
-    let spki = spki::SubjectPublicKeyInfoRef::from_der(der)
-        .map_err(der_err("malformed SubjectPublicKeyInfo"))?;
+    let spki = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(decode_err(DerItem::Spki))?;
     if spki.algorithm.oid != RSA_OID {
-        return Err(Error::Parse(format!(
-            "public key algorithm {} is not rsaEncryption",
-            spki.algorithm.oid
-        )));
+        return Err(ParseError::NotRsa {
+            key: KeyKind::Public,
+            oid: spki.algorithm.oid,
+        }
+        .into());
     }
     let bits = spki
         .subject_public_key
         .as_bytes()
-        .ok_or_else(|| Error::Parse("public key bit string has unused bits".into()))?;
+        .ok_or(ParseError::UnusedBits)?;
     decode_pkcs1_public(bits)
 }
 
 fn decode_json(bytes: &[u8]) -> Result<Decoded> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| Error::Parse(format!("malformed JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(ParseError::Json)?;
     let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
     match kind {
         PRIVATE_TYPE => {
-            let j: PrivateJson = serde_json::from_value(value)
-                .map_err(|e| Error::Parse(format!("JSON private key: {e}")))?;
+            let j: PrivateJson =
+                serde_json::from_value(value).map_err(|source| ParseError::JsonKey {
+                    key: KeyKind::Private,
+                    source,
+                })?;
             if j.version != 1 {
-                return Err(Error::Parse(format!(
-                    "unsupported JSON key version {}",
-                    j.version
-                )));
+                return Err(ParseError::UnknownVersion { found: j.version }.into());
             }
-            let f = |name: &str, s: &str| parse_hex_int(name, s);
+            let f = parse_hex_int;
             let key = PrivateKey::from_components(
-                f("n", &j.n)?,
-                f("e", &j.e)?,
-                f("d", &j.d)?,
-                f("p", &j.p)?,
-                f("q", &j.q)?,
-                Some(f("dp", &j.dp)?),
-                Some(f("dq", &j.dq)?),
+                f(KeyField::N, &j.n)?,
+                f(KeyField::E, &j.e)?,
+                f(KeyField::D, &j.d)?,
+                f(KeyField::P, &j.p)?,
+                f(KeyField::Q, &j.q)?,
+                Some(f(KeyField::Dp, &j.dp)?),
+                Some(f(KeyField::Dq, &j.dq)?),
                 j.variant,
             )?;
-            check_qinv(&key, &f("qinv", &j.qinv)?)?;
+            check_qinv(&key, &f(KeyField::Qinv, &j.qinv)?)?;
             if key.public().bits() != j.bits {
-                return Err(Error::InvalidKey(format!(
-                    "bits says {} but n has {}",
-                    j.bits,
-                    key.public().bits()
-                )));
+                return Err(KeyError::BitsMismatch {
+                    recorded: j.bits,
+                    actual: key.public().bits(),
+                }
+                .into());
             }
             Ok(Decoded::Private(Box::new(key)))
         }
         PUBLIC_TYPE => {
-            let j: PublicJson = serde_json::from_value(value)
-                .map_err(|e| Error::Parse(format!("JSON public key: {e}")))?;
+            let j: PublicJson =
+                serde_json::from_value(value).map_err(|source| ParseError::JsonKey {
+                    key: KeyKind::Public,
+                    source,
+                })?;
             if j.version != 1 {
-                return Err(Error::Parse(format!(
-                    "unsupported JSON key version {}",
-                    j.version
-                )));
+                return Err(ParseError::UnknownVersion { found: j.version }.into());
             }
-            let key = PublicKey::new(parse_hex_int("n", &j.n)?, parse_hex_int("e", &j.e)?)?;
+            let key = PublicKey::new(
+                parse_hex_int(KeyField::N, &j.n)?,
+                parse_hex_int(KeyField::E, &j.e)?,
+            )?;
             if key.bits() != j.bits {
-                return Err(Error::InvalidKey(format!(
-                    "bits says {} but n has {}",
-                    j.bits,
-                    key.bits()
-                )));
+                return Err(KeyError::BitsMismatch {
+                    recorded: j.bits,
+                    actual: key.bits(),
+                }
+                .into());
             }
             Ok(Decoded::Public(key))
         }
-        other => Err(Error::Parse(format!(
-            "JSON \"type\" is '{other}', expected '{PRIVATE_TYPE}' or '{PUBLIC_TYPE}'"
-        ))),
+        other => Err(ParseError::JsonType {
+            found: other.to_string(),
+        }
+        .into()),
     }
 }
 
 fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| Error::Parse("not a key file: binary data that is not DER".into()))?;
-    let mut fields: Vec<(String, String)> = Vec::new();
+    let text = std::str::from_utf8(bytes).map_err(|_| ParseError::NotText)?;
+    let mut fields: Vec<(KeyField, String)> = Vec::new();
     let mut variant = None;
     for (lineno, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        let line_no = lineno + 1;
         let (name, value) = line
             .split_once('=')
-            .ok_or_else(|| Error::Parse(format!("line {}: expected 'name = hex'", lineno + 1)))?;
+            .ok_or(ParseError::HexLine { line: line_no })?;
         let (name, value) = (name.trim(), value.trim());
         if name == "variant" {
-            variant = Some(Variant::from_name(value).ok_or_else(|| {
-                Error::Parse(format!("line {}: unknown variant '{value}'", lineno + 1))
-            })?);
+            variant =
+                Some(
+                    Variant::from_name(value).ok_or_else(|| ParseError::UnknownVariant {
+                        line: line_no,
+                        name: value.to_string(),
+                    })?,
+                );
             continue;
         }
-        if !HEX_FIELDS.contains(&name) {
-            return Err(Error::Parse(format!(
-                "line {}: unknown field '{name}'",
-                lineno + 1
-            )));
+        let field = KeyField::from_name(name).ok_or_else(|| ParseError::UnknownField {
+            line: line_no,
+            name: name.to_string(),
+        })?;
+        if fields.iter().any(|(f, _)| *f == field) {
+            return Err(ParseError::DuplicateField {
+                line: line_no,
+                field,
+            }
+            .into());
         }
-        if fields.iter().any(|(n, _)| n == name) {
-            return Err(Error::Parse(format!(
-                "line {}: field '{name}' appears twice",
-                lineno + 1
-            )));
-        }
-        fields.push((name.to_string(), value.to_string()));
+        fields.push((field, value.to_string()));
     }
-    let get = |name: &str| -> Result<Option<Integer>> {
+    let get = |field: KeyField| -> Result<Option<Integer>> {
         fields
             .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| parse_hex_int(name, v))
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| parse_hex_int(field, v))
             .transpose()
     };
-    let (n, e) =
-        match (get("n")?, get("e")?) {
-            (Some(n), Some(e)) => (n, e),
-            _ => return Err(Error::Parse(
-                "not a key file: no 'n = ...' and 'e = ...' lines (expected PEM, DER, JSON or hex)"
-                    .into(),
-            )),
-        };
+    let (n, e) = match (get(KeyField::N)?, get(KeyField::E)?) {
+        (Some(n), Some(e)) => (n, e),
+        _ => return Err(ParseError::NoModulus.into()),
+    };
     if fields.len() == 2 {
         return Ok(Decoded::Public(PublicKey::new(n, e)?));
     }
-    let need = |name: &str| -> Result<Integer> {
-        get(name)?.ok_or_else(|| Error::Parse(format!("hex private key lacks field '{name}'")))
+    let need = |field: KeyField| -> Result<Integer> {
+        get(field)?.ok_or_else(|| ParseError::MissingField { field }.into())
     };
     let key = PrivateKey::from_components(
         n,
         e,
-        need("d")?,
-        need("p")?,
-        need("q")?,
-        get("dp")?,
-        get("dq")?,
+        need(KeyField::D)?,
+        need(KeyField::P)?,
+        need(KeyField::Q)?,
+        get(KeyField::Dp)?,
+        get(KeyField::Dq)?,
         variant,
     )?;
-    if let Some(qinv) = get("qinv")? {
+    if let Some(qinv) = get(KeyField::Qinv)? {
         check_qinv(&key, &qinv)?;
     }
     Ok(Decoded::Private(Box::new(key)))
@@ -564,9 +572,7 @@ fn decode_hex(bytes: &[u8]) -> Result<Decoded> {
 pub fn decode_private_key(bytes: &[u8]) -> Result<PrivateKey> {
     match decode_any(bytes)? {
         Decoded::Private(k) => Ok(*k),
-        Decoded::Public(_) => Err(Error::Parse(
-            "this is a public key; a private key is needed".into(),
-        )),
+        Decoded::Public(_) => Err(ParseError::PublicNotPrivate.into()),
     }
 }
 
@@ -608,25 +614,23 @@ pub fn encode_private_key_encrypted(
     rng: &mut dyn hourglass_arith::entropy::EntropySource,
 ) -> Result<Zeroizing<Vec<u8>>> {
     if passphrase.is_empty() {
-        return Err(Error::InvalidParameters("the passphrase is empty".into()));
+        return Err(ParamError::EmptyPassphrase.into());
     }
     let mut salt = [0u8; 16];
     let mut iv = [0u8; 16];
     rng.fill(&mut salt)?;
     rng.fill(&mut iv)?;
     let params = pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(PBKDF2_ITERATIONS, &salt, &iv)
-        .map_err(|e| Error::InvalidParameters(format!("PBES2 parameters: {e}")))?;
+        .map_err(EncodeError::Pbes2Parameters)?;
     let plain = pkcs8_der(key)?;
     let encrypted = params
         .encrypt(passphrase, &plain)
-        .map_err(|e| Error::InvalidParameters(format!("encrypting the key: {e}")))?;
+        .map_err(EncodeError::Encrypt)?;
     let info = pkcs8::EncryptedPrivateKeyInfo {
         encryption_algorithm: params.into(),
         encrypted_data: &encrypted,
     };
-    let der = info
-        .to_der()
-        .map_err(der_err("encoding EncryptedPrivateKeyInfo"))?;
+    let der = info.to_der().map_err(encode_err(DerItem::EncryptedKey))?;
     Ok(Zeroizing::new(pem("ENCRYPTED PRIVATE KEY", &der)?))
 }
 
@@ -640,18 +644,21 @@ const MAX_SCRYPT_BYTES: u64 = 1 << 30;
 fn check_kdf_cost(kdf: &pkcs5::pbes2::Kdf<'_>) -> Result<()> {
     match kdf {
         pkcs5::pbes2::Kdf::Pbkdf2(p) if p.iteration_count > MAX_PBKDF2_ITERATIONS => {
-            Err(Error::UnsupportedEncryption(format!(
-                "{} PBKDF2 iterations (at most {MAX_PBKDF2_ITERATIONS} are accepted)",
-                p.iteration_count
-            )))
+            Err(EncryptionError::Pbkdf2Iterations {
+                iterations: p.iteration_count,
+                max: MAX_PBKDF2_ITERATIONS,
+            }
+            .into())
         }
         pkcs5::pbes2::Kdf::Scrypt(s) => {
             let bytes = 128 * u64::from(s.block_size) * s.cost_parameter;
             if bytes > MAX_SCRYPT_BYTES || s.parallelization > 16 {
-                return Err(Error::UnsupportedEncryption(format!(
-                    "scrypt with N = {}, r = {}, p = {} needs too much memory or time",
-                    s.cost_parameter, s.block_size, s.parallelization
-                )));
+                return Err(EncryptionError::ScryptCost {
+                    n: s.cost_parameter,
+                    r: s.block_size,
+                    p: s.parallelization,
+                }
+                .into());
             }
             Ok(())
         }
@@ -670,14 +677,13 @@ pub fn decode_key_with_passphrase(
     }
     let trimmed = trim_ascii_start(bytes).trim_ascii_end();
     let der = if trimmed.starts_with(b"-----BEGIN ") {
-        let (_, der) = pem_rfc7468::decode_vec(trimmed)
-            .map_err(|e| Error::Parse(format!("malformed PEM: {e}")))?;
+        let (_, der) = pem_rfc7468::decode_vec(trimmed).map_err(ParseError::Pem)?;
         der
     } else {
         trimmed.to_vec()
     };
     let info = pkcs8::EncryptedPrivateKeyInfo::from_der(&der)
-        .map_err(|e| Error::Parse(format!("malformed encrypted key: {e}")))?;
+        .map_err(decode_err(DerItem::EncryptedKey))?;
     let plain = match &info.encryption_algorithm {
         pkcs5::EncryptionScheme::Pbes2(params) => {
             check_kdf_cost(&params.kdf)?;
@@ -688,13 +694,10 @@ pub fn decode_key_with_passphrase(
                     pkcs5::Error::DecryptFailed | pkcs5::Error::EncryptFailed => {
                         Error::WrongPassphrase
                     }
-                    other => Error::UnsupportedEncryption(other.to_string()),
+                    other => EncryptionError::Pbes2(other).into(),
                 })?
         }
-        _ => return Err(Error::UnsupportedEncryption(
-            "PBES1 (DES/RC2 with MD5 or SHA-1) is broken; re-encrypt with `openssl pkey -aes256`"
-                .into(),
-        )),
+        _ => return Err(EncryptionError::Pbes1.into()),
     };
     let plain = Zeroizing::new(plain);
     // A wrong passphrase that happens to leave valid padding yields garbage, not a key.
@@ -753,7 +756,16 @@ mod tests {
         let der = info.to_der().unwrap();
         let start = std::time::Instant::now();
         let err = decode_key_with_passphrase(&der, b"pw").unwrap_err();
-        assert!(matches!(err, Error::UnsupportedEncryption(_)), "{err:?}");
+        assert!(
+            matches!(
+                err,
+                Error::UnsupportedEncryption(EncryptionError::Pbkdf2Iterations {
+                    iterations: 100_000_000,
+                    max: MAX_PBKDF2_ITERATIONS
+                })
+            ),
+            "{err:?}"
+        );
         // Refused before any derivation (10^8 iterations would take a minute).
         assert!(start.elapsed() < std::time::Duration::from_secs(5));
     }
@@ -786,6 +798,61 @@ mod tests {
                 assert_eq!(&decode_public_key(&bytes).unwrap(), key.public());
             }
         }
+    }
+
+    #[test]
+    fn parse_errors_name_the_line_field_and_sizes() {
+        let err = decode_public_key(b"n = ff\nn = ff\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Parse(ParseError::DuplicateField {
+                    line: 2,
+                    field: KeyField::N
+                })
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "cannot parse key: line 2: field 'n' appears twice"
+        );
+        let err = decode_public_key(b"# comment\nn = ff\nfoo = 1\n").unwrap_err();
+        assert!(
+            matches!(&err, Error::Parse(ParseError::UnknownField { line: 3, name }) if name == "foo"),
+            "{err:?}"
+        );
+        let err = decode_public_key(b"n = ff\ne = xyz\n").unwrap_err();
+        assert!(
+            matches!(err, Error::Parse(ParseError::NotHex { field: KeyField::E })),
+            "{err:?}"
+        );
+        // A 64-bit modulus is the smallest accepted: 63 bits report their size.
+        let err = decode_public_key(b"n = 7fffffffffffffff\ne = 3\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidKey(KeyError::ModulusTooSmall { bits: 63, min: 64 })
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "invalid key: modulus must be odd and at least 64 bits"
+        );
+        let err = decode_public_key(
+            br#"{"type": "hourglass-rsa-public-key", "version": 7, "bits": 64, "n": "ff", "e": "3"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, Error::Parse(ParseError::UnknownVersion { found: 7 })),
+            "{err:?}"
+        );
+        let err = decode_public_key(br#"{"type": "x509"}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot parse key: JSON \"type\" is 'x509', expected 'hourglass-rsa-private-key' or 'hourglass-rsa-public-key'"
+        );
     }
 
     #[test]

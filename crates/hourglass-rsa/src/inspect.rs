@@ -228,7 +228,7 @@ pub fn inspect_private(key: &PrivateKey) -> Inspection {
                 } else {
                     Severity::Weak
                 };
-                push(&mut findings, sev, why);
+                push(&mut findings, sev, why.to_string());
             } else {
                 push(&mut findings, Severity::Info, format!("CRT exponents of {dpb}/{dqb} bits meet the safety margin for rebalanced RSA"));
             }
@@ -242,7 +242,7 @@ pub fn inspect_private(key: &PrivateKey) -> Inspection {
                 } else {
                     Severity::Weak
                 };
-                push(&mut findings, sev, why);
+                push(&mut findings, sev, why.to_string());
             } else {
                 push(&mut findings, Severity::Info, format!("e of {e_bits} bits and CRT exponents of {dpb}/{dqb} bits meet the safety margins for short-e rebalanced RSA"));
             }

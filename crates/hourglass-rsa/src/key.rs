@@ -8,7 +8,7 @@ use hourglass_arith::prime::is_prime_bpsw;
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::Integer;
 
-use crate::{Error, Result};
+use crate::{Error, KeyError, Result, WhichPrime};
 
 /// The RSA variants hourglass generates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -75,15 +75,22 @@ impl PublicKey {
     /// A public key after basic sanity checks: odd `n` of at least 64 bits (tiny keys exist
     /// for tests; [`crate::inspect`] judges real-world strength), odd `e` with `1 < e < n`.
     pub fn new(n: Integer, e: Integer) -> Result<Self> {
-        if n.significant_bits() < 64 || n.is_even() {
-            return Err(Error::InvalidKey(
-                "modulus must be odd and at least 64 bits".into(),
-            ));
+        const MIN_BITS: u32 = 64;
+        if n.significant_bits() < MIN_BITS {
+            return Err(KeyError::ModulusTooSmall {
+                bits: n.significant_bits(),
+                min: MIN_BITS,
+            }
+            .into());
         }
-        if e <= 1 || e.is_even() || e >= n {
-            return Err(Error::InvalidKey(
-                "public exponent must be odd with 1 < e < n".into(),
-            ));
+        if n.is_even() {
+            return Err(KeyError::ModulusEven { min: MIN_BITS }.into());
+        }
+        if e <= 1 || e >= n {
+            return Err(KeyError::PublicExponentOutOfRange.into());
+        }
+        if e.is_even() {
+            return Err(KeyError::PublicExponentEven.into());
         }
         Ok(Self { n, e })
     }
@@ -208,46 +215,47 @@ impl PrivateKey {
         let (p, q) = (SecretInt::new(p), SecretInt::new(q));
         let (pe, qe) = (p.expose(), q.expose());
         if Integer::from(pe * qe) != *public.n() {
-            return Err(Error::InvalidKey("n != p * q".into()));
+            return Err(KeyError::ModulusNotProduct.into());
         }
         if *pe < 3 || *qe < 3 || pe == qe {
-            return Err(Error::InvalidKey(
-                "p and q must be distinct odd primes".into(),
-            ));
+            return Err(KeyError::PrimesNotDistinct.into());
         }
         if !is_prime_bpsw(pe) || !is_prime_bpsw(qe) {
-            return Err(Error::InvalidKey("p or q is not prime".into()));
+            return Err(KeyError::NotPrime.into());
         }
         let pm1 = SecretInt::new(Integer::from(pe - 1u32));
         let qm1 = SecretInt::new(Integer::from(qe - 1u32));
         let d = SecretInt::new(d);
-        let check = |name: &str, exp: &Integer, m: &Integer| -> Result<()> {
-            let mut t = Integer::from(public.e() * exp);
+        let check = |prime: WhichPrime, m: &Integer| -> Result<()> {
+            let mut t = Integer::from(public.e() * d.expose());
             t.modulo_mut(m);
             if t != 1 {
-                return Err(Error::InvalidKey(format!(
-                    "e * {name} != 1 modulo the prime minus one"
-                )));
+                return Err(KeyError::PrivateExponent { prime }.into());
             }
             Ok(())
         };
-        check("d", d.expose(), pm1.expose())?;
-        check("d", d.expose(), qm1.expose())?;
+        check(WhichPrime::P, pm1.expose())?;
+        check(WhichPrime::Q, qm1.expose())?;
         let dp_derived = SecretInt::new(Integer::from(d.expose().modulo_ref(pm1.expose())));
         let dq_derived = SecretInt::new(Integer::from(d.expose().modulo_ref(qm1.expose())));
         if let Some(given) = dp.map(SecretInt::new) {
             if given != dp_derived {
-                return Err(Error::InvalidKey("d_p != d mod (p-1)".into()));
+                return Err(KeyError::CrtExponent {
+                    prime: WhichPrime::P,
+                }
+                .into());
             }
         }
         if let Some(given) = dq.map(SecretInt::new) {
             if given != dq_derived {
-                return Err(Error::InvalidKey("d_q != d mod (q-1)".into()));
+                return Err(KeyError::CrtExponent {
+                    prime: WhichPrime::Q,
+                }
+                .into());
             }
         }
-        let qinv = SecretInt::new(
-            inverse(qe, pe).map_err(|_| Error::InvalidKey("q not invertible mod p".into()))?,
-        );
+        let qinv =
+            SecretInt::new(inverse(qe, pe).map_err(|_| Error::from(KeyError::QNotInvertible))?);
         Ok(Self {
             public,
             variant,
@@ -325,7 +333,7 @@ impl PrivateKey {
         let mut guard = self
             .blinding
             .lock()
-            .map_err(|_| Error::InvalidKey("blinding state poisoned".into()))?;
+            .map_err(|_| Error::from(KeyError::BlindingPoisoned))?;
         let fresh = match guard.as_mut() {
             Some(b) if b.uses < BLINDING_REFRESH => {
                 b.u.square_mut();

@@ -12,8 +12,9 @@ use rug::Assign;
 use crate::key::{PrivateKey, Variant};
 use crate::params::{
     rebalanced_dp_bits, rebalanced_weakness, security_level, short_e_sizes, short_e_weakness,
+    Weakness,
 };
-use crate::{Error, Result};
+use crate::{Error, Insecurity, ParamError, Result};
 
 /// Default size of the extra factor `k_p2` in scheme A (the paper's 56 bits).
 pub const DEFAULT_KP2_BITS: u32 = 56;
@@ -41,7 +42,7 @@ pub struct KeyGenOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParameterReview {
     /// Weaknesses that published attacks exploit (refused unless `allow_insecure`).
-    pub insecure: Vec<String>,
+    pub insecure: Vec<Weakness>,
     /// Things worth knowing that do not break the key.
     pub warnings: Vec<String>,
 }
@@ -136,14 +137,17 @@ impl KeyGenOptions {
         let mut review = ParameterReview::default();
         let n = self.bits;
         if !(64..=MAX_BITS).contains(&n) {
-            return Err(Error::InvalidParameters(format!(
-                "modulus size {n} is outside 64..={MAX_BITS} bits"
-            )));
+            return Err(ParamError::ModulusSize {
+                bits: n,
+                min: 64,
+                max: MAX_BITS,
+            }
+            .into());
         }
         if n < MIN_SECURE_BITS {
-            review.insecure.push(format!(
-                "a {n}-bit modulus can be factored (RSA-768 fell in 2009, RSA-829 in 2020)"
-            ));
+            review
+                .insecure
+                .push(Weakness::ModulusFactorable { bits: n });
         } else if n < 2048 {
             review.warnings.push(format!(
                 "a {n}-bit modulus gives about {} bits of security; NIST disallows it since 2013",
@@ -155,15 +159,14 @@ impl KeyGenOptions {
             Variant::Standard | Variant::Crt => {
                 let e = self.public_exponent_or_default();
                 if e < 3 || e.is_even() {
-                    return Err(Error::InvalidParameters(
-                        "e must be odd and at least 3".into(),
-                    ));
+                    return Err(ParamError::PublicExponentSmallOrEven.into());
                 }
                 if e.significant_bits() >= half {
-                    return Err(Error::InvalidParameters(format!(
-                        "e of {} bits is too large for a {n}-bit standard key",
-                        e.significant_bits()
-                    )));
+                    return Err(ParamError::PublicExponentTooLarge {
+                        e_bits: e.significant_bits(),
+                        modulus_bits: n,
+                    }
+                    .into());
                 }
                 if e <= 65536 {
                     review.warnings.push(format!(
@@ -174,10 +177,12 @@ impl KeyGenOptions {
             Variant::Rebalanced => {
                 let dp = self.effective_dp_bits();
                 if dp < 16 || dp + 2 >= half {
-                    return Err(Error::InvalidParameters(format!(
-                        "d_p of {dp} bits must be between 16 and {} bits",
-                        half - 3
-                    )));
+                    return Err(ParamError::DpBitsRange {
+                        dp_bits: dp,
+                        min: 16,
+                        max: half - 3,
+                    }
+                    .into());
                 }
                 if let Some(why) = rebalanced_weakness(n, dp) {
                     review.insecure.push(why);
@@ -186,9 +191,12 @@ impl KeyGenOptions {
             Variant::SchemeA | Variant::SchemeB => {
                 let (ne, nd) = (self.effective_e_bits(), self.effective_dp_bits());
                 if ne < 16 || nd < 16 || ne >= n || nd >= half {
-                    return Err(Error::InvalidParameters(format!(
-                        "e of {ne} bits and d_p of {nd} bits do not fit a {n}-bit key"
-                    )));
+                    return Err(ParamError::ShortESizes {
+                        e_bits: ne,
+                        dp_bits: nd,
+                        modulus_bits: n,
+                    }
+                    .into());
                 }
                 let extra = if self.variant == Variant::SchemeA {
                     self.kp2_bits
@@ -196,16 +204,11 @@ impl KeyGenOptions {
                     0
                 };
                 if ne + nd < half + extra + 16 {
-                    return Err(Error::InvalidParameters(format!(
-                        "n_e + n_d = {} bits must exceed n/2{} by at least 16 bits, so that \
-                         e d_p = k_p (p-1) + 1 has room for k_p",
-                        ne + nd,
-                        if extra > 0 {
-                            format!(" + k_p2 bits ({extra})")
-                        } else {
-                            String::new()
-                        }
-                    )));
+                    return Err(ParamError::NoRoomForKp {
+                        sum: ne + nd,
+                        kp2_bits: extra,
+                    }
+                    .into());
                 }
                 if let Some(why) = short_e_weakness(n, ne, nd) {
                     review.insecure.push(why);
@@ -214,9 +217,7 @@ impl KeyGenOptions {
         }
         if let Some(test) = self.test {
             if test.mr_rounds < 1 && !test.lucas {
-                review
-                    .insecure
-                    .push("no primality test beyond one Miller-Rabin round to base 2".into());
+                review.insecure.push(Weakness::NoPrimalityTest);
             }
         }
         Ok(review)
@@ -227,7 +228,7 @@ impl KeyGenOptions {
     pub fn generate(&self, rng: &mut dyn EntropySource) -> Result<PrivateKey> {
         let review = self.review()?;
         if !review.insecure.is_empty() && !self.allow_insecure {
-            return Err(Error::Insecure(review.insecure.join("; ")));
+            return Err(Insecurity::Weaknesses(review.insecure).into());
         }
         let key = match self.variant {
             Variant::Standard | Variant::Crt => self.generate_standard(rng)?,
@@ -388,7 +389,7 @@ fn in_parallel<T: Send>(
         let b = f(&mut r1, 1);
         let a = h0
             .join()
-            .map_err(|_| Error::InvalidParameters("prime search thread panicked".into()))?;
+            .map_err(|_| Error::from(ParamError::ThreadPanicked))?;
         Ok((a?, b?))
     })
 }
@@ -494,9 +495,7 @@ fn scheme_a_prime(
     let ne = e.significant_bits();
     let k1_bits = (ne + nd + 1).saturating_sub(h + kp2_bits);
     if k1_bits < 2 {
-        return Err(Error::InvalidParameters(
-            "scheme A: n_e + n_d leaves no room for k_p1 after k_p2".into(),
-        ));
+        return Err(ParamError::NoRoomForKp1.into());
     }
     let (low, high) = prime_range(h);
     let g_low = Integer::from(1) << (kp2_bits - 1);
@@ -727,14 +726,66 @@ mod tests {
     #[test]
     fn paper_sizes_are_refused_without_allow_insecure() {
         let mut rng = SeededEntropy::new(b"refuse");
+        let weaknesses = |opts: KeyGenOptions, rng: &mut SeededEntropy| match opts.generate(rng) {
+            Err(Error::Insecure(Insecurity::Weaknesses(w))) => w,
+            other => panic!("expected a refusal, got {other:?}"),
+        };
         let opts = KeyGenOptions::new(1024, Variant::Rebalanced).dp_bits(160);
-        assert!(matches!(opts.generate(&mut rng), Err(Error::Insecure(_))));
+        assert_eq!(
+            weaknesses(opts, &mut rng),
+            [Weakness::SquareRootSearch { dp_bits: 160 }]
+        );
         let opts = KeyGenOptions::new(1024, Variant::SchemeB)
             .e_bits(512)
             .dp_bits(198);
-        assert!(matches!(opts.generate(&mut rng), Err(Error::Insecure(_))));
+        assert_eq!(
+            weaknesses(opts, &mut rng),
+            [Weakness::BleichenbacherMay { dp_bits: 198 }]
+        );
         let opts = KeyGenOptions::new(512, Variant::Crt);
-        assert!(matches!(opts.generate(&mut rng), Err(Error::Insecure(_))));
+        let err = opts.generate(&mut rng).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "insecure parameters refused: a 512-bit modulus can be factored (RSA-768 fell in 2009, RSA-829 in 2020)"
+        );
+        // Several weaknesses are all reported, in one message.
+        let opts = KeyGenOptions::new(512, Variant::Rebalanced).dp_bits(100);
+        assert_eq!(
+            weaknesses(opts, &mut rng),
+            [
+                Weakness::ModulusFactorable { bits: 512 },
+                Weakness::SquareRootSearch { dp_bits: 100 }
+            ]
+        );
+    }
+
+    #[test]
+    fn unworkable_sizes_name_their_numbers() {
+        let err = KeyGenOptions::new(32, Variant::Crt).review().unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameters(ParamError::ModulusSize {
+                bits: 32,
+                min: 64,
+                max: MAX_BITS
+            })
+        ));
+        let err = KeyGenOptions::new(2048, Variant::Rebalanced)
+            .dp_bits(1100)
+            .review()
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameters(ParamError::DpBitsRange {
+                dp_bits: 1100,
+                min: 16,
+                max: 1021
+            })
+        ));
+        assert_eq!(
+            err.to_string(),
+            "invalid parameters: d_p of 1100 bits must be between 16 and 1021 bits"
+        );
     }
 
     #[test]

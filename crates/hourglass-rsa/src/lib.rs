@@ -32,6 +32,7 @@
 #[cfg(feature = "clap")]
 pub mod cli;
 pub mod encoding;
+mod error;
 pub mod hazmat;
 pub mod inspect;
 mod key;
@@ -39,66 +40,14 @@ mod keygen;
 pub mod padding;
 pub mod params;
 
+pub use error::{
+    DerItem, EncodeError, EncryptionError, Error, Insecurity, KeyError, KeyField, KeyKind,
+    KeygenOption, ParamError, ParseError, WhichPrime,
+};
 pub use hourglass_arith::Integer;
 pub use key::{Countermeasures, PrivateKey, PublicKey, Variant};
 pub use keygen::KeyGenOptions;
 pub use padding::HashAlg;
-
-/// Errors from RSA operations.
-///
-/// Decryption and signature verification failures are deliberately unspecific
-/// ([`Error::Decryption`], [`Error::Verification`]) so they cannot serve as padding oracles.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// Arithmetic-core failure (entropy, parameters).
-    #[error(transparent)]
-    Arith(#[from] hourglass_arith::Error),
-    /// A key's parameters are inconsistent or out of range.
-    #[error("invalid key: {0}")]
-    InvalidKey(String),
-    /// Requested parameters are broken by published attacks; `allow_insecure` overrides.
-    #[error("insecure parameters refused: {0}")]
-    Insecure(String),
-    /// Parameters that cannot work at all.
-    #[error("invalid parameters: {0}")]
-    InvalidParameters(String),
-    /// The message is too long for the key and padding.
-    #[error("message too long: {len} bytes, at most {max} fit this key and padding")]
-    MessageTooLong {
-        /// Message length in bytes.
-        len: usize,
-        /// Largest length that fits.
-        max: usize,
-    },
-    /// The input (ciphertext or signature) is not an integer below the modulus.
-    #[error("input out of range: it must be {len} bytes and less than the modulus")]
-    InputOutOfRange {
-        /// The key's modulus length in bytes.
-        len: usize,
-    },
-    /// Decryption failed (wrong key, corrupted ciphertext or wrong padding).
-    #[error("decryption failed")]
-    Decryption,
-    /// The signature does not verify.
-    #[error("signature verification failed")]
-    Verification,
-    /// A fault was detected during a private-key operation; no output was released.
-    #[error("fault detected during the private-key operation; result withheld")]
-    FaultDetected,
-    /// A key file could not be parsed.
-    #[error("cannot parse key: {0}")]
-    Parse(String),
-    /// The private key is encrypted (PKCS#8 PBES2) and no passphrase was given.
-    #[error("the private key is encrypted with a passphrase")]
-    PassphraseRequired,
-    /// The passphrase does not decrypt the key (or the encrypted key is damaged).
-    #[error("the passphrase does not decrypt the key (wrong passphrase, or a damaged file)")]
-    WrongPassphrase,
-    /// The encrypted key uses a scheme this version does not read.
-    #[error("unsupported key encryption: {0}")]
-    UnsupportedEncryption(String),
-}
 
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -12,7 +12,7 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 use zeroize::Zeroize;
 
 use crate::key::{PrivateKey, PublicKey};
-use crate::{Error, Result};
+use crate::{Error, ParamError, Result};
 
 /// Hash functions for padding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -306,11 +306,12 @@ impl Pss {
 
 fn check_digest_len(hash: HashAlg, digest: &[u8]) -> Result<()> {
     if digest.len() != hash.output_len() {
-        return Err(Error::InvalidParameters(format!(
-            "a {hash} digest is {} bytes, got {}",
-            hash.output_len(),
-            digest.len()
-        )));
+        return Err(ParamError::DigestLength {
+            hash,
+            want: hash.output_len(),
+            got: digest.len(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -458,18 +459,16 @@ pub fn oaep_encode(
 ) -> Result<Vec<u8>> {
     let h_len = hash.output_len();
     if seed.len() != h_len {
-        return Err(Error::InvalidParameters(format!(
-            "OAEP seed must be {h_len} bytes"
-        )));
+        return Err(ParamError::OaepSeedLength { want: h_len }.into());
     }
     // RFC 8017 7.1.1 step 1b: the modulus must hold two hashes and two bytes.
     if k < 2 * h_len + 2 {
-        return Err(Error::InvalidParameters(format!(
-            "a {}-bit key is too small for OAEP with a {}-byte hash (it needs at least {} bits); use a smaller hash or a larger key",
-            8 * k,
-            h_len,
-            8 * (2 * h_len + 2)
-        )));
+        return Err(ParamError::KeyTooSmallForOaep {
+            bits: 8 * k,
+            hash_len: h_len,
+            min_bits: 8 * (2 * h_len + 2),
+        }
+        .into());
     }
     let max = k - (2 * h_len + 2);
     if msg.len() > max {
@@ -495,9 +494,7 @@ pub fn pss_encode(hash: HashAlg, digest: &[u8], salt: &[u8], em_bits: u32) -> Re
     let h_len = hash.output_len();
     let em_len = em_bits.div_ceil(8) as usize;
     if em_len < h_len + salt.len() + 2 {
-        return Err(Error::InvalidParameters(
-            "key too small for this hash and salt".into(),
-        ));
+        return Err(ParamError::KeyTooSmallForPss.into());
     }
     let mut hasher = hash.hasher();
     hasher.update(&[0u8; 8]);

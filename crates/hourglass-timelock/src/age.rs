@@ -10,8 +10,8 @@
 
 use hourglass_arith::entropy::EntropySource;
 
-use crate::tlock::{seal, SealParams, TlockError, TlockHeader};
-use crate::{Error, Result};
+use crate::tlock::{seal, HeaderProblem, SealParams, StanzaProblem, TlockError, TlockHeader};
+use crate::{ParamError, RecipientError, Result};
 
 /// The human-readable part of recipients (Bech32), as age's plugin convention requires.
 pub const RECIPIENT_HRP: &str = "age1hourglass";
@@ -51,17 +51,17 @@ impl AgeRecipient {
 
     /// Reads a recipient's bytes (as the age plugin protocol delivers them).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bad =
-            |why: &str| Error::InvalidParameters(format!("not an hourglass recipient: {why}"));
-        if bytes.len() != 15 {
-            return Err(bad("wrong length"));
+        let bad = |why: RecipientError| ParamError::Recipient(why);
+        let bytes: &[u8; 15] = bytes
+            .try_into()
+            .map_err(|_| bad(RecipientError::Length { len: bytes.len() }))?;
+        let [version, b0, b1, t0, t1, t2, t3, t4, t5, t6, t7, r0, r1, r2, r3] = *bytes;
+        if version != RECIPIENT_VERSION {
+            return Err(bad(RecipientError::UnknownVersion { found: version }).into());
         }
-        if bytes[0] != RECIPIENT_VERSION {
-            return Err(bad("unknown version (a newer hourglass wrote it)"));
-        }
-        let bits = u32::from(u16::from_be_bytes([bytes[1], bytes[2]]));
-        let t = u64::from_be_bytes(bytes[3..11].try_into().map_err(|_| bad("t"))?);
-        let rate = u32::from_be_bytes(bytes[11..15].try_into().map_err(|_| bad("rate"))?);
+        let bits = u32::from(u16::from_be_bytes([b0, b1]));
+        let t = u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7]);
+        let rate = u32::from_be_bytes([r0, r1, r2, r3]);
         let r = Self {
             t,
             bits,
@@ -74,12 +74,12 @@ impl AgeRecipient {
     fn check(&self) -> Result<()> {
         crate::rsw::check_squarings(self.t)?;
         if !(crate::tlock::MIN_MODULUS_BITS..=crate::tlock::MAX_MODULUS_BITS).contains(&self.bits) {
-            return Err(Error::InvalidParameters(format!(
-                "a {}-bit modulus is outside {}..={}",
-                self.bits,
-                crate::tlock::MIN_MODULUS_BITS,
-                crate::tlock::MAX_MODULUS_BITS
-            )));
+            return Err(ParamError::TlockModulusBits {
+                bits: self.bits,
+                min: crate::tlock::MIN_MODULUS_BITS,
+                max: crate::tlock::MAX_MODULUS_BITS,
+            }
+            .into());
         }
         Ok(())
     }
@@ -93,21 +93,18 @@ impl AgeRecipient {
             self.to_bytes().to_base32(),
             bech32::Variant::Bech32,
         )
-        .map_err(|e| Error::InvalidParameters(format!("encoding the recipient: {e}")))
+        .map_err(|e| ParamError::Recipient(RecipientError::Encode(e)).into())
     }
 
     /// Reads a recipient string.
     pub fn from_bech32(s: &str) -> Result<Self> {
         use bech32::FromBase32;
-        let (hrp, data, variant) = bech32::decode(s)
-            .map_err(|e| Error::InvalidParameters(format!("not a recipient: {e}")))?;
+        let bad = |why: RecipientError| ParamError::Recipient(why);
+        let (hrp, data, variant) = bech32::decode(s).map_err(|e| bad(RecipientError::Bech32(e)))?;
         if hrp != RECIPIENT_HRP || variant != bech32::Variant::Bech32 {
-            return Err(Error::InvalidParameters(format!(
-                "not an hourglass recipient (it starts with {hrp})"
-            )));
+            return Err(bad(RecipientError::OtherKind { prefix: hrp }).into());
         }
-        let bytes = Vec::<u8>::from_base32(&data)
-            .map_err(|e| Error::InvalidParameters(format!("not a recipient: {e}")))?;
+        let bytes = Vec::<u8>::from_base32(&data).map_err(|e| bad(RecipientError::Bech32(e)))?;
         Self::from_bytes(&bytes)
     }
 }
@@ -147,31 +144,32 @@ pub fn wrap(
 /// arguments against the header they describe, the length of the body and its trailer.
 /// Returns the header; the body after it is where [`crate::tlock::decrypt_body`] reads.
 pub fn parse_stanza(args: &[String], body: &[u8]) -> std::result::Result<TlockHeader, TlockError> {
-    let bad = |why: String| TlockError::CorruptHeader(format!("hourglass stanza: {why}"));
+    let bad = |why: StanzaProblem| TlockError::CorruptHeader(HeaderProblem::Stanza(why));
     match args {
         [v, t, bits] if v == STANZA_VERSION => {
             if body.len() > MAX_BODY {
-                return Err(bad("the body is too long".into()));
+                return Err(bad(StanzaProblem::BodyTooLong));
             }
             let mut reader = body;
             let header = TlockHeader::read_from(&mut reader)?;
             if t.parse::<u64>().ok() != Some(header.t())
                 || bits.parse::<u32>().ok() != Some(header.modulus_bits())
             {
-                return Err(bad("the arguments disagree with the sealed key".into()));
+                return Err(bad(StanzaProblem::ArgumentsMismatch));
             }
             if header.content_len() != Some(FILE_KEY_BYTES as u64)
                 || header.expected_file_len() != Some(body.len() as u64)
             {
-                return Err(bad("the body is not a sealed 16-byte file key".into()));
+                return Err(bad(StanzaProblem::NotFileKey));
             }
             crate::tlock::check_body(&header, &mut reader)?;
             Ok(header)
         }
-        [v, ..] if v != STANZA_VERSION => Err(bad(format!(
-            "version {v} (this plugin reads {STANZA_VERSION})"
-        ))),
-        _ => Err(bad("expected 3 arguments (version, t, bits)".into())),
+        [v, ..] if v != STANZA_VERSION => Err(bad(StanzaProblem::Version {
+            found: v.clone(),
+            supported: STANZA_VERSION,
+        })),
+        _ => Err(bad(StanzaProblem::Arguments { found: args.len() })),
     }
 }
 
@@ -194,12 +192,45 @@ mod tests {
         assert_eq!(AgeRecipient::from_bytes(&r.to_bytes()).unwrap(), r);
         let x25519 = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p";
         assert!(AgeRecipient::from_bech32(x25519).is_err());
+        let err = AgeRecipient::from_bech32(x25519).unwrap_err();
+        assert!(
+            matches!(&err, crate::Error::InvalidParameters(ParamError::Recipient(RecipientError::OtherKind { prefix })) if prefix == "age"),
+            "{err:?}"
+        );
         let mut bytes = r.to_bytes();
         bytes[0] = 2;
-        assert!(AgeRecipient::from_bytes(&bytes).is_err());
-        assert!(AgeRecipient::from_bytes(&bytes[..10]).is_err());
+        assert!(matches!(
+            AgeRecipient::from_bytes(&bytes),
+            Err(crate::Error::InvalidParameters(ParamError::Recipient(
+                RecipientError::UnknownVersion { found: 2 }
+            )))
+        ));
+        let err = AgeRecipient::from_bytes(&bytes[..10]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                crate::Error::InvalidParameters(ParamError::Recipient(RecipientError::Length {
+                    len: 10
+                }))
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "invalid parameters: not an hourglass recipient: wrong length"
+        );
         let zero = AgeRecipient { t: 0, ..r };
-        assert!(zero.to_bech32().is_err());
+        assert!(matches!(
+            zero.to_bech32(),
+            Err(crate::Error::InvalidParameters(ParamError::ZeroSquarings))
+        ));
+        let small = AgeRecipient { bits: 512, ..r };
+        assert!(matches!(
+            small.to_bech32(),
+            Err(crate::Error::InvalidParameters(
+                ParamError::TlockModulusBits { bits: 512, .. }
+            ))
+        ));
     }
 
     /// The vector of docs/FORMATS.md section 14.1: a fixed file key wrapped with seeded

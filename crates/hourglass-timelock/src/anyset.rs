@@ -11,7 +11,7 @@ use hourglass_arith::Integer;
 use crate::key::PuzzleHash;
 use crate::public::{seal_public, PublicSet};
 use crate::submission::{seal, Bundle, PuzzleSet, SealEnd, SealOptions};
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// The `type` of a public set file (a private set's differs).
 const PUBLIC_SET_TYPE: &str = "\"hourglass-public-puzzle-set\"";
@@ -67,19 +67,10 @@ impl AnySet {
     /// Checks that an existing bundle can be continued on this set for this document.
     pub fn check_resume(&self, bundle: &Bundle, digest: &[u8]) -> Result<()> {
         if bundle.digest_bytes() != digest {
-            return Err(Error::InvalidParameters(
-                "the bundle is for another document".into(),
-            ));
+            return Err(ParamError::BundleOtherDocument.into());
         }
         if bundle.is_public() != self.is_public() {
-            return Err(Error::InvalidParameters(format!(
-                "the bundle is for a {} set",
-                if bundle.is_public() {
-                    "public"
-                } else {
-                    "private"
-                }
-            )));
+            return Err(ParamError::BundleSetKind { bundle: bundle.set }.into());
         }
         Ok(())
     }

@@ -121,62 +121,62 @@ pub enum CertificateError {
     /// Not a well-formed X.509 certificate (bad PEM or DER, wrong version, duplicate or
     /// unsupported critical extensions, ...).
     #[error("malformed certificate: {0}")]
-    Malformed(String),
+    Malformed(#[source] Malformation),
     /// The certificate given as the CA is not a certificate authority.
     #[error("not a CA certificate: {0}")]
-    NotCa(String),
+    NotCa(#[source] NotCaReason),
     /// The certificate names another issuer than the CA's subject.
     #[error("the certificate was issued by '{issuer}', not by the CA '{ca}'")]
     WrongIssuer {
-        /// The certificate's issuer name.
+        /// The certificate's issuer name (RFC 4514).
         issuer: String,
-        /// The CA certificate's subject name.
+        /// The CA certificate's subject name (RFC 4514).
         ca: String,
     },
     /// The signature does not verify with the CA's public key.
     #[error("the signature of the {what} does not verify with the CA's key: it was altered, or signed by another key")]
     BadSignature {
-        /// Which certificate ("certificate", "CA certificate").
-        what: &'static str,
+        /// Which certificate.
+        what: CertRole,
     },
     /// A signature algorithm other than sha{256,384,512}WithRSAEncryption.
     #[error("unsupported signature algorithm {0} (expected sha256WithRSAEncryption)")]
-    UnsupportedAlgorithm(String),
+    UnsupportedAlgorithm(ObjectIdentifier),
     /// The validity period ended before `now`.
-    #[error("the {what} expired at {not_after} (it is now {now})")]
+    #[error("the {what} expired at {} (it is now {})", rfc3339(*not_after), rfc3339(*now))]
     Expired {
-        /// Which certificate ("certificate", "CA certificate").
-        what: &'static str,
-        /// End of the validity period, RFC 3339.
-        not_after: String,
-        /// The time checked against, RFC 3339.
-        now: String,
+        /// Which certificate.
+        what: CertRole,
+        /// End of the validity period.
+        not_after: SystemTime,
+        /// The time checked against.
+        now: SystemTime,
     },
     /// The validity period starts after `now`.
-    #[error("the {what} is not valid before {not_before} (it is now {now})")]
+    #[error("the {what} is not valid before {} (it is now {})", rfc3339(*not_before), rfc3339(*now))]
     NotYetValid {
-        /// Which certificate ("certificate", "CA certificate").
-        what: &'static str,
-        /// Start of the validity period, RFC 3339.
-        not_before: String,
-        /// The time checked against, RFC 3339.
-        now: String,
+        /// Which certificate.
+        what: CertRole,
+        /// Start of the validity period.
+        not_before: SystemTime,
+        /// The time checked against.
+        now: SystemTime,
     },
     /// A well-formed certificate without the time-lock marker (an ordinary certificate).
     #[error("not a time-lock certificate: {0}")]
-    NotTimeLock(String),
+    NotTimeLock(#[source] NotTimeLockReason),
     /// The public exponent is not a valid `E = z * 2^65 + t * 2 + 1`.
     #[error("invalid time-lock exponent E: {0}")]
-    BadExponent(String),
+    BadExponent(#[source] ExponentProblem),
     /// The time-lock parameters extension or marker is malformed or disagrees with the key.
     #[error("invalid time-lock parameters: {0}")]
-    BadParameters(String),
+    BadParameters(#[source] ParameterProblem),
     /// The CA private key is not the key of the CA certificate.
     #[error("the CA private key does not belong to the CA certificate")]
     KeyMismatch,
     /// Options that cannot make a valid certificate.
     #[error("invalid certificate options: {0}")]
-    InvalidOptions(String),
+    InvalidOptions(#[source] OptionProblem),
     /// RSA failure while signing (entropy, fault detection).
     #[error(transparent)]
     Rsa(#[from] hourglass_rsa::Error),
@@ -185,15 +185,336 @@ pub enum CertificateError {
     Key(#[from] crate::Error),
 }
 
+/// Which of the two certificates of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CertRole {
+    /// The certificate being checked.
+    Certificate,
+    /// The CA certificate it is checked against.
+    CaCertificate,
+}
+
+impl std::fmt::Display for CertRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CertRole::Certificate => "certificate",
+            CertRole::CaCertificate => "CA certificate",
+        })
+    }
+}
+
+/// The X.509 extensions this module decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extension {
+    /// basicConstraints.
+    BasicConstraints,
+    /// keyUsage.
+    KeyUsage,
+    /// subjectAltName.
+    SubjectAltName,
+    /// subjectKeyIdentifier.
+    SubjectKeyIdentifier,
+}
+
+impl std::fmt::Display for Extension {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Extension::BasicConstraints => "basicConstraints",
+            Extension::KeyUsage => "keyUsage",
+            Extension::SubjectAltName => "subjectAltName",
+            Extension::SubjectKeyIdentifier => "subjectKeyIdentifier",
+        })
+    }
+}
+
+/// Why a certificate is not well formed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Malformation {
+    /// A file larger than any certificate.
+    #[error("larger than {max} bytes")]
+    TooLarge {
+        /// The largest file read.
+        max: usize,
+    },
+    /// An empty file.
+    #[error("the file is empty")]
+    Empty,
+    /// Neither PEM nor DER.
+    #[error("neither PEM (-----BEGIN CERTIFICATE-----) nor DER")]
+    NotPemOrDer,
+    /// A PEM block without its END line.
+    #[error("PEM without an END CERTIFICATE line")]
+    PemNoEnd,
+    /// PEM that does not decode.
+    #[error("malformed PEM: {0}")]
+    Pem(#[source] der::pem::Error),
+    /// A PEM block of something else.
+    #[error("PEM label '{label}' is not CERTIFICATE")]
+    PemLabel {
+        /// The label found.
+        label: String,
+    },
+    /// DER that is not an X.509 certificate.
+    #[error("not an X.509 certificate: {0}")]
+    NotX509(#[source] der::Error),
+    /// The certificate's outer structure cannot be split into its parts.
+    #[error("certificate: {0}")]
+    Structure(#[source] der::Error),
+    /// An extension that does not decode.
+    #[error("{extension} extension: {source}")]
+    Extension {
+        /// The extension.
+        extension: Extension,
+        /// The decoder's error.
+        #[source]
+        source: der::Error,
+    },
+    /// Extensions in a version 1 or 2 certificate.
+    #[error("extensions in a certificate older than version 3")]
+    ExtensionsBeforeV3,
+    /// Signature algorithms inside and outside the signed part that differ.
+    #[error("the signature algorithm inside and outside the signed part differ")]
+    AlgorithmMismatch,
+    /// An extension listed twice.
+    #[error("extension {oid} appears twice")]
+    DuplicateExtension {
+        /// The extension's OID, as text.
+        oid: String,
+    },
+    /// A critical extension this module does not process.
+    #[error("unsupported critical extension {oid}")]
+    UnsupportedCritical {
+        /// The extension's OID, as text.
+        oid: String,
+    },
+    /// Signature algorithm parameters other than NULL.
+    #[error("signature algorithm parameters must be NULL")]
+    SignatureParameters,
+    /// A public key that is not rsaEncryption.
+    #[error("public key algorithm {oid} is not rsaEncryption")]
+    NotRsa {
+        /// The key's algorithm.
+        oid: ObjectIdentifier,
+    },
+    /// A public key bit string that is not whole bytes.
+    #[error("public key bit string has unused bits")]
+    UnusedBits,
+    /// A public key that is not an RSAPublicKey.
+    #[error("RSAPublicKey: {0}")]
+    RsaPublicKey(#[source] der::Error),
+    /// Public key integers larger than any key's.
+    #[error("public key integers are limited to {max} bytes")]
+    IntegerTooLarge {
+        /// The largest modulus, in bytes.
+        max: usize,
+    },
+}
+
+/// Why a certificate cannot serve as a CA.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotCaReason {
+    /// Not X.509 version 3.
+    #[error("a CA certificate must be X.509 version 3")]
+    NotV3,
+    /// No basicConstraints `CA:TRUE`.
+    #[error("basicConstraints does not say CA:TRUE")]
+    NotCaTrue,
+    /// A keyUsage without keyCertSign.
+    #[error("keyUsage does not allow keyCertSign")]
+    NoKeyCertSign,
+    /// An RSA key that cannot be used.
+    #[error("the CA's RSA key is not usable: {0}")]
+    Key(#[source] hourglass_rsa::Error),
+}
+
+/// Why a well-formed certificate is not a time-lock certificate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotTimeLockReason {
+    /// A version 1 or 2 certificate (no extensions).
+    #[error("an X.509 version 1 or 2 certificate has no extensions, so no time-lock marker")]
+    OldX509,
+    /// A CA certificate.
+    #[error("this is a CA certificate, not a puzzle key")]
+    IsCa,
+    /// No time-lock URI in the subjectAltName.
+    #[error("its subjectAltName has no {TIMELOCK_URN_PREFIX}... URI (an ordinary certificate?)")]
+    NoUri,
+}
+
+/// Why an exponent is not a time-lock exponent `E = z * 2^65 + t * 2 + 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExponentProblem {
+    /// Zero or negative.
+    #[error("E must be positive")]
+    NotPositive,
+    /// Even.
+    #[error("E is even; a time-lock exponent is z * 2^65 + t * 2 + 1")]
+    Even,
+    /// Below 2^65: no room for `z`.
+    #[error(
+        "E is below 2^65, so it holds no z; an ordinary RSA exponent is not a time-lock exponent"
+    )]
+    NoZ,
+    /// `t` is 0.
+    #[error("t is 0; a puzzle needs at least one squaring")]
+    ZeroT,
+}
+
+/// Why the time-lock parameters extension or marker is not valid.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParameterProblem {
+    /// The parameters extension is missing.
+    #[error("the time-lock parameters extension {TIMELOCK_PARAMETERS_OID} is missing")]
+    Missing,
+    /// The extension does not decode.
+    #[error("extension: {0}")]
+    Der(#[source] der::Error),
+    /// Version 1 parameters (refused: its inputs can be forged).
+    #[error("version 1 certifies a key whose puzzle inputs can be forged from parallel precomputation; ask the institution for a version-2 certificate")]
+    Version1,
+    /// A version this one does not read.
+    #[error("unsupported version {found}")]
+    UnsupportedVersion {
+        /// The version in the extension.
+        found: u8,
+    },
+    /// A `t` in the extension that is not the one of the exponent.
+    #[error("the extension says t = {extension} but the exponent E holds t = {exponent}")]
+    TMismatch {
+        /// `t` in the extension.
+        extension: u64,
+        /// `t` in the exponent.
+        exponent: u64,
+    },
+    /// A decimal field that is not a finite decimal number.
+    #[error("{field} '{text}' is not a decimal number")]
+    NotNumber {
+        /// The field (`durationSeconds`, `rate`).
+        field: &'static str,
+        /// Its text.
+        text: String,
+    },
+    /// A document hash that is unknown or too weak.
+    #[error(transparent)]
+    Hash(#[from] crate::key::HashNameError),
+    /// A time-lock URI without a fingerprint.
+    #[error("the time-lock URI '{uri}' does not end in a 64-digit hex fingerprint")]
+    BadUri {
+        /// The URI.
+        uri: String,
+    },
+    /// A marked fingerprint that is not the certified key's.
+    #[error("the subjectAltName names puzzle {marked}, but the certified key is {certified}")]
+    FingerprintMismatch {
+        /// The fingerprint in the URI.
+        marked: String,
+        /// The certified key's fingerprint.
+        certified: String,
+    },
+}
+
+/// A part of a certificate being encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodedItem {
+    /// An extension.
+    Extension,
+    /// The modulus.
+    Modulus,
+    /// The public exponent.
+    Exponent,
+    /// The RSAPublicKey.
+    RsaPublicKey,
+    /// The public key bit string.
+    PublicKey,
+    /// The serial number.
+    SerialNumber,
+    /// A name.
+    Name,
+    /// The TBSCertificate.
+    TbsCertificate,
+    /// The signature.
+    Signature,
+    /// The certificate.
+    Certificate,
+    /// A key identifier.
+    KeyId,
+    /// The subjectAltName.
+    SubjectAltName,
+    /// The time-lock parameters.
+    TimeLockParameters,
+}
+
+impl std::fmt::Display for EncodedItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EncodedItem::Extension => "extension",
+            EncodedItem::Modulus => "modulus",
+            EncodedItem::Exponent => "exponent",
+            EncodedItem::RsaPublicKey => "RSAPublicKey",
+            EncodedItem::PublicKey => "public key",
+            EncodedItem::SerialNumber => "serial number",
+            EncodedItem::Name => "name",
+            EncodedItem::TbsCertificate => "TBSCertificate",
+            EncodedItem::Signature => "signature",
+            EncodedItem::Certificate => "certificate",
+            EncodedItem::KeyId => "key id",
+            EncodedItem::SubjectAltName => "subjectAltName",
+            EncodedItem::TimeLockParameters => "time-lock parameters",
+        })
+    }
+}
+
+/// Why options cannot make a valid certificate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionProblem {
+    /// A validity period that ends before it starts.
+    #[error("the validity period ends before it starts")]
+    ValidityReversed,
+    /// A time before 1970.
+    #[error("a time before 1970")]
+    Before1970,
+    /// A time X.509 cannot represent.
+    #[error("time out of range: {0}")]
+    TimeOutOfRange(#[source] der::Error),
+    /// A part that could not be encoded.
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        /// The part.
+        what: EncodedItem,
+        /// The encoder's error.
+        #[source]
+        source: der::Error,
+    },
+    /// A common name of the wrong length.
+    #[error("the common name must have 1 to {max} characters, '{name}' has {chars}")]
+    CommonNameLength {
+        /// The name given.
+        name: String,
+        /// Its characters.
+        chars: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// A common name with control characters.
+    #[error("the common name contains control characters")]
+    CommonNameControl,
+}
+
 /// Result alias for certificate operations.
 pub type Result<T> = std::result::Result<T, CertificateError>;
 
-fn malformed(what: &str) -> impl Fn(der::Error) -> CertificateError + '_ {
-    move |e| CertificateError::Malformed(format!("{what}: {e}"))
+fn malformed(why: Malformation) -> CertificateError {
+    CertificateError::Malformed(why)
 }
 
-fn encoding(what: &str) -> impl Fn(der::Error) -> CertificateError + '_ {
-    move |e| CertificateError::InvalidOptions(format!("cannot encode {what}: {e}"))
+fn encoding(what: EncodedItem) -> impl Fn(der::Error) -> CertificateError {
+    move |source| CertificateError::InvalidOptions(OptionProblem::Encode { what, source })
 }
 
 /// `E = z * 2^65 + t * 2 + 1`: the puzzle exponent `2^t + z` in the odd integer stored in a
@@ -205,26 +526,20 @@ pub fn encode_exponent(t: u64, z: &Integer) -> Integer {
 /// Splits a certificate exponent `E` into `(t, z)`. Refuses an even `E` (not a time-lock
 /// exponent), `E < 2^65` (no room for `z >= 1`), and `t = 0`.
 pub fn decode_exponent(e: &Integer) -> Result<(u64, Integer)> {
-    let bad = |why: &str| CertificateError::BadExponent(why.to_string());
+    let bad = CertificateError::BadExponent;
     if *e <= 0 {
-        return Err(bad("E must be positive"));
+        return Err(bad(ExponentProblem::NotPositive));
     }
     if e.is_even() {
-        return Err(bad(
-            "E is even; a time-lock exponent is z * 2^65 + t * 2 + 1",
-        ));
+        return Err(bad(ExponentProblem::Even));
     }
     if e.significant_bits() <= 65 {
-        return Err(bad(
-            "E is below 2^65, so it holds no z; an ordinary RSA exponent is not a time-lock exponent",
-        ));
+        return Err(bad(ExponentProblem::NoZ));
     }
-    let t_bits = Integer::from(e >> 1u32).keep_bits(64);
-    let t = t_bits
-        .to_u64()
-        .ok_or_else(|| bad("t does not fit 64 bits"))?;
+    // The 64 bits above bit 0: always fits a u64.
+    let t = Integer::from(e >> 1u32).keep_bits(64).to_u64_wrapping();
     if t == 0 {
-        return Err(bad("t is 0; a puzzle needs at least one squaring"));
+        return Err(bad(ExponentProblem::ZeroT));
     }
     let z = Integer::from(e >> 65u32);
     Ok((t, z))
@@ -271,7 +586,7 @@ impl ValidityPeriod {
     fn to_asn1(self) -> Result<Validity> {
         if self.not_after < self.not_before {
             return Err(CertificateError::InvalidOptions(
-                "the validity period ends before it starts".into(),
+                OptionProblem::ValidityReversed,
             ));
         }
         Ok(Validity {
@@ -285,14 +600,14 @@ impl ValidityPeriod {
 fn to_time(t: SystemTime) -> Result<Time> {
     let secs = t
         .duration_since(UNIX_EPOCH)
-        .map_err(|_| CertificateError::InvalidOptions("a time before 1970".into()))?
+        .map_err(|_| CertificateError::InvalidOptions(OptionProblem::Before1970))?
         .as_secs();
     let d = Duration::from_secs(secs);
     match UtcTime::from_unix_duration(d) {
         Ok(u) => Ok(Time::UtcTime(u)),
         Err(_) => GeneralizedTime::from_unix_duration(d)
             .map(Time::GeneralTime)
-            .map_err(|e| CertificateError::InvalidOptions(format!("time out of range: {e}"))),
+            .map_err(|e| CertificateError::InvalidOptions(OptionProblem::TimeOutOfRange(e))),
     }
 }
 
@@ -336,9 +651,10 @@ struct RawExtension {
 impl RawExtension {
     fn new(oid_der: &[u8], critical: bool, value: Vec<u8>) -> Result<Self> {
         Ok(Self {
-            extn_id: Any::new(Tag::ObjectIdentifier, oid_der).map_err(encoding("extension"))?,
+            extn_id: Any::new(Tag::ObjectIdentifier, oid_der)
+                .map_err(encoding(EncodedItem::Extension))?,
             critical,
-            extn_value: OctetString::new(value).map_err(encoding("extension"))?,
+            extn_value: OctetString::new(value).map_err(encoding(EncodedItem::Extension))?,
         })
     }
 
@@ -346,7 +662,7 @@ impl RawExtension {
         Self::new(
             oid.as_bytes(),
             critical,
-            value.to_der().map_err(encoding("extension"))?,
+            value.to_der().map_err(encoding(EncodedItem::Extension))?,
         )
     }
 
@@ -418,9 +734,9 @@ struct Parsed {
 impl Parsed {
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
         if bytes.len() > MAX_CERTIFICATE_FILE {
-            return Err(CertificateError::Malformed(format!(
-                "larger than {MAX_CERTIFICATE_FILE} bytes"
-            )));
+            return Err(malformed(Malformation::TooLarge {
+                max: MAX_CERTIFICATE_FILE,
+            }));
         }
         let der = match find(bytes, b"-----BEGIN ") {
             Some(start) => pem_certificate(&bytes[start..])?,
@@ -428,36 +744,29 @@ impl Parsed {
                 let start = bytes
                     .iter()
                     .position(|b| !b.is_ascii_whitespace())
-                    .ok_or_else(|| CertificateError::Malformed("the file is empty".into()))?;
+                    .ok_or(malformed(Malformation::Empty))?;
                 if bytes[start] != 0x30 {
-                    return Err(CertificateError::Malformed(
-                        "neither PEM (-----BEGIN CERTIFICATE-----) nor DER".into(),
-                    ));
+                    return Err(malformed(Malformation::NotPemOrDer));
                 }
                 bytes[start..].to_vec()
             }
         };
         let cert =
-            CertificateAsn1::from_der(&der).map_err(malformed("not an X.509 certificate"))?;
+            CertificateAsn1::from_der(&der).map_err(|e| malformed(Malformation::NotX509(e)))?;
         let tbs_der = raw_tbs(&der)?.to_vec();
         let tbs = &cert.tbs_certificate;
         if tbs.extensions.is_some() && tbs.version != Version::V3 {
-            return Err(CertificateError::Malformed(
-                "extensions in a certificate older than version 3".into(),
-            ));
+            return Err(malformed(Malformation::ExtensionsBeforeV3));
         }
         if tbs.signature != cert.signature_algorithm {
-            return Err(CertificateError::Malformed(
-                "the signature algorithm inside and outside the signed part differ".into(),
-            ));
+            return Err(malformed(Malformation::AlgorithmMismatch));
         }
         let exts = tbs.extensions.as_deref().unwrap_or(&[]);
         for (i, a) in exts.iter().enumerate() {
             if exts[..i].iter().any(|b| b.extn_id == a.extn_id) {
-                return Err(CertificateError::Malformed(format!(
-                    "extension {} appears twice",
-                    a.oid_text()
-                )));
+                return Err(malformed(Malformation::DuplicateExtension {
+                    oid: a.oid_text(),
+                }));
             }
         }
         Ok(Self { der, tbs_der, cert })
@@ -479,13 +788,13 @@ impl Parsed {
     fn decode_extension<'a, T: Decode<'a>>(
         &'a self,
         oid: ObjectIdentifier,
-        name: &str,
+        extension: Extension,
     ) -> Result<Option<(bool, T)>> {
         match self.extension(oid.as_bytes()) {
             None => Ok(None),
             Some(e) => T::from_der(e.extn_value.as_bytes())
                 .map(|v| Some((e.critical, v)))
-                .map_err(|err| CertificateError::Malformed(format!("{name} extension: {err}"))),
+                .map_err(|source| malformed(Malformation::Extension { extension, source })),
         }
     }
 
@@ -500,37 +809,36 @@ impl Parsed {
         ];
         for e in self.tbs().extensions.as_deref().unwrap_or(&[]) {
             if e.critical && !known.iter().any(|k| e.is(k)) {
-                return Err(CertificateError::Malformed(format!(
-                    "unsupported critical extension {}",
-                    e.oid_text()
-                )));
+                return Err(malformed(Malformation::UnsupportedCritical {
+                    oid: e.oid_text(),
+                }));
             }
         }
         Ok(())
     }
 
-    fn check_validity(&self, now: SystemTime, what: &'static str) -> Result<()> {
+    fn check_validity(&self, now: SystemTime, what: CertRole) -> Result<()> {
         let v = &self.tbs().validity;
         let (not_before, not_after) = (v.not_before.to_system_time(), v.not_after.to_system_time());
         if now < not_before {
             return Err(CertificateError::NotYetValid {
                 what,
-                not_before: rfc3339(not_before),
-                now: rfc3339(now),
+                not_before,
+                now,
             });
         }
         if now > not_after {
             return Err(CertificateError::Expired {
                 what,
-                not_after: rfc3339(not_after),
-                now: rfc3339(now),
+                not_after,
+                now,
             });
         }
         Ok(())
     }
 
     /// Checks the signature with `key` over the exact bytes of the TBSCertificate.
-    fn check_signature(&self, key: &PublicKey, what: &'static str) -> Result<()> {
+    fn check_signature(&self, key: &PublicKey, what: CertRole) -> Result<()> {
         let hash = signature_hash(&self.cert.signature_algorithm)?;
         let sig = self
             .cert
@@ -553,22 +861,20 @@ impl Parsed {
 /// The DER of the first `CERTIFICATE` PEM block in `text` (which starts at a `-----BEGIN`).
 fn pem_certificate(text: &[u8]) -> Result<Vec<u8>> {
     const END: &[u8] = b"-----END CERTIFICATE-----";
-    let end = find(text, END)
-        .ok_or_else(|| CertificateError::Malformed("PEM without an END CERTIFICATE line".into()))?;
+    let end = find(text, END).ok_or(malformed(Malformation::PemNoEnd))?;
     let block = &text[..end + END.len()];
-    let (label, der) = der::pem::decode_vec(block)
-        .map_err(|e| CertificateError::Malformed(format!("malformed PEM: {e}")))?;
+    let (label, der) = der::pem::decode_vec(block).map_err(|e| malformed(Malformation::Pem(e)))?;
     if label != "CERTIFICATE" {
-        return Err(CertificateError::Malformed(format!(
-            "PEM label '{label}' is not CERTIFICATE"
-        )));
+        return Err(malformed(Malformation::PemLabel {
+            label: label.to_string(),
+        }));
     }
     Ok(der)
 }
 
 /// The raw TBSCertificate (tag, length and content) inside a certificate's DER.
 fn raw_tbs(der: &[u8]) -> Result<&[u8]> {
-    let mut reader = SliceReader::new(der).map_err(malformed("certificate"))?;
+    let mut reader = SliceReader::new(der).map_err(|e| malformed(Malformation::Structure(e)))?;
     let tbs = reader
         .sequence(|r| {
             let tbs = r.tlv_bytes()?;
@@ -576,8 +882,10 @@ fn raw_tbs(der: &[u8]) -> Result<&[u8]> {
             r.tlv_bytes()?;
             Ok(tbs)
         })
-        .map_err(malformed("certificate"))?;
-    reader.finish(tbs).map_err(malformed("certificate"))
+        .map_err(|e| malformed(Malformation::Structure(e)))?;
+    reader
+        .finish(tbs)
+        .map_err(|e| malformed(Malformation::Structure(e)))
 }
 
 fn signature_hash(alg: &AlgorithmIdentifierOwned) -> Result<HashAlg> {
@@ -585,16 +893,12 @@ fn signature_hash(alg: &AlgorithmIdentifierOwned) -> Result<HashAlg> {
         SHA256_WITH_RSA => HashAlg::Sha256,
         SHA384_WITH_RSA => HashAlg::Sha384,
         SHA512_WITH_RSA => HashAlg::Sha512,
-        other => return Err(CertificateError::UnsupportedAlgorithm(other.to_string())),
+        other => return Err(CertificateError::UnsupportedAlgorithm(other)),
     };
     match &alg.parameters {
         None => {}
         Some(p) if p.tag() == Tag::Null && p.value().is_empty() => {}
-        Some(_) => {
-            return Err(CertificateError::Malformed(
-                "signature algorithm parameters must be NULL".into(),
-            ))
-        }
+        Some(_) => return Err(malformed(Malformation::SignatureParameters)),
     }
     Ok(hash)
 }
@@ -618,37 +922,39 @@ fn be_bytes(x: &Integer) -> Vec<u8> {
 fn rsa_spki(n: &Integer, e: &Integer) -> Result<SubjectPublicKeyInfoOwned> {
     let (n, e) = (be_bytes(n), be_bytes(e));
     let inner = pkcs1::RsaPublicKey {
-        modulus: UintRef::new(&n).map_err(encoding("modulus"))?,
-        public_exponent: UintRef::new(&e).map_err(encoding("exponent"))?,
+        modulus: UintRef::new(&n).map_err(encoding(EncodedItem::Modulus))?,
+        public_exponent: UintRef::new(&e).map_err(encoding(EncodedItem::Exponent))?,
     }
     .to_der()
-    .map_err(encoding("RSAPublicKey"))?;
+    .map_err(encoding(EncodedItem::RsaPublicKey))?;
     Ok(SubjectPublicKeyInfoOwned {
         algorithm: AlgorithmIdentifierOwned {
             oid: RSA_ENCRYPTION,
             parameters: Some(null()),
         },
-        subject_public_key: BitString::from_bytes(&inner).map_err(encoding("public key"))?,
+        subject_public_key: BitString::from_bytes(&inner)
+            .map_err(encoding(EncodedItem::PublicKey))?,
     })
 }
 
 /// `(n, e)` from an `rsaEncryption` SubjectPublicKeyInfo, with size limits.
 fn rsa_components(spki: &SubjectPublicKeyInfoOwned) -> Result<(Integer, Integer)> {
     if spki.algorithm.oid != RSA_ENCRYPTION {
-        return Err(CertificateError::Malformed(format!(
-            "public key algorithm {} is not rsaEncryption",
-            spki.algorithm.oid
-        )));
+        return Err(malformed(Malformation::NotRsa {
+            oid: spki.algorithm.oid,
+        }));
     }
-    let bits = spki.subject_public_key.as_bytes().ok_or_else(|| {
-        CertificateError::Malformed("public key bit string has unused bits".into())
-    })?;
-    let key = pkcs1::RsaPublicKey::from_der(bits).map_err(malformed("RSAPublicKey"))?;
+    let bits = spki
+        .subject_public_key
+        .as_bytes()
+        .ok_or(malformed(Malformation::UnusedBits))?;
+    let key = pkcs1::RsaPublicKey::from_der(bits)
+        .map_err(|e| malformed(Malformation::RsaPublicKey(e)))?;
     let (n, e) = (key.modulus.as_bytes(), key.public_exponent.as_bytes());
     if n.len() > MAX_MODULUS_BYTES || e.len() > 2 * MAX_MODULUS_BYTES + 16 {
-        return Err(CertificateError::Malformed(format!(
-            "public key integers are limited to {MAX_MODULUS_BYTES} bytes"
-        )));
+        return Err(malformed(Malformation::IntegerTooLarge {
+            max: MAX_MODULUS_BYTES,
+        }));
     }
     Ok((
         Integer::from_digits(n, Order::Msf),
@@ -667,20 +973,24 @@ fn random_serial(rng: &mut dyn EntropySource) -> Result<SerialNumber> {
     let mut bytes = [0u8; 16];
     rng.fill(&mut bytes).map_err(hourglass_rsa::Error::from)?;
     bytes[0] = (bytes[0] & 0x3f) | 0x40;
-    SerialNumber::new(&bytes).map_err(encoding("serial number"))
+    SerialNumber::new(&bytes).map_err(encoding(EncodedItem::SerialNumber))
 }
 
 /// Checks a subject common name: 1 to 64 characters (`ub-common-name`), no control characters.
 pub fn check_common_name(cn: &str) -> Result<()> {
     let chars = cn.chars().count();
     if chars == 0 || chars > MAX_COMMON_NAME {
-        return Err(CertificateError::InvalidOptions(format!(
-            "the common name must have 1 to {MAX_COMMON_NAME} characters, '{cn}' has {chars}"
-        )));
+        return Err(CertificateError::InvalidOptions(
+            OptionProblem::CommonNameLength {
+                name: cn.to_string(),
+                chars,
+                max: MAX_COMMON_NAME,
+            },
+        ));
     }
     if cn.chars().any(char::is_control) {
         return Err(CertificateError::InvalidOptions(
-            "the common name contains control characters".into(),
+            OptionProblem::CommonNameControl,
         ));
     }
     Ok(())
@@ -692,9 +1002,9 @@ fn make_name(attributes: &[(ObjectIdentifier, Tag, &str)]) -> Result<Name> {
     for &(oid, tag, value) in attributes {
         let atv = AttributeTypeAndValue {
             oid,
-            value: Any::new(tag, value.as_bytes()).map_err(encoding("name"))?,
+            value: Any::new(tag, value.as_bytes()).map_err(encoding(EncodedItem::Name))?,
         };
-        let set = SetOfVec::try_from(vec![atv]).map_err(encoding("name"))?;
+        let set = SetOfVec::try_from(vec![atv]).map_err(encoding(EncodedItem::Name))?;
         rdns.push(RelativeDistinguishedName(set));
     }
     Ok(RdnSequence(rdns))
@@ -715,14 +1025,16 @@ fn common_name(name: &Name) -> Option<String> {
 
 /// Signs a TBSCertificate with the CA key (sha256WithRSAEncryption, PKCS#1 v1.5).
 fn sign(tbs: TbsCertificate, key: &PrivateKey, rng: &mut dyn EntropySource) -> Result<Parsed> {
-    let tbs_der = tbs.to_der().map_err(encoding("TBSCertificate"))?;
+    let tbs_der = tbs
+        .to_der()
+        .map_err(encoding(EncodedItem::TbsCertificate))?;
     let sig = Pkcs1v15Sign::new(HashAlg::Sha256).sign(key, &tbs_der, rng)?;
     let cert = CertificateAsn1 {
         tbs_certificate: tbs,
         signature_algorithm: sha256_with_rsa(),
-        signature: BitString::from_bytes(&sig).map_err(encoding("signature"))?,
+        signature: BitString::from_bytes(&sig).map_err(encoding(EncodedItem::Signature))?,
     };
-    let der = cert.to_der().map_err(encoding("certificate"))?;
+    let der = cert.to_der().map_err(encoding(EncodedItem::Certificate))?;
     Ok(Parsed { der, tbs_der, cert })
 }
 
@@ -768,7 +1080,7 @@ impl CaCertificate {
             RawExtension::standard(
                 CE_SUBJECT_KEY_IDENTIFIER,
                 false,
-                &SubjectKeyIdentifier(OctetString::new(ski).map_err(encoding("key id"))?),
+                &SubjectKeyIdentifier(OctetString::new(ski).map_err(encoding(EncodedItem::KeyId))?),
             )?,
         ];
         let tbs = TbsCertificate {
@@ -796,34 +1108,28 @@ impl CaCertificate {
 
     fn from_parsed(parsed: Parsed) -> Result<Self> {
         if parsed.tbs().version != Version::V3 {
-            return Err(CertificateError::NotCa(
-                "a CA certificate must be X.509 version 3".into(),
-            ));
+            return Err(CertificateError::NotCa(NotCaReason::NotV3));
         }
         parsed.check_critical()?;
-        match parsed
-            .decode_extension::<BasicConstraints>(CE_BASIC_CONSTRAINTS, "basicConstraints")?
-        {
+        match parsed.decode_extension::<BasicConstraints>(
+            CE_BASIC_CONSTRAINTS,
+            Extension::BasicConstraints,
+        )? {
             Some((_, bc)) if bc.ca => {}
-            _ => {
-                return Err(CertificateError::NotCa(
-                    "basicConstraints does not say CA:TRUE".into(),
-                ))
-            }
+            _ => return Err(CertificateError::NotCa(NotCaReason::NotCaTrue)),
         }
-        if let Some((_, ku)) = parsed.decode_extension::<KeyUsage>(CE_KEY_USAGE, "keyUsage")? {
+        if let Some((_, ku)) =
+            parsed.decode_extension::<KeyUsage>(CE_KEY_USAGE, Extension::KeyUsage)?
+        {
             if !ku.key_cert_sign() {
-                return Err(CertificateError::NotCa(
-                    "keyUsage does not allow keyCertSign".into(),
-                ));
+                return Err(CertificateError::NotCa(NotCaReason::NoKeyCertSign));
             }
         }
         let (n, e) = rsa_components(&parsed.tbs().subject_public_key_info)?;
-        let public = PublicKey::new(n, e).map_err(|err| {
-            CertificateError::NotCa(format!("the CA's RSA key is not usable: {err}"))
-        })?;
+        let public =
+            PublicKey::new(n, e).map_err(|err| CertificateError::NotCa(NotCaReason::Key(err)))?;
         if parsed.tbs().issuer == parsed.tbs().subject {
-            parsed.check_signature(&public, "CA certificate")?;
+            parsed.check_signature(&public, CertRole::CaCertificate)?;
         }
         Ok(Self { parsed, public })
     }
@@ -874,7 +1180,7 @@ impl CaCertificate {
         Ok(
             match self.parsed.decode_extension::<SubjectKeyIdentifier>(
                 CE_SUBJECT_KEY_IDENTIFIER,
-                "subjectKeyIdentifier",
+                Extension::SubjectKeyIdentifier,
             )? {
                 Some((_, ski)) => ski.0.as_bytes().to_vec(),
                 None => key_identifier(&self.parsed.tbs().subject_public_key_info),
@@ -907,7 +1213,7 @@ impl PuzzleCertificate {
             return Err(CertificateError::KeyMismatch);
         }
         ca.parsed
-            .check_validity(SystemTime::now(), "CA certificate")?;
+            .check_validity(SystemTime::now(), CertRole::CaCertificate)?;
         check_common_name(&options.common_name)?;
         let fingerprint = key.fingerprint_hex();
         let subject = make_name(&[
@@ -927,7 +1233,7 @@ impl PuzzleCertificate {
             created: meta.created.clone(),
         };
         let uri = Ia5String::new(&format!("{TIMELOCK_URN_PREFIX}{fingerprint}"))
-            .map_err(encoding("subjectAltName"))?;
+            .map_err(encoding(EncodedItem::SubjectAltName))?;
         let extensions = vec![
             RawExtension::standard(
                 CE_BASIC_CONSTRAINTS,
@@ -946,7 +1252,8 @@ impl PuzzleCertificate {
                 CE_SUBJECT_KEY_IDENTIFIER,
                 false,
                 &SubjectKeyIdentifier(
-                    OctetString::new(key_identifier(&spki)).map_err(encoding("key id"))?,
+                    OctetString::new(key_identifier(&spki))
+                        .map_err(encoding(EncodedItem::KeyId))?,
                 ),
             )?,
             RawExtension::standard(
@@ -954,7 +1261,7 @@ impl PuzzleCertificate {
                 false,
                 &AuthorityKeyIdentifier {
                     key_identifier: Some(
-                        OctetString::new(ca.key_id()?).map_err(encoding("key id"))?,
+                        OctetString::new(ca.key_id()?).map_err(encoding(EncodedItem::KeyId))?,
                     ),
                     authority_cert_issuer: None,
                     authority_cert_serial_number: None,
@@ -970,7 +1277,7 @@ impl PuzzleCertificate {
                 false,
                 parameters
                     .to_der()
-                    .map_err(encoding("time-lock parameters"))?,
+                    .map_err(encoding(EncodedItem::TimeLockParameters))?,
             )?,
         ];
         let tbs = TbsCertificate {
@@ -1012,40 +1319,36 @@ impl PuzzleCertificate {
                 ca: ca.subject(),
             });
         }
-        p.check_signature(ca.public_key(), "certificate")?;
-        ca.parsed.check_validity(now, "CA certificate")?;
-        p.check_validity(now, "certificate")?;
+        p.check_signature(ca.public_key(), CertRole::Certificate)?;
+        ca.parsed.check_validity(now, CertRole::CaCertificate)?;
+        p.check_validity(now, CertRole::Certificate)?;
         if tbs.version != Version::V3 {
-            return Err(CertificateError::NotTimeLock(
-                "an X.509 version 1 or 2 certificate has no extensions, so no time-lock marker"
-                    .into(),
-            ));
+            return Err(CertificateError::NotTimeLock(NotTimeLockReason::OldX509));
         }
         p.check_critical()?;
-        if let Some((_, bc)) =
-            p.decode_extension::<BasicConstraints>(CE_BASIC_CONSTRAINTS, "basicConstraints")?
-        {
+        if let Some((_, bc)) = p.decode_extension::<BasicConstraints>(
+            CE_BASIC_CONSTRAINTS,
+            Extension::BasicConstraints,
+        )? {
             if bc.ca {
-                return Err(CertificateError::NotTimeLock(
-                    "this is a CA certificate, not a puzzle key".into(),
-                ));
+                return Err(CertificateError::NotTimeLock(NotTimeLockReason::IsCa));
             }
         }
         let marked = self.marked_fingerprint()?;
         let (n, e) = rsa_components(&tbs.subject_public_key_info)?;
         let (t, z) = decode_exponent(&e)?;
-        let ext = p.extension(&TIMELOCK_PARAMETERS_OID_DER).ok_or_else(|| {
-            CertificateError::BadParameters(format!(
-                "the time-lock parameters extension {TIMELOCK_PARAMETERS_OID} is missing"
-            ))
-        })?;
+        let ext = p
+            .extension(&TIMELOCK_PARAMETERS_OID_DER)
+            .ok_or(CertificateError::BadParameters(ParameterProblem::Missing))?;
         let meta = parse_parameters(ext.extn_value.as_bytes(), t)?;
         let key = PuzzlePublicKey::new(n, t, z, meta)?;
         if key.fingerprint_hex() != marked {
-            return Err(CertificateError::BadParameters(format!(
-                "the subjectAltName names puzzle {marked}, but the certified key is {}",
-                key.fingerprint_hex()
-            )));
+            return Err(CertificateError::BadParameters(
+                ParameterProblem::FingerprintMismatch {
+                    marked,
+                    certified: key.fingerprint_hex(),
+                },
+            ));
         }
         Ok(key)
     }
@@ -1054,7 +1357,7 @@ impl PuzzleCertificate {
     fn marked_fingerprint(&self) -> Result<String> {
         let san = self
             .parsed
-            .decode_extension::<SubjectAltName>(CE_SUBJECT_ALT_NAME, "subjectAltName")?;
+            .decode_extension::<SubjectAltName>(CE_SUBJECT_ALT_NAME, Extension::SubjectAltName)?;
         let names = san.map(|(_, s)| s.0).unwrap_or_default();
         let uri = names
             .iter()
@@ -1066,16 +1369,12 @@ impl PuzzleCertificate {
                 }
                 _ => None,
             })
-            .ok_or_else(|| {
-                CertificateError::NotTimeLock(format!(
-                    "its subjectAltName has no {TIMELOCK_URN_PREFIX}... URI (an ordinary certificate?)"
-                ))
-            })?;
+            .ok_or(CertificateError::NotTimeLock(NotTimeLockReason::NoUri))?;
         let fp = &uri[TIMELOCK_URN_PREFIX.len()..];
         if fp.len() != 64 || !fp.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(CertificateError::BadParameters(format!(
-                "the time-lock URI '{uri}' does not end in a 64-digit hex fingerprint"
-            )));
+            return Err(CertificateError::BadParameters(ParameterProblem::BadUri {
+                uri,
+            }));
         }
         Ok(fp.to_ascii_lowercase())
     }
@@ -1138,32 +1437,35 @@ pub fn verify_puzzle_certificate(
 
 /// Decodes the parameters extension into the key's metadata; `t` is the one from `E`.
 fn parse_parameters(der: &[u8], t: u64) -> Result<PuzzleMeta> {
-    let bad = |why: String| CertificateError::BadParameters(why);
-    let p = TimeLockParameters::from_der(der).map_err(|e| bad(format!("extension: {e}")))?;
+    let bad = CertificateError::BadParameters;
+    let p = TimeLockParameters::from_der(der).map_err(|e| bad(ParameterProblem::Der(e)))?;
     if p.version == 1 {
-        return Err(bad(
-            "version 1 certifies a key whose puzzle inputs can be forged from parallel precomputation; ask the institution for a version-2 certificate".into(),
-        ));
+        return Err(bad(ParameterProblem::Version1));
     }
     if p.version != PARAMETERS_VERSION {
-        return Err(bad(format!("unsupported version {}", p.version)));
+        return Err(bad(ParameterProblem::UnsupportedVersion {
+            found: p.version,
+        }));
     }
     if p.squarings != t {
-        return Err(bad(format!(
-            "the extension says t = {} but the exponent E holds t = {t}",
-            p.squarings
-        )));
+        return Err(bad(ParameterProblem::TMismatch {
+            extension: p.squarings,
+            exponent: t,
+        }));
     }
-    let number = |name: &str, s: &str| -> Result<f64> {
+    let number = |field: &'static str, s: &str| -> Result<f64> {
         let ok_chars = !s.is_empty()
             && s.bytes()
                 .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
         match s.parse::<f64>() {
             Ok(x) if ok_chars && x.is_finite() => Ok(x),
-            _ => Err(bad(format!("{name} '{s}' is not a decimal number"))),
+            _ => Err(bad(ParameterProblem::NotNumber {
+                field,
+                text: s.to_string(),
+            })),
         }
     };
-    let hash = PuzzleHash::parse(&p.hash).map_err(bad)?;
+    let hash = PuzzleHash::parse(&p.hash).map_err(|e| bad(e.into()))?;
     Ok(PuzzleMeta {
         duration_secs: number("durationSeconds", &p.duration_seconds)?,
         rate: number("rate", &p.rate)?,
@@ -1187,17 +1489,17 @@ mod tests {
             assert_eq!(decode_exponent(&e).unwrap(), (t, z));
         }
         let bad = [
-            Integer::from(65537),
-            Integer::from(1) << 80u32,
-            (Integer::from(1) << 65u32) + 1u32,
-            Integer::from(0),
-            Integer::from(-3),
+            (Integer::from(65537), ExponentProblem::NoZ),
+            (Integer::from(1) << 80u32, ExponentProblem::Even),
+            ((Integer::from(1) << 65u32) + 1u32, ExponentProblem::ZeroT),
+            (Integer::from(0), ExponentProblem::NotPositive),
+            (Integer::from(-3), ExponentProblem::NotPositive),
         ];
-        for e in bad {
-            assert!(matches!(
-                decode_exponent(&e),
-                Err(CertificateError::BadExponent(_))
-            ));
+        for (e, why) in bad {
+            match decode_exponent(&e) {
+                Err(CertificateError::BadExponent(got)) => assert_eq!(got, why, "E = {e}"),
+                other => panic!("E = {e}: {other:?}"),
+            }
         }
     }
 

@@ -5,14 +5,11 @@ use hourglass_arith::Integer;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{Error, Result};
+use crate::{Error, Field, FileKind, ParseError, Result};
 
 /// Parses `text` as the JSON of `what`.
-pub(crate) fn parse<T: DeserializeOwned>(what: &'static str, text: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| Error::Parse {
-        what,
-        why: e.to_string(),
-    })
+pub(crate) fn parse<T: DeserializeOwned>(what: FileKind, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::parse(what, ParseError::Json(e)))
 }
 
 /// Why version-1 files are refused (the same change touched every time-certifying file).
@@ -20,17 +17,20 @@ const V1_REFUSED: &str = "version 1 mapped documents to small puzzle inputs that
 
 /// Checks the `"type"` and `"version"` fields.
 pub(crate) fn check_header(
-    what: &'static str,
+    what: FileKind,
     kind: &str,
     version: u32,
-    expected: &str,
+    expected: &'static str,
     expected_version: u32,
 ) -> Result<()> {
     if kind != expected {
-        return Err(Error::Parse {
+        return Err(Error::parse(
             what,
-            why: format!("\"type\" is '{kind}', expected '{expected}'"),
-        });
+            ParseError::Type {
+                found: kind.to_string(),
+                expected,
+            },
+        ));
     }
     if version == 1 && expected_version == 2 {
         return Err(Error::OldVersion {
@@ -41,10 +41,13 @@ pub(crate) fn check_header(
         });
     }
     if version != expected_version {
-        return Err(Error::Parse {
+        return Err(Error::parse(
             what,
-            why: format!("unsupported version {version} (this hourglass reads {expected_version})"),
-        });
+            ParseError::UnsupportedVersion {
+                found: version,
+                supported: expected_version,
+            },
+        ));
     }
     Ok(())
 }
@@ -52,9 +55,9 @@ pub(crate) fn check_header(
 /// Parses `text` as the JSON of `what`, checking `"type"` and `"version"` first, so a file of
 /// another version is named as such rather than reported as a field mismatch.
 pub(crate) fn parse_versioned<T: DeserializeOwned>(
-    what: &'static str,
+    what: FileKind,
     text: &str,
-    expected: &str,
+    expected: &'static str,
     expected_version: u32,
 ) -> Result<T> {
     #[derive(serde::Deserialize)]
@@ -75,11 +78,9 @@ pub(crate) fn parse_versioned<T: DeserializeOwned>(
 }
 
 /// A big integer field.
-pub(crate) fn hex_integer(what: &'static str, field: &str, s: &str) -> Result<Integer> {
-    hourglass_arith::integer_from_hex(s).ok_or_else(|| Error::Parse {
-        what,
-        why: format!("field {field}: expected hexadecimal digits"),
-    })
+pub(crate) fn hex_integer(what: FileKind, field: Field, s: &str) -> Result<Integer> {
+    hourglass_arith::integer_from_hex(s)
+        .ok_or_else(|| Error::parse(what, ParseError::NotHex { field }))
 }
 
 /// Pretty JSON with a final newline, for files holding secrets: written into one buffer large

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::json;
-use crate::{Error, Result};
+use crate::{Error, Field, FileKind, Fingerprinted, Insecurity, ParamError, ParseError, Result};
 
 /// Hash functions that turn a document into a puzzle input.
 ///
@@ -62,12 +62,14 @@ impl PuzzleHash {
     }
 
     /// Parses a name, explaining a refusal (weak hashes are named as such).
-    pub fn parse(name: &str) -> std::result::Result<Self, String> {
+    pub fn parse(name: &str) -> std::result::Result<Self, HashNameError> {
         Self::from_name(name).ok_or_else(|| match name {
-            "sha1" | "ripemd160" => format!(
-                "hash '{name}' is not accepted for anything that certifies time (too weak against collisions); use sha256, sha512, sha3-256 or blake2b"
-            ),
-            _ => format!("unknown document hash '{name}' (use sha256, sha512, sha3-256 or blake2b)"),
+            "sha1" | "ripemd160" => HashNameError::TooWeak {
+                name: name.to_string(),
+            },
+            _ => HashNameError::Unknown {
+                name: name.to_string(),
+            },
         })
     }
 
@@ -92,6 +94,24 @@ impl PuzzleHash {
         h.update(data);
         h.finalize().into_vec()
     }
+}
+
+/// Why a document hash name is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HashNameError {
+    /// A hash too weak against collisions to certify time.
+    #[error("hash '{name}' is not accepted for anything that certifies time (too weak against collisions); use sha256, sha512, sha3-256 or blake2b")]
+    TooWeak {
+        /// The name given.
+        name: String,
+    },
+    /// A name of no hash hourglass knows.
+    #[error("unknown document hash '{name}' (use sha256, sha512, sha3-256 or blake2b)")]
+    Unknown {
+        /// The name given.
+        name: String,
+    },
 }
 
 impl<'de> Deserialize<'de> for PuzzleHash {
@@ -178,30 +198,32 @@ fn fingerprint_of(n: &Integer, t: u64, z: &Integer, meta: &PuzzleMeta) -> [u8; 3
 impl PuzzlePublicKey {
     /// Assembles a public key, checking its ranges.
     pub fn new(n: Integer, t: u64, z: Integer, meta: PuzzleMeta) -> Result<Self> {
-        if n.significant_bits() < 512 || n.is_even() {
-            return Err(Error::InvalidParameters(
-                "puzzle modulus must be odd and at least 512 bits".into(),
-            ));
+        if n.significant_bits() < MIN_MODULUS_BITS {
+            return Err(ParamError::PuzzleModulusTooSmall {
+                bits: n.significant_bits(),
+                min: MIN_MODULUS_BITS,
+            }
+            .into());
+        }
+        if n.is_even() {
+            return Err(ParamError::PuzzleModulusEven {
+                min: MIN_MODULUS_BITS,
+            }
+            .into());
         }
         check_modulus_bits(n.significant_bits())?;
         if t == 0 {
-            return Err(Error::InvalidParameters(
-                "t must be at least 1 squaring".into(),
-            ));
+            return Err(ParamError::ZeroSquarings.into());
         }
         if z <= 0 || z.significant_bits() > 2 * n.significant_bits() + 1 {
-            return Err(Error::InvalidParameters(
-                "z is out of range for this modulus".into(),
-            ));
+            return Err(ParamError::ZOutOfRange.into());
         }
         if !(meta.rate.is_finite()
             && meta.rate > 0.0
             && meta.duration_secs.is_finite()
             && meta.duration_secs >= 0.0)
         {
-            return Err(Error::InvalidParameters(
-                "rate and duration must be positive numbers".into(),
-            ));
+            return Err(ParamError::RateOrDuration.into());
         }
         Ok(Self { n, t, z, meta })
     }
@@ -257,7 +279,7 @@ impl PuzzlePublicKey {
     /// Parses a JSON public key file, checking its fingerprint.
     pub fn from_json(text: &str) -> Result<Self> {
         Self::from_public_json(json::parse_versioned(
-            "puzzle public key",
+            FileKind::PuzzlePublicKey,
             text,
             PUBLIC_TYPE,
             KEY_VERSION,
@@ -265,23 +287,25 @@ impl PuzzlePublicKey {
     }
 
     fn from_public_json(j: PublicJson) -> Result<Self> {
-        let err = |why: String| Error::Parse {
-            what: "puzzle public key",
-            why,
-        };
-        let n = json::hex_integer("puzzle public key", "n", &j.n)?;
-        let z = json::hex_integer("puzzle public key", "z", &j.z)?;
+        let what = FileKind::PuzzlePublicKey;
+        let n = json::hex_integer(what, Field::N, &j.n)?;
+        let z = json::hex_integer(what, Field::Z, &j.z)?;
         let key = Self::new(n, j.t, z, j.meta)?;
         if key.bits() != j.bits {
-            return Err(err(format!(
-                "bits says {} but n has {}",
-                j.bits,
-                key.bits()
-            )));
+            return Err(Error::parse(
+                what,
+                ParseError::BitsMismatch {
+                    recorded: j.bits,
+                    actual: key.bits(),
+                },
+            ));
         }
         if key.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
-            return Err(err(
-                "fingerprint does not match the key's fields: the file was modified".into(),
+            return Err(Error::parse(
+                what,
+                ParseError::FingerprintMismatch {
+                    of: Fingerprinted::Key,
+                },
             ));
         }
         Ok(key)
@@ -399,26 +423,22 @@ impl PuzzleKey {
 
     /// Parses a JSON private key file and checks it is consistent with its public key.
     pub fn from_json(text: &str) -> Result<Self> {
-        let j: PrivateJson =
-            json::parse_versioned("puzzle private key", text, PRIVATE_TYPE, KEY_VERSION)?;
-        let err = |why: String| Error::Parse {
-            what: "puzzle private key",
-            why,
-        };
+        let what = FileKind::PuzzlePrivateKey;
+        let j: PrivateJson = json::parse_versioned(what, text, PRIVATE_TYPE, KEY_VERSION)?;
         json::check_header(
-            "puzzle public key",
+            FileKind::PuzzlePublicKey,
             &j.public.kind,
             j.public.version,
             PUBLIC_TYPE,
             KEY_VERSION,
         )?;
         let public = PuzzlePublicKey::from_public_json(j.public)?;
-        let field = |name: &str, v: &str| json::hex_integer("puzzle private key", name, v);
+        let field = |name: Field, v: &str| json::hex_integer(what, name, v);
         let (p, q, d, e) = (
-            field("p", &j.p.0)?,
-            field("q", &j.q.0)?,
-            field("d", &j.d.0)?,
-            field("e", &j.e)?,
+            field(Field::P, &j.p.0)?,
+            field(Field::Q, &j.q.0)?,
+            field(Field::D, &j.d.0)?,
+            field(Field::E, &j.e)?,
         );
         let rsa = PrivateKey::from_components(
             public.n().clone(),
@@ -432,7 +452,7 @@ impl PuzzleKey {
         )?;
         let key = Self { public, rsa };
         if key.expected_z()? != *key.public.z() {
-            return Err(err("z does not match the private key and t".into()));
+            return Err(Error::parse(what, ParseError::ZMismatch));
         }
         Ok(key)
     }
@@ -464,6 +484,8 @@ pub struct PuzzleKeyGen {
 /// public, `d` with `c^d = m` can be found by a kangaroo search in about `2^(bits/2)` steps,
 /// so 256 bits give 2^128 work.
 pub const MIN_D_BITS: u32 = 256;
+/// Smallest puzzle modulus, in bits.
+const MIN_MODULUS_BITS: u32 = 512;
 /// Smallest private exponent size accepted even with [`PuzzleKeyGen::allow_insecure`].
 pub const MIN_D_BITS_INSECURE: u32 = 64;
 
@@ -526,27 +548,30 @@ impl PuzzleKeyGen {
     /// modular exponentiation: milliseconds, not the paper's minutes) and `z = phi - r + e`.
     /// Every call makes a new modulus: no second exponent is ever issued for one.
     pub fn generate(&self, rng: &mut dyn EntropySource) -> Result<PuzzleKey> {
-        if !(512..=MAX_MODULUS_BITS).contains(&self.bits) {
-            return Err(Error::InvalidParameters(format!(
-                "puzzle modulus of {} bits is outside 512..={MAX_MODULUS_BITS} (the squaring kernels' limit)",
-                self.bits
-            )));
+        if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&self.bits) {
+            return Err(ParamError::PuzzleModulusBits {
+                bits: self.bits,
+                min: MIN_MODULUS_BITS,
+                max: MAX_MODULUS_BITS,
+            }
+            .into());
         }
         if self.d_bits + 16 > self.bits || self.d_bits < MIN_D_BITS_INSECURE {
-            return Err(Error::InvalidParameters(format!(
-                "d of {} bits must be at least {MIN_D_BITS} bits and well below the modulus size",
-                self.d_bits
-            )));
+            return Err(ParamError::PrivateExponentBits {
+                d_bits: self.d_bits,
+                min: MIN_D_BITS,
+            }
+            .into());
         }
         if self.d_bits < MIN_D_BITS && !self.allow_insecure {
-            return Err(Error::Insecure(format!(
-                "a private exponent of {} bits falls to a kangaroo search in about 2^{} steps once one solution is public; use at least {MIN_D_BITS} bits",
-                self.d_bits,
-                self.d_bits / 2
-            )));
+            return Err(Insecurity::ShortPrivateExponent {
+                d_bits: self.d_bits,
+                min: MIN_D_BITS,
+            }
+            .into());
         }
         if self.t == 0 {
-            return Err(Error::InvalidParameters("t must be at least 1".into()));
+            return Err(ParamError::ZeroSquarings.into());
         }
         let half = self.bits / 2;
         loop {
@@ -639,7 +664,38 @@ mod tests {
         let back = PuzzleKey::from_json(&privj).unwrap();
         assert_eq!(back.public_key(), key.public_key());
         let edited = pubj.replace("\"t\": 77", "\"t\": 76");
-        assert!(PuzzlePublicKey::from_json(&edited).is_err());
+        let err = PuzzlePublicKey::from_json(&edited).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Parse {
+                    what: FileKind::PuzzlePublicKey,
+                    why: ParseError::FingerprintMismatch {
+                        of: Fingerprinted::Key
+                    }
+                }
+            ),
+            "{err:?}"
+        );
+        let newer = pubj.replace("\"version\": 2", "\"version\": 3");
+        let err = PuzzlePublicKey::from_json(&newer).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Parse {
+                    what: FileKind::PuzzlePublicKey,
+                    why: ParseError::UnsupportedVersion {
+                        found: 3,
+                        supported: 2
+                    }
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "cannot parse puzzle public key: unsupported version 3 (this hourglass reads 2)"
+        );
         assert!(PuzzlePublicKey::from_json("{}").is_err());
         assert!(PuzzleKey::from_json(&pubj).is_err());
     }
@@ -688,7 +744,16 @@ mod tests {
             .d_bits(128)
             .generate(&mut rng)
             .unwrap_err();
-        assert!(matches!(err, Error::Insecure(_)), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::Insecure(Insecurity::ShortPrivateExponent {
+                    d_bits: 128,
+                    min: MIN_D_BITS
+                })
+            ),
+            "{err}"
+        );
         assert!(err.to_string().contains("kangaroo"), "{err}");
         let key = PuzzleKeyGen::new(1024, 10)
             .d_bits(128)

@@ -38,6 +38,7 @@
 pub mod age;
 pub mod anyset;
 pub mod certificate;
+mod error;
 mod json;
 mod key;
 pub mod public;
@@ -49,53 +50,16 @@ mod solve;
 pub mod submission;
 pub mod tlock;
 
+pub use error::{
+    Error, Field, FileKind, Fingerprinted, Insecurity, ParamError, ParseError, RecipientError,
+};
 pub use key::{
-    document_input, input_from_digest, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzleMeta,
-    PuzzlePublicKey, DOCUMENT_INPUT_DST, MIN_D_BITS, MIN_D_BITS_INSECURE,
+    document_input, input_from_digest, HashNameError, PuzzleHash, PuzzleKey, PuzzleKeyGen,
+    PuzzleMeta, PuzzlePublicKey, DOCUMENT_INPUT_DST, MIN_D_BITS, MIN_D_BITS_INSECURE,
 };
 pub use rsw::{SolveOptions, SolveOutcome};
 pub use solution::{Rejection, Solution};
 pub use solve::solve;
-
-/// Errors from time-lock operations.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// Arithmetic-core failure (entropy, checkpoints, parameters).
-    #[error(transparent)]
-    Arith(#[from] hourglass_arith::Error),
-    /// RSA-layer failure.
-    #[error(transparent)]
-    Rsa(#[from] hourglass_rsa::Error),
-    /// Parameters that cannot work.
-    #[error("invalid parameters: {0}")]
-    InvalidParameters(String),
-    /// Parameters that published attacks break (allowed only when explicitly asked for).
-    #[error("insecure parameters: {0}")]
-    Insecure(String),
-    /// A file in a format version this hourglass no longer verifies (its rules were unsafe).
-    #[error(
-        "{what} is format version {found}; this hourglass reads only version {expected}: {why}"
-    )]
-    OldVersion {
-        /// What was being read.
-        what: &'static str,
-        /// The version in the file.
-        found: u32,
-        /// The version this build reads.
-        expected: u32,
-        /// What changed, and what to do.
-        why: &'static str,
-    },
-    /// A file could not be parsed or is inconsistent.
-    #[error("cannot parse {what}: {why}")]
-    Parse {
-        /// What was being read ("puzzle public key", ...).
-        what: &'static str,
-        /// Why it failed.
-        why: String,
-    },
-}
 
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -32,9 +32,9 @@ use crate::json;
 use crate::key::{input_from_digest, PuzzleHash};
 use crate::submission::{
     chain_input_for_modulus, Bundle, BundleVerdict, Link, LinkProof, LinkVerdict, SealEnd,
-    SealOptions,
+    SealOptions, SetKind,
 };
-use crate::{Error, Result};
+use crate::{Error, Field, FileKind, Fingerprinted, ParamError, ParseError, Result};
 
 const PUBLIC_SET_TYPE: &str = "hourglass-public-puzzle-set";
 /// The puzzle formats' version (public sets were introduced with version 2).
@@ -161,32 +161,27 @@ impl PublicSet {
         created: &str,
     ) -> Result<Self> {
         if n.significant_bits() < MIN_PUBLIC_BITS {
-            return Err(Error::InvalidParameters(format!(
-                "a public set needs a modulus of at least {MIN_PUBLIC_BITS} bits (this one has {})",
-                n.significant_bits()
-            )));
+            return Err(ParamError::PublicModulusTooSmall {
+                bits: n.significant_bits(),
+                min: MIN_PUBLIC_BITS,
+            }
+            .into());
         }
-        let group = RsaGroup::new(n).map_err(vdf_error)?;
+        let group = RsaGroup::new(n)?;
         if origin == ModulusOrigin::Rsa2048 && group.modulus() != RsaGroup::rsa_2048().modulus() {
-            return Err(Error::InvalidParameters(
-                "the origin says RSA-2048 but the modulus is another number".into(),
-            ));
+            return Err(ParamError::OriginMismatch.into());
         }
         if squarings.is_empty()
             || squarings
                 .iter()
                 .any(|&t| t == 0 || t > hourglass_vdf::MAX_ITERATIONS)
         {
-            return Err(Error::InvalidParameters(
-                "a public set needs link lengths from 1 to 2^50 squarings".into(),
-            ));
+            return Err(ParamError::LinkLengths.into());
         }
         squarings.sort_unstable_by(|a, b| b.cmp(a));
         squarings.dedup();
         if !(rate.is_finite() && rate > 0.0) {
-            return Err(Error::InvalidParameters(
-                "the rate must be a positive number of squarings per second".into(),
-            ));
+            return Err(ParamError::Rate.into());
         }
         Ok(Self {
             name: name.to_string(),
@@ -273,23 +268,22 @@ impl PublicSet {
 
     /// Parses a public set, checking its fingerprint, its modulus and its origin.
     pub fn from_json(text: &str) -> Result<Self> {
-        let what = "public puzzle set";
+        let what = FileKind::PublicPuzzleSet;
         let j: PublicSetJson =
             json::parse_versioned(what, text, PUBLIC_SET_TYPE, PUBLIC_SET_VERSION)?;
-        let err = |why: String| Error::Parse { what, why };
+        let err = |why: ParseError| Error::parse(what, why);
         if j.security_bits != LEVEL.bits() {
-            return Err(err(format!(
-                "proofs at {} bits: this hourglass verifies proofs at 128 bits",
-                j.security_bits
-            )));
+            return Err(err(ParseError::SecurityLevel {
+                found: j.security_bits,
+                supported: LEVEL.bits(),
+            }));
         }
-        let n = json::hex_integer(what, "n", &j.n)?;
+        let n = json::hex_integer(what, Field::N, &j.n)?;
         if n.significant_bits() != j.bits {
-            return Err(err(format!(
-                "bits says {} but n has {}",
-                j.bits,
-                n.significant_bits()
-            )));
+            return Err(err(ParseError::BitsMismatch {
+                recorded: j.bits,
+                actual: n.significant_bits(),
+            }));
         }
         let set = Self::new(
             &j.name,
@@ -303,12 +297,12 @@ impl PublicSet {
             &j.created,
         )?;
         if set.squarings != j.squarings {
-            return Err(err("squarings must be distinct and longest first".into()));
+            return Err(err(ParseError::SquaringsOrder));
         }
         if set.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
-            return Err(err(
-                "fingerprint does not match the set's fields: the file was modified".into(),
-            ));
+            return Err(err(ParseError::FingerprintMismatch {
+                of: Fingerprinted::Set,
+            }));
         }
         Ok(set)
     }
@@ -329,14 +323,8 @@ impl PublicSet {
     }
 }
 
-fn vdf_error(e: hourglass_vdf::Error) -> Error {
-    Error::InvalidParameters(e.to_string())
-}
-
-fn never_unverified(e: hourglass_vdf::Error) -> Error {
-    Error::InvalidParameters(format!(
-        "the new proof does not verify ({e}): a computation fault; nothing was added"
-    ))
+fn never_unverified(source: hourglass_vdf::Error) -> Error {
+    Error::UnverifiedProof { source }
 }
 
 /// Largest number of elements a Pietrzak proof may have (one per halving round).
@@ -348,12 +336,12 @@ fn check_link_proof(
     statement: &Statement,
     proof: &LinkProof,
 ) -> Result<Option<String>> {
-    let parse = |field: &str, v: &str| json::hex_integer("submission bundle", field, v);
+    let parse = |field: Field, v: &str| json::hex_integer(FileKind::SubmissionBundle, field, v);
     let outcome = match (set.proof, proof) {
         (ProofScheme::Wesolowski, LinkProof::Wesolowski { pi, l }) => {
             let p = WesolowskiProof {
-                pi: parse("pi", pi)?,
-                l: parse("l", l)?,
+                pi: parse(Field::Pi, pi)?,
+                l: parse(Field::L, l)?,
             };
             Wesolowski::new(LEVEL).verify(statement, &p)
         }
@@ -366,7 +354,7 @@ fn check_link_proof(
             let p = PietrzakProof {
                 mu: mu
                     .iter()
-                    .map(|m| parse("mu", m))
+                    .map(|m| parse(Field::Mu, m))
                     .collect::<Result<Vec<_>>>()?,
             };
             Pietrzak::new(LEVEL).verify(statement, &p)
@@ -406,9 +394,10 @@ pub fn seal_public(
     on_link: &mut dyn FnMut(&Bundle) -> Result<()>,
 ) -> Result<SealEnd> {
     if !bundle.is_public() {
-        return Err(Error::InvalidParameters(
-            "the bundle was started on a private set".into(),
-        ));
+        return Err(ParamError::BundleSetKind {
+            bundle: SetKind::Private,
+        }
+        .into());
     }
     loop {
         let credited = credited_secs(set, bundle);
@@ -421,9 +410,7 @@ pub fn seal_public(
                 return Ok(SealEnd::Reached);
             }
             let Some(u) = options.until_credited_secs else {
-                return Err(Error::InvalidParameters(
-                    "open-ended sealing on a public set needs the time to credit (--until): a proof covers a length fixed in advance".into(),
-                ));
+                return Err(ParamError::OpenEndedPublic.into());
             };
             ((u * set.rate).ceil() as u64).clamp(1, hourglass_vdf::MAX_ITERATIONS)
         } else {
@@ -437,9 +424,7 @@ pub fn seal_public(
         };
         let evaluation = match evaluate(&set.group, &x, t, &eval_options, stop, &mut |p| {
             progress(index, t, p)
-        })
-        .map_err(vdf_error)?
-        {
+        })? {
             EvalOutcome::Finished(e) => e,
             EvalOutcome::Stopped { .. } => return Ok(SealEnd::Stopped),
         };
@@ -447,7 +432,7 @@ pub fn seal_public(
         let proof = match set.proof {
             ProofScheme::Wesolowski => {
                 let vdf = Wesolowski::new(LEVEL);
-                let p = vdf.prove(&evaluation).map_err(vdf_error)?;
+                let p = vdf.prove(&evaluation)?;
                 // Never hand out a link that does not verify (a fault, a corrupt powers file).
                 vdf.verify(&statement, &p).map_err(never_unverified)?;
                 LinkProof::Wesolowski {
@@ -457,7 +442,7 @@ pub fn seal_public(
             }
             ProofScheme::Pietrzak => {
                 let vdf = Pietrzak::new(LEVEL);
-                let p = vdf.prove(&evaluation).map_err(vdf_error)?;
+                let p = vdf.prove(&evaluation)?;
                 vdf.verify(&statement, &p).map_err(never_unverified)?;
                 LinkProof::Pietrzak {
                     mu: p.mu.iter().map(|m| format!("{m:x}")).collect(),
@@ -513,7 +498,7 @@ pub fn verify_public(
                     let statement = Statement {
                         group: set.group.clone(),
                         x: link_element(set, bundle, index)?,
-                        y: json::hex_integer("submission bundle", "y", y)?,
+                        y: json::hex_integer(FileKind::SubmissionBundle, Field::Y, y)?,
                         iterations: *t,
                         level: LEVEL,
                     };

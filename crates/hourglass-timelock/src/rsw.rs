@@ -38,7 +38,7 @@ use hourglass_arith::squaring::{Outcome, Progress, SquaringRun, SquaringState};
 use hourglass_arith::Integer;
 use rug::integer::Order;
 
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// How to run a solve.
 #[derive(Debug, Clone)]
@@ -90,15 +90,11 @@ impl RswPuzzle {
     /// square to trivial values), `1 <= t <= MAX_SQUARINGS`.
     pub fn new(n: Integer, base: Integer, t: u64) -> Result<Self> {
         if n <= 3 || n.is_even() {
-            return Err(Error::InvalidParameters(
-                "the modulus n must be odd and greater than 3".into(),
-            ));
+            return Err(ParamError::RswModulus.into());
         }
         hourglass_arith::squaring::check_modulus_bits(n.significant_bits())?;
         if base <= 1 || base >= Integer::from(&n - 1u32) {
-            return Err(Error::InvalidParameters(
-                "the base must satisfy 1 < base < n - 1".into(),
-            ));
+            return Err(ParamError::RswBase.into());
         }
         check_squarings(t)?;
         Ok(Self { n, base, t })
@@ -135,17 +131,24 @@ impl RswPuzzle {
 
 /// Checks `1 <= t <= MAX_SQUARINGS`.
 pub fn check_squarings(t: u64) -> Result<()> {
+    match squarings_problem(t) {
+        Some(why) => Err(why.into()),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with `t` squarings, if anything (see [`check_squarings`]).
+pub(crate) fn squarings_problem(t: u64) -> Option<ParamError> {
     if t == 0 {
-        return Err(Error::InvalidParameters(
-            "the number of squarings t must be at least 1".into(),
-        ));
+        return Some(ParamError::ZeroSquarings);
     }
     if t > MAX_SQUARINGS {
-        return Err(Error::InvalidParameters(format!(
-            "{t} squarings is absurd (the limit is 2^60 = {MAX_SQUARINGS})"
-        )));
+        return Some(ParamError::TooManySquarings {
+            t,
+            max: MAX_SQUARINGS,
+        });
     }
-    Ok(())
+    None
 }
 
 /// Solves `puzzle`: `w = base^(2^t) mod n` by `t` sequential, error-checked squarings, resuming

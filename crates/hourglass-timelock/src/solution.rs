@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::json;
 use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
-use crate::{Error, Result};
+use crate::{Error, Field, FileKind, ParseError, Result};
 
 const SOLUTION_TYPE: &str = "hourglass-puzzle-solution";
 /// Version 2: the full-domain input of a version-2 key.
@@ -97,26 +97,22 @@ impl Solution {
 
     /// Parses a JSON solution file.
     pub fn from_json(text: &str) -> Result<Self> {
-        let err = |why: String| Error::Parse {
-            what: "puzzle solution",
-            why,
-        };
-        let j: SolutionJson =
-            json::parse_versioned("puzzle solution", text, SOLUTION_TYPE, SOLUTION_VERSION)?;
+        let what = FileKind::PuzzleSolution;
+        let err = |why: ParseError| Error::parse(what, why);
+        let j: SolutionJson = json::parse_versioned(what, text, SOLUTION_TYPE, SOLUTION_VERSION)?;
         let puzzle: [u8; 32] = hex::decode(&j.puzzle)
             .ok()
             .and_then(|v| v.try_into().ok())
-            .ok_or_else(|| err("puzzle fingerprint must be 64 hex digits".into()))?;
-        let digest = hex::decode(&j.digest).map_err(|e| err(format!("digest: {e}")))?;
+            .ok_or_else(|| err(ParseError::PuzzleFingerprint))?;
+        let digest = hex::decode(&j.digest).map_err(|e| err(ParseError::DigestHex(e)))?;
         if digest.len() != j.hash.output_len() {
-            return Err(err(format!(
-                "a {} digest has {} bytes, not {}",
-                j.hash,
-                j.hash.output_len(),
-                digest.len()
-            )));
+            return Err(err(ParseError::DigestLength {
+                hash: j.hash,
+                want: j.hash.output_len(),
+                got: digest.len(),
+            }));
         }
-        let c = json::hex_integer("puzzle solution", "c", &j.c)?;
+        let c = json::hex_integer(what, Field::C, &j.c)?;
         Ok(Self {
             puzzle,
             hash: j.hash,

@@ -9,7 +9,7 @@ use rug::integer::Order;
 
 use crate::key::PuzzlePublicKey;
 use crate::rsw::{solve_rsw_in_context, RswPuzzle, SolveOptions, SolveOutcome};
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// The bytes that bind a checkpoint to this puzzle and input.
 pub(crate) fn checkpoint_context(key: &PuzzlePublicKey, m: &Integer) -> Vec<u8> {
@@ -30,9 +30,7 @@ pub fn solve(
 ) -> Result<SolveOutcome> {
     let n = key.n();
     if *m <= 1 || *m >= Integer::from(n - 1u32) {
-        return Err(Error::InvalidParameters(
-            "the puzzle input must satisfy 1 < m < n - 1".into(),
-        ));
+        return Err(ParamError::PuzzleInput.into());
     }
     let puzzle = RswPuzzle::new(n.clone(), m.clone(), key.t())?;
     match solve_rsw_in_context(

@@ -28,7 +28,7 @@ use crate::json;
 use crate::key::{input_from_digest, PuzzleHash, PuzzleKey, PuzzlePublicKey};
 use crate::rsw::{SolveOptions, SolveOutcome};
 use crate::solve::solve;
-use crate::{Error, Result};
+use crate::{Error, Field, FileKind, ParamError, ParseError, Result};
 
 const SET_TYPE: &str = "hourglass-puzzle-set";
 const BUNDLE_TYPE: &str = "hourglass-submission-bundle";
@@ -68,23 +68,20 @@ impl PuzzleSet {
     /// fingerprints and the same document hash (the set fixes it for every bundle).
     pub fn new(name: &str, mut puzzles: Vec<PuzzlePublicKey>) -> Result<Self> {
         let Some(first) = puzzles.first() else {
-            return Err(Error::InvalidParameters(
-                "a puzzle set needs at least one key".into(),
-            ));
+            return Err(ParamError::EmptySet.into());
         };
         let hash = first.meta().hash;
         if let Some(other) = puzzles.iter().find(|p| p.meta().hash != hash) {
-            return Err(Error::InvalidParameters(format!(
-                "a puzzle set fixes one document hash, but its keys name {hash} and {}",
-                other.meta().hash
-            )));
+            return Err(ParamError::MixedHashes {
+                first: hash,
+                other: other.meta().hash,
+            }
+            .into());
         }
         puzzles.sort_by(|a, b| b.credited_secs().total_cmp(&a.credited_secs()));
         let mut seen = std::collections::HashSet::new();
         if !puzzles.iter().all(|p| seen.insert(p.fingerprint())) {
-            return Err(Error::InvalidParameters(
-                "a puzzle set lists the same key twice".into(),
-            ));
+            return Err(ParamError::DuplicateKey.into());
         }
         Ok(Self {
             name: name.to_string(),
@@ -111,7 +108,8 @@ impl PuzzleSet {
 
     /// Parses a set file (each key's fingerprint is checked).
     pub fn from_json(text: &str) -> Result<Self> {
-        let j: SetJson = json::parse_versioned("puzzle set", text, SET_TYPE, FORMAT_VERSION)?;
+        let j: SetJson =
+            json::parse_versioned(FileKind::PuzzleSet, text, SET_TYPE, FORMAT_VERSION)?;
         let puzzles = j
             .puzzles
             .iter()
@@ -119,14 +117,13 @@ impl PuzzleSet {
             .collect::<Result<Vec<_>>>()?;
         let set = Self::new(&j.name, puzzles)?;
         if set.hash() != j.hash {
-            return Err(Error::Parse {
-                what: "puzzle set",
-                why: format!(
-                    "the set names hash {} but its keys fix {}",
-                    j.hash,
-                    set.hash()
-                ),
-            });
+            return Err(Error::parse(
+                FileKind::PuzzleSet,
+                ParseError::HashMismatch {
+                    named: j.hash,
+                    keys: set.hash(),
+                },
+            ));
         }
         Ok(set)
     }
@@ -240,9 +237,12 @@ impl Link {
         let c = match self {
             Link::Puzzle { c, .. } | Link::Squarings { c, .. } | Link::Vdf { y: c, .. } => c,
         };
-        json::hex_integer("submission bundle", "c", c)
+        json::hex_integer(FileKind::SubmissionBundle, Field::C, c)
     }
 }
+
+/// Most links a bundle may hold.
+const MAX_LINKS: usize = 100_000;
 
 /// Which kind of set a bundle was sealed on: who can verify it, and who could forge it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,12 +293,9 @@ pub fn generate_set(
     let (rate, measured) = rate;
     let mut keys = Vec::with_capacity(durations.len());
     for d in durations {
-        let t = squarings_for(*d, rate).ok_or_else(|| {
-            Error::InvalidParameters(format!(
-                "duration {} is too short for any squaring",
-                humantime::format_duration(*d).to_string().replace(' ', "")
-            ))
-        })?;
+        let t = squarings_for(*d, rate).ok_or(Error::InvalidParameters(
+            ParamError::DurationTooShort { duration: *d },
+        ))?;
         keys.push(
             crate::PuzzleKeyGen::new(bits, t)
                 .rate(rate, measured)
@@ -345,22 +342,22 @@ impl Bundle {
 
     /// Parses a bundle.
     pub fn from_json(text: &str) -> Result<Self> {
-        let err = |why: String| Error::Parse {
-            what: "submission bundle",
-            why,
-        };
-        let b: Bundle =
-            json::parse_versioned("submission bundle", text, BUNDLE_TYPE, FORMAT_VERSION)?;
-        let digest = hex::decode(&b.digest).map_err(|e| err(format!("digest: {e}")))?;
+        let what = FileKind::SubmissionBundle;
+        let err = |why: ParseError| Error::parse(what, why);
+        let b: Bundle = json::parse_versioned(what, text, BUNDLE_TYPE, FORMAT_VERSION)?;
+        let digest = hex::decode(&b.digest).map_err(|e| err(ParseError::DigestHex(e)))?;
         if digest.len() != b.hash.output_len() {
-            return Err(err(format!(
-                "a {} digest has {} bytes",
-                b.hash,
-                b.hash.output_len()
-            )));
+            return Err(err(ParseError::DigestLength {
+                hash: b.hash,
+                want: b.hash.output_len(),
+                got: digest.len(),
+            }));
         }
-        if b.links.len() > 100_000 {
-            return Err(err("too many links".into()));
+        if b.links.len() > MAX_LINKS {
+            return Err(err(ParseError::TooManyLinks {
+                count: b.links.len(),
+                max: MAX_LINKS,
+            }));
         }
         let proof_links = b
             .links
@@ -369,15 +366,7 @@ impl Bundle {
             .count();
         let expected = if b.is_public() { b.links.len() } else { 0 };
         if proof_links != expected {
-            return Err(err(format!(
-                "a bundle for a {} set has {} links",
-                if b.is_public() { "public" } else { "private" },
-                if b.is_public() {
-                    "only proof-carrying (\"vdf\")"
-                } else {
-                    "no proof-carrying (\"vdf\")"
-                }
-            )));
+            return Err(err(ParseError::LinkKinds { set: b.set }));
         }
         Ok(b)
     }
@@ -467,9 +456,10 @@ pub fn seal(
     on_link: &mut dyn FnMut(&Bundle) -> Result<()>,
 ) -> Result<SealEnd> {
     if bundle.is_public() {
-        return Err(Error::InvalidParameters(
-            "the bundle was started on a public set".into(),
-        ));
+        return Err(ParamError::BundleSetKind {
+            bundle: SetKind::Public,
+        }
+        .into());
     }
     loop {
         let credited = credited_secs(set, bundle);
@@ -642,11 +632,8 @@ pub fn verify_bundle(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::InvalidParameters(
-                        "verification thread panicked".into(),
-                    ))
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err(ParamError::ThreadPanicked.into()))
             })
             .collect()
     });

@@ -47,8 +47,9 @@ use rug::integer::Order;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
-use crate::rsw::{check_squarings, solve_rsw_in_context, RswPuzzle};
+use crate::rsw::{check_squarings, solve_rsw_in_context, squarings_problem, RswPuzzle};
 use crate::rsw::{SolveOptions, SolveOutcome};
+use crate::ParamError;
 
 /// The first 8 bytes of every time-lock file.
 pub const MAGIC: &[u8; 8] = b"HGTLOCK\0";
@@ -98,10 +99,10 @@ pub enum TlockError {
     Damaged,
     /// The header is malformed or its checksum does not match.
     #[error("corrupt time-lock header: {0}")]
-    CorruptHeader(String),
+    CorruptHeader(HeaderProblem),
     /// The file ends early.
     #[error("the time-lock file is truncated: {0}")]
-    Truncated(String),
+    Truncated(Truncation),
     /// The content does not authenticate (or the recovered key is impossible): the file was
     /// modified, truncated or corrupted. Nothing about the cause is revealed.
     #[error("the time-lock file does not authenticate: it was modified, truncated or corrupted")]
@@ -121,6 +122,100 @@ pub enum TlockError {
     /// Parameters, entropy, arithmetic or checkpoint failures.
     #[error(transparent)]
     Timelock(#[from] crate::Error),
+}
+
+/// What is wrong with a time-lock header (or the age stanza that carries one).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderProblem {
+    /// A modulus that is even or outside the supported sizes.
+    #[error("the modulus must be odd with {min} to {max} bits (it has {bits})")]
+    Modulus {
+        /// The modulus's size.
+        bits: u32,
+        /// The smallest size.
+        min: u32,
+        /// The largest size.
+        max: u32,
+    },
+    /// A recorded modulus length outside the supported sizes.
+    #[error("modulus length of {bytes} bytes is outside {min}..={max}")]
+    ModulusLength {
+        /// The recorded length.
+        bytes: usize,
+        /// The smallest length.
+        min: usize,
+        /// The largest length.
+        max: usize,
+    },
+    /// A modulus with leading zero bytes (not the minimal encoding).
+    #[error("the modulus has leading zero bytes")]
+    LeadingZeros,
+    /// A base outside `1 < a < n - 1`.
+    #[error("the base a must satisfy 1 < a < n - 1")]
+    Base,
+    /// A hidden key not below `n`.
+    #[error("the hidden key C_K must be below n")]
+    HiddenKey,
+    /// A number of squarings out of range.
+    #[error("invalid parameters: {0}")]
+    Squarings(#[source] ParamError),
+    /// A content length more than one file can hold.
+    #[error("the content length exceeds what one file can hold")]
+    ContentLength,
+    /// A header checksum that does not match.
+    #[error("checksum mismatch: the header was damaged or edited")]
+    Checksum,
+    /// An age stanza that does not carry a sealed file key as it says.
+    #[error("hourglass stanza: {0}")]
+    Stanza(#[source] StanzaProblem),
+}
+
+/// What is wrong with an age stanza of the hourglass plugin.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StanzaProblem {
+    /// A body longer than a sealed file key.
+    #[error("the body is too long")]
+    BodyTooLong,
+    /// Arguments that disagree with the header in the body.
+    #[error("the arguments disagree with the sealed key")]
+    ArgumentsMismatch,
+    /// A body that is not a sealed 16-byte file key.
+    #[error("the body is not a sealed 16-byte file key")]
+    NotFileKey,
+    /// A stanza version this plugin does not read.
+    #[error("version {found} (this plugin reads {supported})")]
+    Version {
+        /// The version in the stanza.
+        found: String,
+        /// The version this plugin reads.
+        supported: &'static str,
+    },
+    /// Not the three arguments (version, t, bits).
+    #[error("expected 3 arguments (version, t, bits)")]
+    Arguments {
+        /// The number of arguments found.
+        found: usize,
+    },
+}
+
+/// Where a time-lock file ends early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Truncation {
+    /// Inside the header.
+    #[error("the header is incomplete")]
+    Header,
+    /// Right after the header.
+    #[error("nothing follows the header")]
+    NoBody,
+    /// Inside the last chunk's tag.
+    #[error("the last chunk is shorter than its tag")]
+    LastChunk,
+    /// Before the trailer.
+    #[error("the trailer is missing")]
+    Trailer,
 }
 
 impl From<hourglass_arith::Error> for TlockError {
@@ -192,24 +287,26 @@ fn check_fields(
     c_k: &Integer,
     content_len: Option<u64>,
 ) -> TlockResult<()> {
-    let bad = |why: String| Err(TlockError::CorruptHeader(why));
+    let bad = |why: HeaderProblem| Err(TlockError::CorruptHeader(why));
     let bits = n.significant_bits();
     if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) || n.is_even() {
-        return bad(format!(
-            "the modulus must be odd with {MIN_MODULUS_BITS} to {MAX_MODULUS_BITS} bits (it has {bits})"
-        ));
+        return bad(HeaderProblem::Modulus {
+            bits,
+            min: MIN_MODULUS_BITS,
+            max: MAX_MODULUS_BITS,
+        });
     }
     if *a <= 1 || *a >= Integer::from(n - 1u32) {
-        return bad("the base a must satisfy 1 < a < n - 1".into());
+        return bad(HeaderProblem::Base);
     }
     if *c_k < 0 || c_k >= n {
-        return bad("the hidden key C_K must be below n".into());
+        return bad(HeaderProblem::HiddenKey);
     }
-    if let Err(e) = check_squarings(t) {
-        return bad(e.to_string());
+    if let Some(why) = squarings_problem(t) {
+        return bad(HeaderProblem::Squarings(why));
     }
     if content_len.is_some_and(|len| len.div_ceil(CHUNK_SIZE as u64) > MAX_CHUNKS) {
-        return bad("the content length exceeds what one file can hold".into());
+        return bad(HeaderProblem::ContentLength);
     }
     Ok(())
 }
@@ -260,12 +357,12 @@ impl TlockHeader {
         }
         let need = |encoded: &mut Vec<u8>, reader: &mut dyn Read, len: usize| {
             if read_up_to(reader, encoded, len)? < len {
-                return Err(TlockError::Truncated("the header is incomplete".into()));
+                return Err(TlockError::Truncated(Truncation::Header));
             }
             Ok(())
         };
         if got < MAGIC.len() {
-            return Err(TlockError::Truncated("the header is incomplete".into()));
+            return Err(TlockError::Truncated(Truncation::Header));
         }
         need(&mut encoded, reader, 2)?;
         let version = u16::from_be_bytes([encoded[8], encoded[9]]);
@@ -282,16 +379,16 @@ impl TlockHeader {
             MAX_MODULUS_BITS.div_ceil(8) as usize,
         );
         if !(min_k..=max_k).contains(&k) {
-            return Err(TlockError::CorruptHeader(format!(
-                "modulus length of {k} bytes is outside {min_k}..={max_k}"
-            )));
+            return Err(TlockError::CorruptHeader(HeaderProblem::ModulusLength {
+                bytes: k,
+                min: min_k,
+                max: max_k,
+            }));
         }
         need(&mut encoded, reader, 3 * k + NONCE_PREFIX_SIZE + 32)?;
         let (body, checksum) = encoded.split_at(encoded.len() - 32);
         if Sha256::digest(body).as_slice() != checksum {
-            return Err(TlockError::CorruptHeader(
-                "checksum mismatch: the header was damaged or edited".into(),
-            ));
+            return Err(TlockError::CorruptHeader(HeaderProblem::Checksum));
         }
         let field = |i: usize| {
             let start = FIXED_PART + i * k;
@@ -299,9 +396,7 @@ impl TlockHeader {
         };
         let (n, a, c_k) = (field(0), field(1), field(2));
         if n.significant_bits().div_ceil(8) as usize != k {
-            return Err(TlockError::CorruptHeader(
-                "the modulus has leading zero bytes".into(),
-            ));
+            return Err(TlockError::CorruptHeader(HeaderProblem::LeadingZeros));
         }
         let mut nonce_prefix = [0u8; NONCE_PREFIX_SIZE];
         let start = FIXED_PART + 3 * k;
@@ -446,9 +541,11 @@ impl SealingKey {
     /// `bits` bits), `MIN_MODULUS_BITS <= bits <= MAX_MODULUS_BITS`.
     pub fn generate(bits: u32, rng: &mut dyn EntropySource) -> TlockResult<Self> {
         if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
-            return Err(crate::Error::InvalidParameters(format!(
-                "a time-lock modulus of {bits} bits is outside {MIN_MODULUS_BITS}..={MAX_MODULUS_BITS}"
-            ))
+            return Err(crate::Error::from(ParamError::TlockModulusBits {
+                bits,
+                min: MIN_MODULUS_BITS,
+                max: MAX_MODULUS_BITS,
+            })
             .into());
         }
         let half = bits / 2;
@@ -535,10 +632,10 @@ impl SealingKey {
             .write_all(&trailer)
             .map_err(io("writing the time-lock file"))?;
         if content_len.is_some_and(|len| len != read) {
-            return Err(crate::Error::InvalidParameters(format!(
-                "the content changed while it was sealed ({read} bytes read, {} expected)",
-                content_len.unwrap_or_default()
-            ))
+            return Err(crate::Error::from(ParamError::ContentChanged {
+                read,
+                expected: content_len.unwrap_or_default(),
+            })
             .into());
         }
         writer.flush().map_err(io("writing the time-lock file"))?;
@@ -623,7 +720,7 @@ fn encrypt_body(
 }
 
 fn too_long() -> TlockError {
-    crate::Error::InvalidParameters("the content is too long for one time-lock file".into()).into()
+    crate::Error::from(ParamError::ContentTooLong).into()
 }
 
 /// Decrypts the chunks that follow the header from `reader` into `writer` with `key`, and
@@ -705,7 +802,7 @@ impl<'a> TrailerReader<'a> {
     fn finish(mut self) -> TlockResult<()> {
         std::io::copy(&mut self, &mut std::io::sink()).map_err(io("reading the time-lock file"))?;
         if self.held.len() != TRAILER_SIZE {
-            return Err(TlockError::Truncated("the trailer is missing".into()));
+            return Err(TlockError::Truncated(Truncation::Trailer));
         }
         let digest = std::mem::take(&mut self.hasher).finalize();
         if digest.as_slice() != self.held.as_slice() {
@@ -755,9 +852,9 @@ fn decrypt_chunks(
     loop {
         if chunk.len() < TAG_SIZE {
             return Err(TlockError::Truncated(if total == 0 && chunk.is_empty() {
-                "nothing follows the header".into()
+                Truncation::NoBody
             } else {
-                "the last chunk is shorter than its tag".into()
+                Truncation::LastChunk
             }));
         }
         next.clear();

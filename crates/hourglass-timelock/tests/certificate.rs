@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_rsa::{KeyGenOptions, PrivateKey, Variant};
 use hourglass_timelock::certificate::{
-    decode_exponent, verify_puzzle_certificate, CaCertificate, CertificateError,
+    decode_exponent, verify_puzzle_certificate, CaCertificate, CertRole, CertificateError,
     CertificateOptions, PuzzleCertificate, ValidityPeriod,
 };
 use hourglass_timelock::{PuzzleHash, PuzzleKey, PuzzleKeyGen};
@@ -208,7 +208,7 @@ fn validity_periods_are_enforced() {
         matches!(
             err,
             CertificateError::Expired {
-                what: "certificate",
+                what: CertRole::Certificate,
                 ..
             }
         ),
@@ -252,7 +252,7 @@ fn validity_periods_are_enforced() {
             &mut rng
         ),
         Err(CertificateError::Expired {
-            what: "CA certificate",
+            what: CertRole::CaCertificate,
             ..
         })
     ));

@@ -30,7 +30,7 @@ use rug::Integer;
 use sha2::{Digest, Sha256};
 
 use crate::group::RsaGroup;
-use crate::{check_iterations, Error, Result, SecurityLevel, Statement};
+use crate::{check_iterations, Error, InputError, Result, SecurityLevel, Statement};
 
 /// The smallest stride `kappa` between kept powers (and the engine's block size).
 pub const MIN_STRIDE: u64 = 1 << 10;
@@ -234,9 +234,7 @@ pub fn evaluate(
 ) -> Result<EvalOutcome> {
     check_iterations(iterations)?;
     if !group.is_canonical(x) {
-        return Err(Error::InvalidInput(
-            "the input is not a canonical group element".into(),
-        ));
+        return Err(InputError::NotCanonical.into());
     }
     let stride = stride_for(iterations);
     let run =
@@ -347,6 +345,7 @@ fn run_context(group: &RsaGroup, x: &Integer, iterations: u64, stride: u64) -> V
 /// The append-only file of kept powers beside a checkpoint.
 struct PowersStore {
     file: File,
+    path: PathBuf,
 }
 
 impl PowersStore {
@@ -357,7 +356,10 @@ impl PowersStore {
         }
         self.file
             .write_all(&buf)
-            .map_err(|e| Error::Checkpoint(format!("writing the powers file: {e}")))
+            .map_err(|source| Error::PowersFile {
+                path: self.path.clone(),
+                source,
+            })
     }
 }
 
@@ -389,14 +391,20 @@ fn resume(
 ) -> Result<Resumed> {
     let pf = powers_path(file.path());
     let head = header(context, group.element_bytes());
-    let io = |e: std::io::Error| Error::Checkpoint(format!("{}: {e}", pf.display()));
+    let io = |source: std::io::Error| Error::PowersFile {
+        path: pf.clone(),
+        source,
+    };
     if let Some(ckpt) = file.resume_with_aux(run, context)? {
         match read_powers(&pf, &head, ckpt.state.done / run.block(), group, &ckpt.aux) {
             Ok((kept, file)) => {
                 return Ok(Resumed {
                     state: Some(ckpt.state),
                     kept,
-                    store: PowersStore { file },
+                    store: PowersStore {
+                        file,
+                        path: pf.clone(),
+                    },
                 })
             }
             Err(why) => file.reject(&format!("{} {why}", pf.display()))?,
@@ -408,8 +416,31 @@ fn resume(
     Ok(Resumed {
         state: None,
         kept: Vec::new(),
-        store: PowersStore { file: out },
+        store: PowersStore {
+            file: out,
+            path: pf,
+        },
     })
+}
+
+/// Why a powers file cannot serve a checkpoint (the checkpoint is then set aside).
+#[derive(Debug, thiserror::Error)]
+enum PowersProblem {
+    /// The file cannot be opened.
+    #[error("cannot be read ({0})")]
+    Unreadable(std::io::Error),
+    /// Reading, truncating or seeking failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Fewer powers than the checkpoint covers.
+    #[error("holds fewer powers than the checkpoint covers")]
+    Short,
+    /// The header of another evaluation.
+    #[error("belongs to another evaluation")]
+    Foreign,
+    /// Powers that do not match the checkpoint's digest.
+    #[error("does not hold the powers the checkpoint vouches for (edited or replaced)")]
+    Edited,
 }
 
 /// Reads the first `want` powers of `pf` and checks them against `digest`; returns them and
@@ -420,36 +451,34 @@ fn read_powers(
     want: u64,
     group: &RsaGroup,
     digest: &[u8],
-) -> std::result::Result<(Vec<Integer>, File), String> {
+) -> std::result::Result<(Vec<Integer>, File), PowersProblem> {
     let size = group.element_bytes() as u64;
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .open(pf)
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+        .map_err(PowersProblem::Unreadable)?;
+    let len = file.metadata()?.len();
     if len < head.len() as u64 + want * size {
-        return Err("holds fewer powers than the checkpoint covers".into());
+        return Err(PowersProblem::Short);
     }
     let mut got_head = vec![0u8; head.len()];
-    file.read_exact(&mut got_head).map_err(|e| e.to_string())?;
+    file.read_exact(&mut got_head)?;
     if got_head != head {
-        return Err("belongs to another evaluation".into());
+        return Err(PowersProblem::Foreign);
     }
     let mut raw = vec![0u8; (want * size) as usize];
-    file.read_exact(&mut raw).map_err(|e| e.to_string())?;
+    file.read_exact(&mut raw)?;
     if Sha256::digest(&raw).as_slice() != digest {
-        return Err(
-            "does not hold the powers the checkpoint vouches for (edited or replaced)".into(),
-        );
+        return Err(PowersProblem::Edited);
     }
     let kept = raw
         .chunks(size as usize)
         .map(|c| Integer::from_digits(c, Order::Msf))
         .collect::<Vec<_>>();
     let end = head.len() as u64 + want * size;
-    file.set_len(end).map_err(|e| e.to_string())?;
-    file.seek(SeekFrom::Start(end)).map_err(|e| e.to_string())?;
+    file.set_len(end)?;
+    file.seek(SeekFrom::Start(end))?;
     Ok((kept, file))
 }
 

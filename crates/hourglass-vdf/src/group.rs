@@ -11,7 +11,7 @@ use rug::integer::Order;
 use rug::Integer;
 use sha2::{Digest, Sha512};
 
-use crate::{Error, Result};
+use crate::{InputError, ModulusError, Result};
 
 /// The RSA Factoring Challenge's RSA-2048 number (RSA Laboratories, 1991): 617 decimal digits,
 /// 2048 bits, unfactored; nobody knows its factors, so nobody holds a trapdoor.
@@ -111,33 +111,31 @@ impl RsaGroup {
     fn checked(n: Integer, min_bits: u32) -> Result<Self> {
         let bits = n.significant_bits();
         if bits < min_bits {
-            return Err(Error::InvalidModulus(format!(
-                "a {bits}-bit modulus is too small (at least {min_bits} bits)"
-            )));
+            return Err(ModulusError::TooSmall {
+                bits,
+                min: min_bits,
+            }
+            .into());
         }
         if bits > MAX_MODULUS_BITS {
-            return Err(Error::InvalidModulus(format!(
-                "a {bits}-bit modulus is above the {MAX_MODULUS_BITS}-bit limit"
-            )));
+            return Err(ModulusError::TooLarge {
+                bits,
+                max: MAX_MODULUS_BITS,
+            }
+            .into());
         }
         if n.is_even() {
-            return Err(Error::InvalidModulus("the modulus is even".into()));
+            return Err(ModulusError::Even.into());
         }
         let g = Integer::from(n.gcd_ref(hourglass_arith::prime::small_primorial()));
         if g != 1 {
-            return Err(Error::InvalidModulus(format!(
-                "the modulus has the small factor {g}"
-            )));
+            return Err(ModulusError::SmallFactor { factor: g }.into());
         }
         if n.is_perfect_power() {
-            return Err(Error::InvalidModulus(
-                "the modulus is a perfect power".into(),
-            ));
+            return Err(ModulusError::PerfectPower.into());
         }
         if n.is_probably_prime(30) != rug::integer::IsPrime::No {
-            return Err(Error::InvalidModulus(
-                "the modulus is prime (its group order is known)".into(),
-            ));
+            return Err(ModulusError::Prime.into());
         }
         Ok(Self::build(n, ModulusSource::Explicit))
     }
@@ -260,10 +258,7 @@ impl RsaGroup {
         wide.truncate(want);
         let x = self.canonical(&Integer::from_digits(&wide, Order::Msf));
         if x <= 1 || !self.all_units([&x]) {
-            return Err(Error::InvalidInput(
-                "the input hashes to a degenerate element (this reveals a factor of the modulus)"
-                    .into(),
-            ));
+            return Err(InputError::Degenerate.into());
         }
         Ok(x)
     }
@@ -289,18 +284,35 @@ mod tests {
         let p = (Integer::from(1) << 600u32).next_prime();
         let q = (Integer::from(1) << 601u32).next_prime();
         let n = Integer::from(&p * &q);
+        let refusal = |n: Integer| match RsaGroup::new(n) {
+            Err(crate::Error::InvalidModulus(why)) => why,
+            other => panic!("expected an unusable modulus, got {other:?}"),
+        };
         assert!(RsaGroup::new(n.clone()).is_ok());
-        assert!(RsaGroup::new(Integer::from(&n << 1u32)).is_err(), "even");
-        assert!(
-            RsaGroup::new(Integer::from(&n * 65521u32)).is_err(),
-            "small factor"
+        assert_eq!(refusal(Integer::from(&n << 1u32)), ModulusError::Even);
+        assert_eq!(
+            refusal(Integer::from(&n * 65521u32)),
+            ModulusError::SmallFactor {
+                factor: Integer::from(65521)
+            }
         );
-        assert!(RsaGroup::new(Integer::from(&p * &p)).is_err(), "square");
+        assert_eq!(refusal(Integer::from(&p * &p)), ModulusError::PerfectPower);
         let big_prime = (Integer::from(1) << 1100u32).next_prime();
-        assert!(RsaGroup::new(big_prime).is_err(), "prime");
+        assert_eq!(refusal(big_prime), ModulusError::Prime);
         let small =
             (Integer::from(1) << 300u32).next_prime() * (Integer::from(1) << 301u32).next_prime();
-        assert!(RsaGroup::new(small.clone()).is_err(), "tiny");
+        let why = refusal(small.clone());
+        assert_eq!(
+            why,
+            ModulusError::TooSmall {
+                bits: 602,
+                min: MIN_MODULUS_BITS
+            }
+        );
+        assert_eq!(
+            why.to_string(),
+            format!("a 602-bit modulus is too small (at least {MIN_MODULUS_BITS} bits)")
+        );
         assert!(RsaGroup::new_insecure(small).is_ok());
         assert!(RsaGroup::new_insecure(Integer::from(15)).is_err());
     }

@@ -32,7 +32,7 @@ use rug::integer::Order;
 use rug::Integer;
 use sha2::{Digest, Sha256, Sha512};
 
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// Primes of the pre-sieve by default (2 to 47: their product fits a 64-bit word).
 pub const DEFAULT_SIEVE_PRIMES: usize = 15;
@@ -68,9 +68,7 @@ impl SecurityLevel {
         match k {
             128 => Ok(SecurityLevel::K128),
             256 => Ok(SecurityLevel::K256),
-            _ => Err(Error::InvalidParameters(format!(
-                "security level k = {k} is not supported (128 or 256)"
-            ))),
+            _ => Err(ParamError::SecurityLevel { found: k }.into()),
         }
     }
 
@@ -132,9 +130,11 @@ impl PreSieve {
     /// The pre-sieve with the first `count` primes (0 to [`MAX_SIEVE_PRIMES`]).
     pub fn new(count: usize) -> Result<Self> {
         if count > MAX_SIEVE_PRIMES {
-            return Err(Error::InvalidParameters(format!(
-                "at most {MAX_SIEVE_PRIMES} sieving primes fit a 64-bit word"
-            )));
+            return Err(ParamError::SievePrimes {
+                count,
+                max: MAX_SIEVE_PRIMES,
+            }
+            .into());
         }
         Ok(Self::build(count))
     }
@@ -298,9 +298,7 @@ impl HashToPrime {
                 return Ok((c, stats));
             }
         }
-        Err(Error::InvalidParameters(
-            "no prime among the hash candidates (this should never happen)".into(),
-        ))
+        Err(ParamError::NoPrime.into())
     }
 
     /// The digest of candidate `j`: from a copy of `base` (the statement absorbed), or by

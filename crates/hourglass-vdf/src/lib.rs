@@ -53,6 +53,7 @@ macro_rules! with_ring {
     }};
 }
 
+mod error;
 pub mod eval;
 pub mod group;
 pub mod hash_prime;
@@ -63,6 +64,7 @@ pub mod wesolowski;
 
 use rug::Integer;
 
+pub use error::{Error, FormatError, InputError, ModulusError, ParamError, ProofField};
 pub use hash_prime::SecurityLevel;
 pub use pietrzak::{Pietrzak, PietrzakProof};
 pub use wesolowski::{Wesolowski, WesolowskiProof};
@@ -71,33 +73,6 @@ use crate::group::RsaGroup;
 
 /// The largest number of squarings accepted (2^50: years at any known speed).
 pub const MAX_ITERATIONS: u64 = 1 << 50;
-
-/// Errors of the VDF library.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The modulus cannot be used for a VDF.
-    #[error("unusable modulus: {0}")]
-    InvalidModulus(String),
-    /// The input cannot be used.
-    #[error("invalid input: {0}")]
-    InvalidInput(String),
-    /// A parameter (iterations, security level, ...) is out of range.
-    #[error("invalid parameters: {0}")]
-    InvalidParameters(String),
-    /// The proof does not verify. Deliberately unspecific beyond what is public.
-    #[error("the proof is invalid: {0}")]
-    InvalidProof(&'static str),
-    /// A proof file could not be parsed.
-    #[error("malformed proof file: {0}")]
-    Format(String),
-    /// A checkpoint or its recorded powers could not be used.
-    #[error("checkpoint: {0}")]
-    Checkpoint(String),
-    /// An error of the arithmetic core (squaring engine, checkpoint files).
-    #[error(transparent)]
-    Arith(#[from] hourglass_arith::Error),
-}
 
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -154,9 +129,7 @@ impl Statement {
 /// Checks `1 <= T <= MAX_ITERATIONS`.
 pub fn check_iterations(t: u64) -> Result<()> {
     if t == 0 || t > MAX_ITERATIONS {
-        return Err(Error::InvalidParameters(format!(
-            "the number of iterations must be between 1 and 2^50, not {t}"
-        )));
+        return Err(ParamError::Iterations { found: t }.into());
     }
     Ok(())
 }

@@ -28,7 +28,7 @@ use crate::group::RsaGroup;
 use crate::hash_prime::SecurityLevel;
 use crate::pietrzak::{Pietrzak, PietrzakProof};
 use crate::wesolowski::{Wesolowski, WesolowskiProof};
-use crate::{check_iterations, Error, Result, Statement, Vdf};
+use crate::{check_iterations, Error, FormatError, InputError, ProofField, Result, Statement, Vdf};
 
 /// The `format` field.
 pub const FORMAT: &str = "hourglass-vdf-proof";
@@ -130,14 +130,15 @@ fn fixed_hex(v: &Integer, bytes: usize) -> String {
     hex::encode(out)
 }
 
-fn parse_fixed_hex(s: &str, bytes: usize, what: &str) -> Result<Integer> {
+fn parse_fixed_hex(s: &str, bytes: usize, field: ProofField) -> Result<Integer> {
     if s.len() != 2 * bytes || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return Err(Error::Format(format!(
-            "{what} must be {} lowercase hex digits",
-            2 * bytes
-        )));
+        return Err(FormatError::FixedHex {
+            field,
+            digits: 2 * bytes,
+        }
+        .into());
     }
-    let raw = hex::decode(s).map_err(|e| Error::Format(format!("{what}: {e}")))?;
+    let raw = hex::decode(s).map_err(|source| FormatError::Hex { field, source })?;
     Ok(Integer::from_digits(&raw, Order::Msf))
 }
 
@@ -221,32 +222,31 @@ impl ProofFile {
         groups: &mut GroupCache,
     ) -> Result<Self> {
         if text.len() > MAX_FILE_BYTES {
-            return Err(Error::Format(format!("larger than {MAX_FILE_BYTES} bytes")));
+            return Err(FormatError::TooLarge {
+                max: MAX_FILE_BYTES,
+            }
+            .into());
         }
         let raw: Raw = serde_json::from_slice(text).map_err(|e| {
-            let msg = e.to_string();
-            Error::Format(if msg.contains("untagged enum RawProof") {
-                "proof must be {\"pi\", \"l\"} (wesolowski) or {\"mu\": [...]} (pietrzak), with no other fields"
-                    .into()
+            // serde names the untagged enum it could not match; say what the object must be.
+            if e.to_string().contains("untagged enum RawProof") {
+                FormatError::ProofShape
             } else {
-                msg
-            })
+                FormatError::Json(e)
+            }
         })?;
         if raw.format != FORMAT {
-            return Err(Error::Format(format!(
-                "not an hourglass VDF proof (format {:?})",
-                raw.format
-            )));
+            return Err(FormatError::NotAProof { found: raw.format }.into());
         }
         if raw.version != VERSION {
-            return Err(Error::Format(format!(
-                "version {} is not supported (this hourglass reads version {VERSION})",
-                raw.version
-            )));
+            return Err(FormatError::UnknownVersion {
+                found: raw.version,
+                supported: VERSION,
+            }
+            .into());
         }
-        let level = SecurityLevel::from_bits(raw.security_bits)
-            .map_err(|e| Error::Format(e.to_string()))?;
-        check_iterations(raw.iterations).map_err(|e| Error::Format(e.to_string()))?;
+        let level = SecurityLevel::from_bits(raw.security_bits).map_err(in_file)?;
+        check_iterations(raw.iterations).map_err(in_file)?;
         let group = match RsaGroup::builtin(&raw.modulus) {
             Some(g) => g,
             None if groups.0.contains_key(&raw.modulus) => groups.0[&raw.modulus].clone(),
@@ -254,12 +254,7 @@ impl ProofFile {
                 let n = hourglass_arith::integer_from_hex(&raw.modulus)
                     .filter(|_| raw.modulus.bytes().all(|b| !b.is_ascii_uppercase()))
                     .filter(|_| !raw.modulus.starts_with('0'))
-                    .ok_or_else(|| {
-                        Error::Format(format!(
-                            "modulus must be {} or lowercase hex without leading zeros",
-                            RsaGroup::builtin_names().join(", ")
-                        ))
-                    })?;
+                    .ok_or(FormatError::ModulusSyntax)?;
                 let group = match policy {
                     ModulusPolicy::Secure => RsaGroup::new(n)?,
                     ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n)?,
@@ -274,41 +269,57 @@ impl ProofFile {
                 .bytes()
                 .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
         {
-            return Err(Error::Format(format!(
-                "input must be lowercase hex of at most {MAX_INPUT_BYTES} bytes"
-            )));
+            return Err(FormatError::InputSyntax {
+                max: MAX_INPUT_BYTES,
+            }
+            .into());
         }
-        let input = hex::decode(&raw.input).map_err(|e| Error::Format(format!("input: {e}")))?;
+        let input = hex::decode(&raw.input).map_err(|source| FormatError::Hex {
+            field: ProofField::Input,
+            source,
+        })?;
         let eb = group.element_bytes();
-        let output = parse_fixed_hex(&raw.output, eb, "output")?;
+        let output = parse_fixed_hex(&raw.output, eb, ProofField::Output)?;
         let proof = match (raw.scheme.as_str(), raw.proof) {
             (crate::wesolowski::SCHEME, RawProof::Wesolowski(p)) => {
                 AnyProof::Wesolowski(WesolowskiProof {
-                    pi: parse_fixed_hex(&p.pi, eb, "pi")?,
-                    l: parse_fixed_hex(&p.l, level.prime_bits() as usize / 8, "l")?,
+                    pi: parse_fixed_hex(&p.pi, eb, ProofField::Pi)?,
+                    l: parse_fixed_hex(&p.l, level.prime_bits() as usize / 8, ProofField::L)?,
                 })
             }
             (crate::pietrzak::SCHEME, RawProof::Pietrzak(p)) => {
-                if p.mu.len() > 64 {
-                    return Err(Error::Format("too many rounds".into()));
+                if p.mu.len() > MAX_ROUNDS {
+                    return Err(FormatError::TooManyRounds {
+                        rounds: p.mu.len(),
+                        max: MAX_ROUNDS,
+                    }
+                    .into());
                 }
                 AnyProof::Pietrzak(PietrzakProof {
                     mu: p
                         .mu
                         .iter()
-                        .map(|m| parse_fixed_hex(m, eb, "mu"))
+                        .map(|m| parse_fixed_hex(m, eb, ProofField::Mu))
                         .collect::<Result<_>>()?,
                 })
             }
-            (scheme @ (crate::wesolowski::SCHEME | crate::pietrzak::SCHEME), _) => {
-                return Err(Error::Format(format!(
-                    "the proof object does not match the scheme {scheme}"
-                )))
+            (crate::wesolowski::SCHEME, _) => {
+                return Err(FormatError::SchemeMismatch {
+                    scheme: ProofScheme::Wesolowski,
+                }
+                .into())
+            }
+            (crate::pietrzak::SCHEME, _) => {
+                return Err(FormatError::SchemeMismatch {
+                    scheme: ProofScheme::Pietrzak,
+                }
+                .into())
             }
             (other, _) => {
-                return Err(Error::Format(format!(
-                    "unknown scheme {other:?} (wesolowski or pietrzak)"
-                )))
+                return Err(FormatError::UnknownScheme {
+                    found: other.to_string(),
+                }
+                .into())
             }
         };
         Ok(Self {
@@ -329,6 +340,34 @@ pub enum ProofScheme {
     Wesolowski,
     /// Pietrzak: `log T` group elements; cheaper to prove, slower to verify.
     Pietrzak,
+}
+
+impl ProofScheme {
+    /// The name proof files give the scheme (`wesolowski`, `pietrzak`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofScheme::Wesolowski => crate::wesolowski::SCHEME,
+            ProofScheme::Pietrzak => crate::pietrzak::SCHEME,
+        }
+    }
+}
+
+impl std::fmt::Display for ProofScheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Most Pietrzak rounds a proof file may hold (one per halving round: a generous bound, as
+/// [`crate::MAX_ITERATIONS`] squarings need 50).
+const MAX_ROUNDS: usize = 64;
+
+/// An out-of-range parameter met in a proof file is a malformed file.
+fn in_file(e: Error) -> Error {
+    match e {
+        Error::InvalidParameters(p) => FormatError::Parameters(p).into(),
+        other => other,
+    }
 }
 
 /// How [`prove_input`] ended.
@@ -366,10 +405,11 @@ pub fn prove_input(
     progress: &mut dyn FnMut(hourglass_arith::squaring::Progress),
 ) -> Result<ProveOutcome> {
     if input.len() > MAX_INPUT_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "the input is {} bytes; a proof file carries at most {MAX_INPUT_BYTES} (hash a larger document first)",
-            input.len()
-        )));
+        return Err(InputError::TooLong {
+            len: input.len(),
+            max: MAX_INPUT_BYTES,
+        }
+        .into());
     }
     let x = group.hash_to_element(input)?;
     let start = std::time::Instant::now();
@@ -398,4 +438,69 @@ pub fn prove_input(
         eval_secs,
         prove_secs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VECTOR: &str = include_str!("../tests/vectors/wesolowski-rsa2048-t1000.json");
+
+    /// The test vector with `field` replaced by `value`, parsed.
+    fn parse_with(field: &str, value: serde_json::Value) -> Result<ProofFile> {
+        let mut v: serde_json::Value = serde_json::from_str(VECTOR).unwrap();
+        v[field] = value;
+        ProofFile::from_json(v.to_string().as_bytes(), ModulusPolicy::Secure)
+    }
+
+    #[test]
+    fn malformed_files_name_the_field_and_the_values() {
+        assert!(parse_with("version", 1.into()).is_ok());
+        let err = parse_with("version", 2.into()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Format(FormatError::UnknownVersion {
+                    found: 2,
+                    supported: VERSION
+                })
+            ),
+            "{err:?}"
+        );
+        let err = parse_with("security_bits", 100.into()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Format(FormatError::Parameters(crate::ParamError::SecurityLevel {
+                    found: 100
+                }))
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "malformed proof file: invalid parameters: security level k = 100 is not supported (128 or 256)"
+        );
+        let err = parse_with("output", "00".into()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Format(FormatError::FixedHex {
+                    field: ProofField::Output,
+                    digits: 512
+                })
+            ),
+            "{err:?}"
+        );
+        let err = parse_with("scheme", "pietrzak".into()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed proof file: the proof object does not match the scheme pietrzak"
+        );
+        let err = parse_with("proof", serde_json::json!({"x": 1})).unwrap_err();
+        assert!(
+            matches!(err, Error::Format(FormatError::ProofShape)),
+            "{err:?}"
+        );
+    }
 }
