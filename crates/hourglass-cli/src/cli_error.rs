@@ -279,3 +279,27 @@ impl From<hourglass_timelock::certificate::CertificateError> for CliError {
         }
     }
 }
+
+impl From<hourglass_dkg::Error> for CliError {
+    fn from(e: hourglass_dkg::Error) -> Self {
+        use hourglass_dkg::Error as E;
+        let hint = match e {
+            E::Arith(inner) => return inner.into(),
+            E::Rsa(inner) => return inner.into(),
+            E::BadMessage { .. } => Some("the run was aborted; check that every party runs the same hourglass version and configuration"),
+            E::TooFewParties { .. } => Some("start the missing parties (or lower min_parties in the [generation] table) and run again"),
+            E::Config(hourglass_dkg::ConfigError::NotEmpty { .. }) => {
+                Some("choose an empty or new directory for the cluster")
+            }
+            E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
+            E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
+            E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
+            _ => None,
+        };
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}

@@ -116,9 +116,7 @@ impl GenerationArgs {
             threshold: self.threshold,
             timeout_ms: (self.timeout * 1000.0) as u64,
         };
-        settings
-            .validate()
-            .map_err(|e| CliError::new(e.to_string()))?;
+        settings.validate()?;
         Ok(settings)
     }
 }
@@ -348,23 +346,6 @@ struct PartyReport {
     share: String,
 }
 
-fn dkg_error(e: hourglass_dkg::Error) -> CliError {
-    use hourglass_dkg::Error as E;
-    let hint = match &e {
-        E::BadMessage { .. } => Some("the run was aborted; check that every party runs the same hourglass version and configuration"),
-        E::TooFewParties { .. } => Some("start the missing parties (or lower min_parties in the [generation] table) and run again"),
-        E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
-        E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
-        E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
-        _ => None,
-    };
-    let err = CliError::new(e.to_string());
-    match hint {
-        Some(h) => err.hint(h),
-        None => err,
-    }
-}
-
 fn share_path(dir: &Path, id: PartyId) -> PathBuf {
     dir.join(format!("party-{id}.share.json"))
 }
@@ -409,11 +390,11 @@ fn run_init(args: InitArgs) -> Result<(), CliError> {
     }
     let base = match args.base_port {
         Some(p) => p,
-        None => free_loopback_base_port(args.parties).map_err(dkg_error)?,
+        None => free_loopback_base_port(args.parties).map_err(CliError::from)?,
     };
     let dir = DirOutput::create(&args.out)?;
-    let staged =
-        init_cluster(dir.path(), args.parties, &settings, base, &args.name).map_err(dkg_error)?;
+    let staged = init_cluster(dir.path(), args.parties, &settings, base, &args.name)
+        .map_err(CliError::from)?;
     dir.commit()?;
     let configs = staged
         .iter()
@@ -436,7 +417,7 @@ fn run_init(args: InitArgs) -> Result<(), CliError> {
 }
 
 fn run_party(args: PartyArgs) -> Result<(), CliError> {
-    let config = ClusterConfig::load(&args.config).map_err(dkg_error)?;
+    let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
     let out_dir = args.out.clone().unwrap_or_else(|| config_dir(&config));
     if !out_dir.is_dir() {
         return Err(CliError::new(format!(
@@ -469,7 +450,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
                 .ok_or_else(|| CliError::new(format!("--deviate {d}: no such behaviour")))
         })
         .transpose()?;
-    let tls = TlsTransport::connect(&config, me, &options).map_err(dkg_error)?;
+    let tls = TlsTransport::connect(&config, me, &options).map_err(CliError::from)?;
     let missing = tls.missing();
     if !missing.is_empty() && !quiet {
         eprintln!("party {me}: parties {missing:?} did not connect; continuing without them");
@@ -514,7 +495,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         entropy.as_mut(),
         &mut progress,
     )
-    .map_err(dkg_error)?;
+    .map_err(CliError::from)?;
     drop(transport);
     let share = &generated.share;
     let public_pem = encode_public_key(&share.public, KeyFormat::Pem)?;
@@ -543,7 +524,11 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         bytes_sent: report.bytes_sent,
         seconds: report.elapsed.as_secs_f64(),
         sieve_bound: report.sieve_bound,
-        removed: report.removed.clone(),
+        removed: report
+            .removed
+            .iter()
+            .map(|(party, why)| (*party, why.to_string()))
+            .collect(),
         public_key: public_path.display().to_string(),
         share: share_file.display().to_string(),
     };
@@ -646,7 +631,7 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     }
     let mut adversaries = Vec::new();
     for spec in &args.adversary {
-        let (id, how) = parse_adversary(spec).map_err(|e| CliError::new(e.to_string()))?;
+        let (id, how) = parse_adversary(spec)?;
         if id == 0 || id as usize > args.parties || adversaries.iter().any(|(a, _)| *a == id) {
             return Err(CliError::new(format!(
                 "--adversary {spec}: party {id} does not exist or is named twice"
@@ -655,10 +640,10 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         adversaries.push((id, how));
     }
     args.net.sim()?;
-    let base = free_loopback_base_port(args.parties).map_err(dkg_error)?;
+    let base = free_loopback_base_port(args.parties).map_err(CliError::from)?;
     let dir = DirOutput::create(&args.out)?;
     let configs =
-        init_cluster(dir.path(), args.parties, &settings, base, "local").map_err(dkg_error)?;
+        init_cluster(dir.path(), args.parties, &settings, base, "local").map_err(CliError::from)?;
     let start = Instant::now();
     let mut parties = Parties(Vec::new());
     for (i, config) in configs.iter().enumerate() {
@@ -762,12 +747,12 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
 
 fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
     let (scheme, hash) = args.scheme.parse()?;
-    let config = ClusterConfig::load(&args.config).map_err(dkg_error)?;
+    let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
     let share_file = args
         .share
         .clone()
         .unwrap_or_else(|| share_path(&config_dir(&config), args.id));
-    let share = KeyShare::load(&share_file).map_err(dkg_error)?;
+    let share = KeyShare::load(&share_file).map_err(CliError::from)?;
     let data = read_input(&args.input, "input")?;
     let digest = hash.digest(&data);
     let timeout = seconds(args.timeout, "--timeout")?;
@@ -776,7 +761,8 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
         ..TlsOptions::default()
     };
     let mut entropy = args.entropy.source()?;
-    let mut transport = TlsTransport::connect(&config, args.id, &options).map_err(dkg_error)?;
+    let mut transport =
+        TlsTransport::connect(&config, args.id, &options).map_err(CliError::from)?;
     let sig = sign_jointly(
         &mut transport,
         &share,
@@ -786,7 +772,7 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
         timeout,
         entropy.as_mut(),
     )
-    .map_err(dkg_error)?;
+    .map_err(CliError::from)?;
     drop(transport);
     if let Some(out) = &args.out {
         write_output(out, &sig, Sensitivity::Public)?;
@@ -824,7 +810,7 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         .hint("generate a key first: hourglass dkg local --parties 3 -o DIR"));
     }
     // Check the shares belong together before starting any process.
-    let first = KeyShare::load(&share_path(&args.cluster, ids[0])).map_err(dkg_error)?;
+    let first = KeyShare::load(&share_path(&args.cluster, ids[0])).map_err(CliError::from)?;
     if first.members != ids {
         return Err(CliError::new(format!(
             "the key was shared among parties {:?} but {} holds shares of {:?}",

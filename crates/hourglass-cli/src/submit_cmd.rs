@@ -306,7 +306,7 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         let text = String::from_utf8_lossy(&bytes);
         if text.contains(TRANSCRIPT_FORMAT) {
             let t = PublicTranscript::from_json(&text).map_err(|e| {
-                CliError::new(e.to_string())
+                CliError::from(e)
                     .context(path.display())
                     .hint("a committee's transcript.json is written by `hourglass dkg party` or `dkg local`")
             })?;
@@ -519,7 +519,7 @@ fn check_origin(set: &PublicSet, transcript: &Path) -> Result<(), CliError> {
     let text = String::from_utf8(read_input(transcript, "committee transcript")?)
         .map_err(|_| CliError::new("not a text file").context(transcript.display()))?;
     let t = PublicTranscript::from_json(&text)
-        .map_err(|e| CliError::new(e.to_string()).context(transcript.display()))?;
+        .map_err(|e| CliError::from(e).context(transcript.display()))?;
     let fingerprint = t.fingerprint_hex();
     if !set.is_committee_modulus(&t.n, &fingerprint) {
         return Err(CliError::new(format!(

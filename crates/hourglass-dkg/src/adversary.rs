@@ -21,7 +21,7 @@ use crate::transport::{Event, PartyId, TrafficStats, Transport};
 #[cfg(test)]
 use crate::wire::Reader;
 use crate::wire::{Frame, Kind, Tag, Writer};
-use crate::{Error, Result};
+use crate::{Error, ParamError, Result};
 
 /// How a party deviates from the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,14 +170,9 @@ impl<T: Transport> Transport for Deviant<T> {
 /// Parses `ID:BEHAVIOUR` (e.g. `2:false-abort`).
 pub fn parse_adversary(spec: &str) -> Result<(PartyId, Deviation)> {
     let bad = || {
-        Error::InvalidParameters(format!(
-            "adversary '{spec}': use ID:BEHAVIOUR with BEHAVIOUR one of {}",
-            Deviation::ALL
-                .iter()
-                .map(|(_, n)| *n)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        Error::from(ParamError::Adversary {
+            spec: spec.to_string(),
+        })
     };
     let (id, how) = spec.split_once(':').ok_or_else(bad)?;
     let id: PartyId = id.trim().parse().map_err(|_| bad())?;

@@ -4,11 +4,12 @@
 //! (`1..k-1`) are invertible, which holds for a prime `P > k`, for the sieving modulus (a
 //! product of primes `>= k`) and for a candidate `N` without small factors.
 
+use hourglass_arith::secret::SecretInt;
 use rug::ops::RemRounding;
 use rug::Integer;
 
 use crate::rng::Drbg;
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// Sharing and interpolation among `k` parties modulo `m`.
 #[derive(Debug, Clone)]
@@ -29,18 +30,16 @@ impl Shamir {
                 num *= l;
                 den *= l - j;
             }
-            let inv = den.invert(&modulus).map_err(|_| {
-                Error::InvalidParameters(format!(
-                    "the modulus has a factor below {k}, so {k} parties cannot share over it"
-                ))
-            })?;
+            let inv = den
+                .invert(&modulus)
+                .map_err(|_| ParamError::ShamirModulus { parties: k })?;
             lambda.push((num * inv).rem_euc(&modulus));
         }
         let lambda_inv = lambda
             .iter()
             .map(|l| l.clone().invert(&modulus))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|_| Error::InvalidParameters("Lagrange coefficient not invertible".into()))?;
+            .map_err(|_| ParamError::Lagrange)?;
         Ok(Shamir {
             modulus,
             lambda,
@@ -65,26 +64,23 @@ impl Shamir {
     }
 
     /// Shares of `secret` on a random polynomial of `degree`: element `j - 1` is the value at
-    /// point `j`.
-    pub fn share(&self, secret: &Integer, degree: usize, rng: &mut Drbg) -> Vec<Integer> {
-        let mut coeffs = Vec::with_capacity(degree + 1);
-        coeffs.push(Integer::from(secret % &self.modulus));
-        coeffs.extend((0..degree).map(|_| rng.below(&self.modulus)));
-        let shares = (1..=self.parties() as u32)
+    /// point `j`. The polynomial's coefficients and the shares are secret: they are wiped when
+    /// dropped.
+    pub fn share(&self, secret: &Integer, degree: usize, rng: &mut Drbg) -> Vec<SecretInt> {
+        let mut coeffs: Vec<SecretInt> = Vec::with_capacity(degree + 1);
+        coeffs.push(SecretInt::new(Integer::from(secret % &self.modulus)));
+        coeffs.extend((0..degree).map(|_| SecretInt::new(rng.below(&self.modulus))));
+        (1..=self.parties() as u32)
             .map(|x| {
                 // Horner with a small point: reduce once at the end.
-                let mut acc = coeffs[degree].clone();
+                let mut acc = coeffs[degree].expose_owned();
                 for c in coeffs[..degree].iter().rev() {
                     acc *= x;
-                    acc += c;
+                    acc += c.expose();
                 }
-                acc.rem_euc(&self.modulus)
+                SecretInt::new(acc.rem_euc(&self.modulus))
             })
-            .collect();
-        for c in &mut coeffs {
-            hourglass_arith::secret::wipe(c);
-        }
-        shares
+            .collect()
     }
 
     /// The dealer's own share of a sharing of zero whose other shares come from pairwise
@@ -131,9 +127,12 @@ mod tests {
             let mut rng = Drbg::from_key(&[k as u8; 32]);
             let a = Integer::from(123_456_789u64);
             let b = Integer::from(987_654_321u64);
-            let sa = sh.share(&a, t, &mut rng);
-            let sb = sh.share(&b, t, &mut rng);
-            let z = sh.share(&Integer::ZERO, 2 * t, &mut rng);
+            let exposed = |s: Vec<SecretInt>| -> Vec<Integer> {
+                s.iter().map(SecretInt::expose_owned).collect()
+            };
+            let sa = exposed(sh.share(&a, t, &mut rng));
+            let sb = exposed(sh.share(&b, t, &mut rng));
+            let z = exposed(sh.share(&Integer::ZERO, 2 * t, &mut rng));
             assert_eq!(sh.interpolate(&sa), a);
             let prod: Vec<Integer> = (0..k)
                 .map(|j| (Integer::from(&sa[j] * &sb[j]) + &z[j]).rem_euc(&p))

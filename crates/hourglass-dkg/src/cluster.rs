@@ -50,7 +50,10 @@ use serde::Deserialize;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::params::Settings;
-use crate::{Error, PartyId, Result};
+use crate::{
+    CertStep, CertificateProblem, ConfigError, ConfigProblem, Error, IoOp, PartyId, Result,
+    TlsError,
+};
 
 /// The `format` line every cluster configuration starts with.
 pub const CLUSTER_FORMAT: &str = "hourglass-dkg-cluster-v1";
@@ -124,34 +127,34 @@ impl ClusterConfig {
     /// single valid PEM `CERTIFICATE`, a repeated certificate, a key that is not a PKCS#8 PEM
     /// key or matches none of the listed certificates, and invalid generation settings.
     pub fn load(path: &Path) -> Result<Self> {
-        let fail = |problem: String| Error::Config(format!("{}: {problem}", path.display()));
+        let fail = |problem: ConfigProblem| Error::from(ConfigError::in_file(path, problem));
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-        let file: ClusterFile = toml::from_str(&text).map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| Error::io(IoOp::Read(path.to_path_buf()), e))?;
+        let file: ClusterFile = toml::from_str(&text).map_err(|e| fail(ConfigProblem::Toml(e)))?;
         if file.format != CLUSTER_FORMAT {
-            return Err(fail(format!(
-                "format {:?} is not supported (expected {CLUSTER_FORMAT:?})",
-                file.format
-            )));
+            return Err(fail(ConfigProblem::Format { found: file.format }));
         }
-        file.generation
-            .validate()
-            .map_err(|e| fail(format!("[generation]: {e}")))?;
+        file.generation.validate().map_err(|e| match e {
+            Error::InvalidParameters(p) => fail(ConfigProblem::Generation(p)),
+            other => other,
+        })?;
         if file.party.len() < MIN_CLUSTER_PARTIES {
-            return Err(fail(format!(
-                "{} [[party]] entries; a cluster needs at least {MIN_CLUSTER_PARTIES}",
-                file.party.len()
-            )));
+            return Err(fail(ConfigProblem::TooFewParties {
+                found: file.party.len(),
+                min: MIN_CLUSTER_PARTIES,
+            }));
         }
         file.generation
             .check_threshold(file.party.len())
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| match e {
+                Error::InvalidParameters(p) => fail(ConfigProblem::Threshold(p)),
+                other => other,
+            })?;
         if file.generation.min_parties > file.party.len() {
-            return Err(fail(format!(
-                "[generation] min_parties is {} but the cluster has only {} parties",
-                file.generation.min_parties,
-                file.party.len()
-            )));
+            return Err(fail(ConfigProblem::MinParties {
+                min_parties: file.generation.min_parties,
+                parties: file.party.len(),
+            }));
         }
 
         let base = path.parent().unwrap_or(Path::new(""));
@@ -160,36 +163,36 @@ impl ClusterConfig {
         let mut parties: Vec<PartyEntry> = Vec::with_capacity(file.party.len());
         for party in file.party {
             if party.id == 0 {
-                return Err(fail("party id 0: ids start at 1".into()));
+                return Err(fail(ConfigProblem::ZeroId));
             }
             if !ids.insert(party.id) {
-                return Err(fail(format!("party id {} is listed twice", party.id)));
+                return Err(fail(ConfigProblem::DuplicateId { id: party.id }));
             }
             if !is_address(&party.address) {
-                return Err(fail(format!(
-                    "party {}: address {:?} is not ip:port or host:port",
-                    party.id, party.address
-                )));
+                return Err(fail(ConfigProblem::BadAddress {
+                    party: party.id,
+                    address: party.address,
+                }));
             }
             if !addresses.insert(party.address.clone()) {
-                return Err(fail(format!(
-                    "party {}: address {} is used by another party",
-                    party.id, party.address
-                )));
+                return Err(fail(ConfigProblem::DuplicateAddress {
+                    party: party.id,
+                    address: party.address,
+                }));
             }
             let cert_path = base.join(&party.certificate);
             let certificate = read_certificate(&cert_path).map_err(|problem| {
-                fail(format!(
-                    "party {}: certificate {}: {problem}",
-                    party.id,
-                    cert_path.display()
-                ))
+                fail(ConfigProblem::Certificate {
+                    party: party.id,
+                    path: cert_path.clone(),
+                    problem,
+                })
             })?;
             if let Some(twin) = parties.iter().find(|p| p.certificate == certificate) {
-                return Err(fail(format!(
-                    "parties {} and {} have the same certificate",
-                    twin.id, party.id
-                )));
+                return Err(fail(ConfigProblem::SameCertificate {
+                    first: twin.id,
+                    second: party.id,
+                }));
             }
             parties.push(PartyEntry {
                 id: party.id,
@@ -200,33 +203,26 @@ impl ClusterConfig {
 
         let key_path = base.join(&file.key);
         let pem = Zeroizing::new(
-            std::fs::read(&key_path)
-                .map_err(|e| Error::io(format!("reading key {}", key_path.display()), e))?,
+            std::fs::read(&key_path).map_err(|e| Error::io(IoOp::ReadKey(key_path.clone()), e))?,
         );
         let key_der = match PrivatePkcs8KeyDer::from_pem_slice(&pem) {
             Ok(key) => Zeroizing::new(key.secret_pkcs8_der().to_vec()),
-            Err(_) => {
-                return Err(fail(format!(
-                    "key {}: no PKCS#8 PEM private key (\"BEGIN PRIVATE KEY\")",
-                    key_path.display()
-                )))
-            }
+            Err(_) => return Err(fail(ConfigProblem::NoKey { path: key_path })),
         };
-        let signing_key = signing_key_from(&key_der).map_err(|e| {
-            fail(format!(
-                "key {}: unusable private key: {e}",
-                key_path.display()
-            ))
+        let signing_key = signing_key_from(&key_der).map_err(|source| {
+            fail(ConfigProblem::UnusableKey {
+                path: key_path.clone(),
+                source,
+            })
         })?;
         let own_id = parties
             .iter()
             .find(|p| key_matches(&signing_key, &p.certificate))
             .map(|p| p.id)
             .ok_or_else(|| {
-                fail(format!(
-                    "key {} matches none of the parties' certificates",
-                    key_path.display()
-                ))
+                fail(ConfigProblem::KeyMatchesNone {
+                    path: key_path.clone(),
+                })
             })?;
 
         Ok(ClusterConfig {
@@ -267,10 +263,7 @@ impl ClusterConfig {
     /// This party's TLS signing key (for the TLS transport).
     pub(crate) fn signing_key(&self) -> Result<Arc<dyn SigningKey>> {
         signing_key_from(&self.key_der).map_err(|e| {
-            Error::Config(format!(
-                "{}: unusable private key: {e}",
-                self.path.display()
-            ))
+            ConfigError::in_file(self.path.clone(), ConfigProblem::UnusableLoadedKey(e)).into()
         })
     }
 }
@@ -293,18 +286,18 @@ fn key_matches(key: &Arc<dyn SigningKey>, certificate: &[u8]) -> bool {
 }
 
 /// The single certificate of a PEM file, checked to be a parsable X.509 certificate.
-fn read_certificate(path: &Path) -> std::result::Result<Vec<u8>, String> {
-    let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+fn read_certificate(path: &Path) -> std::result::Result<Vec<u8>, CertificateProblem> {
+    let pem = std::fs::read(path).map_err(CertificateProblem::Read)?;
     let mut certs = Vec::new();
     for cert in CertificateDer::pem_slice_iter(&pem) {
-        certs.push(cert.map_err(|e| format!("bad PEM: {e}"))?);
+        certs.push(cert.map_err(CertificateProblem::Pem)?);
     }
     let cert = match certs.len() {
-        0 => return Err("no PEM CERTIFICATE in the file".into()),
+        0 => return Err(CertificateProblem::NoCertificate),
         1 => certs.remove(0),
-        n => return Err(format!("{n} certificates; pin exactly one per party")),
+        count => return Err(CertificateProblem::Several { count }),
     };
-    ParsedCertificate::try_from(&cert).map_err(|e| format!("not an X.509 certificate: {e}"))?;
+    ParsedCertificate::try_from(&cert).map_err(CertificateProblem::NotX509)?;
     Ok(cert.to_vec())
 }
 
@@ -347,9 +340,11 @@ pub fn init_cluster(
     name: &str,
 ) -> Result<Vec<PathBuf>> {
     if parties < MIN_CLUSTER_PARTIES {
-        return Err(Error::Config(format!(
-            "{parties} parties: a cluster needs at least {MIN_CLUSTER_PARTIES}"
-        )));
+        return Err(ConfigError::TooFewParties {
+            parties,
+            min: MIN_CLUSTER_PARTIES,
+        }
+        .into());
     }
     settings.validate()?;
     settings.check_threshold(parties)?;
@@ -359,34 +354,37 @@ pub fn init_cluster(
         ..settings.clone()
     };
     if settings.min_parties > parties {
-        return Err(Error::Config(format!(
-            "min_parties is {} but the cluster would have only {parties} parties",
-            settings.min_parties
-        )));
+        return Err(ConfigError::MinParties {
+            min_parties: settings.min_parties,
+            parties,
+        }
+        .into());
     }
     let last_port = usize::from(base_port) + parties - 1;
     if base_port == 0 || last_port > usize::from(u16::MAX) {
-        return Err(Error::Config(format!(
-            "ports {base_port} to {last_port}: use a base port from 1 to {}",
-            usize::from(u16::MAX) + 1 - parties
-        )));
+        return Err(ConfigError::BasePort {
+            base: base_port,
+            last: last_port,
+            max: usize::from(u16::MAX) + 1 - parties,
+        }
+        .into());
     }
     let created_dir = match std::fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() {
-                return Err(Error::Config(format!(
-                    "refusing to write a cluster into {}: the directory is not empty",
-                    dir.display()
-                )));
+                return Err(ConfigError::NotEmpty {
+                    dir: dir.to_path_buf(),
+                }
+                .into());
             }
             false
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+                .map_err(|e| Error::io(IoOp::Create(dir.to_path_buf()), e))?;
             true
         }
-        Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
+        Err(e) => return Err(Error::io(IoOp::Read(dir.to_path_buf()), e)),
     };
 
     let result = write_cluster(dir, parties, settings, base_port, name);
@@ -412,18 +410,17 @@ fn write_cluster(
     base_port: u16,
     name: &str,
 ) -> Result<Vec<PathBuf>> {
-    let tls = |what: &str, e: rcgen::Error| Error::Tls(format!("{what}: {e}"));
+    let tls = |step: CertStep, source: rcgen::Error| TlsError::Certificate { step, source };
     for sub in ["certs", "keys"] {
         let sub = dir.join(sub);
-        std::fs::create_dir(&sub)
-            .map_err(|e| Error::io(format!("creating {}", sub.display()), e))?;
+        std::fs::create_dir(&sub).map_err(|e| Error::io(IoOp::Create(sub.clone()), e))?;
     }
     for i in 1..=parties {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
-            .map_err(|e| tls("generating a key", e))?;
+            .map_err(|e| tls(CertStep::GenerateKey, e))?;
         let mut params =
             rcgen::CertificateParams::new(vec![format!("party-{i}.hourglass.invalid")])
-                .map_err(|e| tls("certificate parameters", e))?;
+                .map_err(|e| tls(CertStep::Parameters, e))?;
         params.distinguished_name = rcgen::DistinguishedName::new();
         params.distinguished_name.push(
             rcgen::DnType::CommonName,
@@ -431,7 +428,7 @@ fn write_cluster(
         );
         let cert = params
             .self_signed(&key)
-            .map_err(|e| tls("signing a certificate", e))?;
+            .map_err(|e| tls(CertStep::Sign, e))?;
         write_new(
             &dir.join(format!("certs/party-{i}.crt.pem")),
             cert.pem().as_bytes(),
@@ -445,8 +442,7 @@ fn write_cluster(
         )?;
     }
 
-    let generation = toml::to_string(settings)
-        .map_err(|e| Error::Config(format!("writing the [generation] table: {e}")))?;
+    let generation = toml::to_string(settings).map_err(ConfigError::WriteGeneration)?;
     let quoted_name = toml::Value::String(name.to_string()).to_string();
     let mut party_tables = String::new();
     for i in 1..=parties {
@@ -477,7 +473,7 @@ fn write_cluster(
 
 /// Creates `path` (which must not exist) with `mode` from the start, and writes `data`.
 fn write_new(path: &Path, data: &[u8], mode: u32) -> Result<()> {
-    let io = |e| Error::io(format!("writing {}", path.display()), e);
+    let io = |e| Error::io(IoOp::Write(path.to_path_buf()), e);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -506,7 +502,7 @@ pub fn free_loopback_base_port(count: usize) -> Result<u16> {
     let count32 = u32::try_from(count)
         .ok()
         .filter(|&c| (1..=256).contains(&c))
-        .ok_or_else(|| Error::Config(format!("{count} ports: ask for 1 to 256")))?;
+        .ok_or(ConfigError::PortCount { count })?;
     let seed = {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -526,13 +522,10 @@ pub fn free_loopback_base_port(count: usize) -> Result<u16> {
             .collect::<Option<Vec<TcpListener>>>()
             .is_some();
         if all_free {
-            return u16::try_from(base)
-                .map_err(|_| Error::Config("port arithmetic overflowed".into()));
+            return u16::try_from(base).map_err(|_| ConfigError::PortOverflow.into());
         }
     }
-    Err(Error::Config(format!(
-        "found no {count} consecutive free loopback ports"
-    )))
+    Err(ConfigError::NoFreePorts { count }.into())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use crate::transport::PartyId;
-use crate::{Error, Result};
+use crate::{Error, IoOp, Result, ShareError, ShareField};
 
 /// The format tag of share files.
 pub const SHARE_FORMAT: &str = "hourglass-dkg-share-v1";
@@ -71,7 +71,7 @@ impl KeyShare {
         party: PartyId,
         members: Vec<PartyId>,
         public: PublicKey,
-        d_share: Integer,
+        d_share: SecretInt,
     ) -> Self {
         KeyShare {
             cluster,
@@ -79,7 +79,7 @@ impl KeyShare {
             party,
             members,
             public,
-            d_share: SecretInt::new(d_share),
+            d_share,
         }
     }
 
@@ -123,48 +123,41 @@ impl KeyShare {
 
     /// Parses a share file.
     pub fn from_json(text: &str) -> Result<Self> {
-        let mut file: ShareFile = serde_json::from_str(text)
-            .map_err(|e| Error::Share(format!("not a share file: {e}")))?;
+        let mut file: ShareFile = serde_json::from_str(text).map_err(ShareError::Json)?;
         if file.format != SHARE_FORMAT {
-            return Err(Error::Share(format!(
-                "format {:?}, expected {SHARE_FORMAT:?}",
-                file.format
-            )));
+            return Err(ShareError::Format { found: file.format }.into());
         }
         let session: [u8; 16] = hex::decode(&file.session)
             .ok()
             .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| Error::Share("session must be 32 hex digits".into()))?;
+            .ok_or(ShareError::Session)?;
         let mut members = file.members.clone();
         members.sort_unstable();
         members.dedup();
         if members != file.members || members.len() < 3 || !members.contains(&file.party) {
-            return Err(Error::Share(
-                "members must be at least 3 sorted distinct ids including this party".into(),
-            ));
+            return Err(ShareError::Members.into());
         }
-        let hex_int = |s: &str, what: &str| {
+        let hex_int = |s: &str, field: ShareField| {
             let (neg, digits) = match s.strip_prefix('-') {
                 Some(rest) => (true, rest),
                 None => (false, s),
             };
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::Share(format!("{what} is not a hex number")));
+                return Err(ShareError::NotHex { field });
             }
-            let v = Integer::from_str_radix(digits, 16)
-                .map_err(|_| Error::Share(format!("{what} is not a hex number")))?;
+            let v =
+                Integer::from_str_radix(digits, 16).map_err(|_| ShareError::NotHex { field })?;
             Ok(if neg { -v } else { v })
         };
-        let n = hex_int(&file.n, "n")?;
+        let n = hex_int(&file.n, ShareField::N)?;
         if n <= 0 {
-            return Err(Error::Share("n must be positive".into()));
+            return Err(ShareError::NonPositiveModulus.into());
         }
-        let public = PublicKey::new(n, Integer::from(file.e))
-            .map_err(|e| Error::Share(format!("public key: {e}")))?;
-        let d_share = SecretInt::new(hex_int(&file.d_share, "d_share")?);
+        let public = PublicKey::new(n, Integer::from(file.e)).map_err(ShareError::PublicKey)?;
+        let d_share = SecretInt::new(hex_int(&file.d_share, ShareField::DShare)?);
         zeroize::Zeroize::zeroize(&mut file.d_share);
         if d_share.expose().significant_bits() > public.bits() + 64 {
-            return Err(Error::Share("d_share is larger than the modulus".into()));
+            return Err(ShareError::ShareTooLarge.into());
         }
         Ok(KeyShare {
             cluster: file.cluster,
@@ -180,14 +173,67 @@ impl KeyShare {
     pub fn load(path: &Path) -> Result<Self> {
         let text = Zeroizing::new(
             std::fs::read_to_string(path)
-                .map_err(|e| Error::io(format!("reading share {}", path.display()), e))?,
+                .map_err(|e| Error::io(IoOp::ReadShare(path.to_path_buf()), e))?,
         );
-        Self::from_json(&text).map_err(|e| {
-            Error::Share(format!(
-                "{}: {}",
-                path.display(),
-                e.to_string().trim_start_matches("key share: ")
-            ))
+        Self::from_json(&text).map_err(|e| match e {
+            Error::Share(problem) => ShareError::File {
+                path: path.to_path_buf(),
+                problem: Box::new(problem),
+            }
+            .into(),
+            other => other,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_file_errors_name_the_file_and_the_cause() {
+        let dir = std::env::temp_dir().join(format!("hg-share-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("party-1.share.json");
+        std::fs::write(
+            &path,
+            r#"{"format": "other", "cluster": "c", "session": "00", "party": 1,
+                "members": [1, 2, 3], "n": "ff", "e": 65537, "d_share": "1"}"#,
+        )
+        .unwrap();
+        let err = KeyShare::load(&path).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        match &err {
+            Error::Share(ShareError::File { path: at, problem }) => {
+                assert_eq!(at, &path);
+                assert!(
+                    matches!(&**problem, ShareError::Format { found } if found == "other"),
+                    "{problem:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "key share: {}: format \"other\", expected \"{SHARE_FORMAT}\"",
+                path.display()
+            )
+        );
+        let err = KeyShare::from_json(
+            r#"{"format": "hourglass-dkg-share-v1", "cluster": "c",
+                "session": "000102030405060708090a0b0c0d0e0f", "party": 1,
+                "members": [1, 2, 3], "n": "xyz", "e": 65537, "d_share": "1"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Share(ShareError::NotHex {
+                    field: ShareField::N
+                })
+            ),
+            "{err:?}"
+        );
     }
 }

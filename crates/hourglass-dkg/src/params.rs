@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// Generation settings, from the `[generation]` table of the cluster configuration.
 ///
@@ -89,10 +89,12 @@ impl Settings {
     pub fn check_threshold(&self, parties: usize) -> Result<()> {
         let t = self.threshold_for(parties);
         if t == 0 || 2 * t + 1 > parties {
-            return Err(Error::InvalidParameters(format!(
-                "threshold {t} for {parties} parties: use 1 to {} (a generation needs 2t + 1 parties)",
-                parties.saturating_sub(1) / 2
-            )));
+            return Err(ParamError::Threshold {
+                threshold: t,
+                parties,
+                max: parties.saturating_sub(1) / 2,
+            }
+            .into());
         }
         Ok(())
     }
@@ -100,30 +102,22 @@ impl Settings {
     /// Checks the settings on their own (the party count is checked when a session starts).
     pub fn validate(&self) -> Result<()> {
         if !(512..=8192).contains(&self.bits) || !self.bits.is_multiple_of(16) {
-            return Err(Error::InvalidParameters(format!(
-                "modulus size {} bits: use a multiple of 16 from 512 to 8192",
-                self.bits
-            )));
+            return Err(ParamError::Bits { bits: self.bits }.into());
         }
         if self.batch == 0 || self.batch > 4096 {
-            return Err(Error::InvalidParameters(format!(
-                "batch {}: use 1 to 4096 candidate pairs per round",
-                self.batch
-            )));
+            return Err(ParamError::Batch { batch: self.batch }.into());
         }
         if self.biprimality_rounds == 0 || self.biprimality_rounds > 1024 {
-            return Err(Error::InvalidParameters(format!(
-                "{} biprimality rounds: use 1 to 1024",
-                self.biprimality_rounds
-            )));
+            return Err(ParamError::BiprimalityRounds {
+                rounds: self.biprimality_rounds,
+            }
+            .into());
         }
         if self.min_parties < 3 {
-            return Err(Error::InvalidParameters(
-                "at least 3 parties are needed (with 2, BGW shares reveal the secrets)".into(),
-            ));
+            return Err(ParamError::MinParties.into());
         }
         if self.timeout_ms == 0 {
-            return Err(Error::InvalidParameters("timeout must be positive".into()));
+            return Err(ParamError::Timeout.into());
         }
         Ok(())
     }

@@ -26,9 +26,9 @@
 use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::EntropySource;
-use hourglass_arith::secret::{wipe, SecretInt};
+use hourglass_arith::secret::SecretInt;
 use hourglass_rsa::PublicKey;
-use rug::ops::RemRounding;
+use rug::ops::{RemRounding, SubFrom};
 use rug::Integer;
 use sha2::{Digest, Sha256};
 
@@ -40,7 +40,7 @@ use crate::session::{Halt, RoundResult, Session};
 use crate::sieve::Sieve;
 use crate::transport::{PartyId, Transport};
 use crate::wire::{Reader, Writer};
-use crate::{Error, Result};
+use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
 
 /// The public exponent of generated keys.
 pub const PUBLIC_EXPONENT: u32 = 65537;
@@ -65,7 +65,7 @@ pub struct Report {
     /// Parties that took part in the successful epoch.
     pub parties: usize,
     /// Parties removed after failures, with the reason.
-    pub removed: Vec<(PartyId, String)>,
+    pub removed: Vec<(PartyId, Failure)>,
     /// The sieving bound used.
     pub sieve_bound: u32,
     /// Expected candidate pairs (prime number theorem with sieving).
@@ -123,7 +123,7 @@ pub enum Progress {
     /// Parties failed; the survivors restart without them.
     Restart {
         /// The removed parties, each with what was observed of it.
-        removed: Vec<(PartyId, String)>,
+        removed: Vec<(PartyId, Failure)>,
     },
 }
 
@@ -175,10 +175,11 @@ pub fn generate_limited(
 ) -> Result<Generated> {
     settings.validate()?;
     if !members.contains(&transport.me()) {
-        return Err(Error::Config(format!(
-            "party {} is not among the members {members:?}",
-            transport.me()
-        )));
+        return Err(ConfigError::NotMember {
+            party: transport.me(),
+            members: members.to_vec(),
+        }
+        .into());
     }
     let start = Instant::now();
     let digest = settings_digest(settings, cluster);
@@ -324,26 +325,24 @@ struct Pair {
     q: SecretInt,
 }
 
-fn bad(sender: PartyId, reason: impl Into<String>) -> Halt {
+fn bad(sender: PartyId, reason: impl Into<MessageProblem>) -> Halt {
     Halt::Fatal(Error::BadMessage {
         sender,
         reason: reason.into(),
     })
 }
 
-type Accepted = (PublicKey, Integer, (SecretInt, SecretInt));
+type Accepted = (PublicKey, SecretInt, (SecretInt, SecretInt));
 
-/// Appends every other member's share to its payload (`out[q-1]` for position `q`), wipes
-/// the shares, and returns this member's own.
-fn deal(me: usize, out: &mut [Writer], mut shares: Vec<Integer>) -> Integer {
+/// Appends every other member's share to its payload (`out[q-1]` for position `q`) and
+/// returns this member's own (the others are wiped as they are dropped).
+fn deal(me: usize, out: &mut [Writer], mut shares: Vec<SecretInt>) -> SecretInt {
     for (q, w) in out.iter_mut().enumerate() {
         if q + 1 != me {
-            w.int(&shares[q]);
+            w.int(shares[q].expose());
         }
     }
-    let own = std::mem::take(&mut shares[me - 1]);
-    shares.iter_mut().for_each(wipe);
-    own
+    shares.swap_remove(me - 1)
 }
 
 impl<'s, 't, 'r> Run<'s, 't, 'r> {
@@ -534,13 +533,15 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let m = self.sieve.modulus().clone();
         // items[slot] = additive shares along the tree; shape is the same for every slot.
         let mut shape: Vec<Holders> = (1..=contributors).map(Holders::One).collect();
-        let mut values: Vec<Vec<Integer>> = (0..slots)
+        let mut values: Vec<Vec<SecretInt>> = (0..slots)
             .map(|_| {
                 shape
                     .iter()
                     .map(|h| match h {
-                        Holders::One(p) if *p == self.me => self.sieve.random_unit(self.rng),
-                        _ => Integer::new(),
+                        Holders::One(p) if *p == self.me => {
+                            SecretInt::new(self.sieve.random_unit(self.rng))
+                        }
+                        _ => SecretInt::new(Integer::new()),
                     })
                     .collect()
             })
@@ -559,16 +560,18 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                     let mut mine = [Integer::new(), Integer::new(), Integer::new()];
                     let dealt = [
                         hx.includes(self.me)
-                            .then(|| self.over_m.share(&vals[2 * i], self.t, self.rng)),
-                        hy.includes(self.me)
-                            .then(|| self.over_m.share(&vals[2 * i + 1], self.t, self.rng)),
+                            .then(|| self.over_m.share(vals[2 * i].expose(), self.t, self.rng)),
+                        hy.includes(self.me).then(|| {
+                            self.over_m
+                                .share(vals[2 * i + 1].expose(), self.t, self.rng)
+                        }),
                     ];
                     mine[2] = self
                         .over_m
                         .zero_from_streams(self.me, &mut self.streams_out);
                     for (c, shares) in dealt.into_iter().enumerate() {
                         if let Some(shares) = shares {
-                            mine[c] = deal(self.me, &mut out, shares);
+                            mine[c] = deal(self.me, &mut out, shares).expose_owned();
                         }
                     }
                     row.push(mine);
@@ -581,7 +584,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 let mut r = Reader::new(&payload);
                 let stream = self.streams_in[pos - 1]
                     .as_mut()
-                    .ok_or_else(|| bad(sender, "no pairwise seed"))?;
+                    .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?;
                 for row in acc.iter_mut() {
                     for (i, sums) in row.iter_mut().enumerate() {
                         let holders = [shape[2 * i], shape[2 * i + 1]];
@@ -598,15 +601,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
             let lambda = self.over_m.lambda(self.me).clone();
             let mut next_values = Vec::with_capacity(slots);
-            for (vals, row) in values.iter_mut().zip(acc) {
-                let mut next: Vec<Integer> = row
+            for (mut vals, row) in std::mem::take(&mut values).into_iter().zip(acc) {
+                let mut next: Vec<SecretInt> = row
                     .into_iter()
-                    .map(|[x, y, z]| (x * y + z).rem_euc(&m) * &lambda % &m)
+                    .map(|[x, y, z]| SecretInt::new((x * y + z).rem_euc(&m) * &lambda % &m))
                     .collect();
                 if shape.len() % 2 == 1 {
-                    next.push(vals.pop().unwrap_or_default());
+                    next.push(vals.pop().unwrap_or_else(|| SecretInt::new(Integer::new())));
                 }
-                vals.iter_mut().for_each(wipe);
                 next_values.push(next);
             }
             values = next_values;
@@ -617,9 +619,9 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             shape = next_shape;
             step += 1;
         }
-        let mut shares: Vec<Integer> = values
+        let shares: Vec<SecretInt> = values
             .into_iter()
-            .map(|mut v| v.pop().unwrap_or_default())
+            .map(|mut v| v.pop().unwrap_or_else(|| SecretInt::new(Integer::new())))
             .collect();
         let mut pairs = Vec::with_capacity(self.settings.batch);
         for (i, chunk) in shares.chunks(2).enumerate() {
@@ -627,11 +629,16 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let leads = lead == self.me;
             pairs.push(Pair {
                 lead,
-                p: SecretInt::new(self.sieve.candidate_share(leads, &chunk[0], self.rng)),
-                q: SecretInt::new(self.sieve.candidate_share(leads, &chunk[1], self.rng)),
+                p: SecretInt::new(
+                    self.sieve
+                        .candidate_share(leads, chunk[0].expose(), self.rng),
+                ),
+                q: SecretInt::new(
+                    self.sieve
+                        .candidate_share(leads, chunk[1].expose(), self.rng),
+                ),
             });
         }
-        shares.iter_mut().for_each(wipe);
         Ok(pairs)
     }
 
@@ -650,7 +657,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 .over_p
                 .zero_from_streams(self.me, &mut self.streams_out);
             for (c, shares) in dealt.into_iter().enumerate() {
-                mine[c] = deal(self.me, &mut out, shares);
+                mine[c] = deal(self.me, &mut out, shares).expose_owned();
             }
             sums.push(mine);
         }
@@ -660,7 +667,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let mut r = Reader::new(&payload);
             let stream = self.streams_in[pos - 1]
                 .as_mut()
-                .ok_or_else(|| bad(sender, "no pairwise seed"))?;
+                .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?;
             for s in sums.iter_mut() {
                 for v in s[..2].iter_mut() {
                     *v += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
@@ -702,23 +709,21 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// This member's biprimality value for `g`: `g^((N - p_1 - q_1 + 1)/4)` for the lead,
     /// `g^((p_j + q_j)/4)` for the others.
     fn biprimality_value(&self, pair: &Pair, n: &Integer, g: &Integer) -> RoundResult<Integer> {
-        let mut exp = Integer::from(pair.p.expose() + pair.q.expose());
+        let mut e = Integer::from(pair.p.expose() + pair.q.expose());
         if pair.lead == self.me {
-            exp = Integer::from(n - &exp) + 1u32;
+            e.sub_from(n);
+            e += 1u32;
         }
-        if exp.mod_u(4) != 0 {
-            wipe(&mut exp);
-            return Err(Halt::Fatal(Error::InvalidParameters(
-                "internal: biprimality exponent not divisible by 4".into(),
-            )));
+        let divisible = e.mod_u(4) == 0;
+        e >>= 2;
+        let exp = SecretInt::new(e);
+        if !divisible {
+            return Err(Halt::Fatal(ParamError::BiprimalityExponent.into()));
         }
-        exp >>= 2;
-        if exp == 0 {
+        if *exp.expose() == 0 {
             return Ok(Integer::from(1));
         }
-        let v = Integer::from(g.secure_pow_mod_ref(&exp, n));
-        wipe(&mut exp);
-        Ok(v)
+        Ok(Integer::from(g.secure_pow_mod_ref(exp.expose(), n)))
     }
 
     /// The public base of biprimality test `index` for modulus `n`: Jacobi symbol 1.
@@ -801,16 +806,18 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let g = self.public_base(n, index);
             values.push(self.biprimality_value(pair, n, &g)?);
         }
-        let r_j = self.rng.below(n);
-        let mut x_j = Integer::from(pair.p.expose() + pair.q.expose());
-        if pair.lead == self.me {
-            x_j -= 1;
-        }
+        let r_j = SecretInt::new(self.rng.below(n));
+        let x_j = {
+            let mut x = Integer::from(pair.p.expose() + pair.q.expose());
+            if pair.lead == self.me {
+                x -= 1;
+            }
+            SecretInt::new(x)
+        };
         let dealt = [
-            over_n.share(&r_j, self.t, self.rng),
-            over_n.share(&x_j, self.t, self.rng),
+            over_n.share(r_j.expose(), self.t, self.rng),
+            over_n.share(x_j.expose(), self.t, self.rng),
         ];
-        wipe(&mut x_j);
         let mut out: Vec<Writer> = (0..self.k)
             .map(|_| {
                 let mut w = Writer::new();
@@ -823,7 +830,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let mut sums = [Integer::new(), Integer::new(), Integer::new()];
         sums[2] = over_n.zero_from_streams(self.me, &mut self.streams_out);
         for (c, shares) in dealt.into_iter().enumerate() {
-            sums[c] = deal(self.me, &mut out, shares);
+            sums[c] = deal(self.me, &mut out, shares).expose_owned();
         }
         let replies = self.exchange_shares(31, out)?;
         let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
@@ -839,7 +846,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
             sums[2] += self.streams_in[pos - 1]
                 .as_mut()
-                .ok_or_else(|| bad(sender, "no pairwise seed"))?
+                .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?
                 .below(n);
             r.end().map_err(|e| bad(sender, e))?;
         }
@@ -860,26 +867,33 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// Step 4: `phi mod e`, the shares `d_j`, and the rounding fix.
     fn shares_of_d(&mut self, pair: &Pair, n: &Integer) -> RoundResult<Option<Accepted>> {
         let e = Integer::from(PUBLIC_EXPONENT);
-        let mut phi_j = if pair.lead == self.me {
-            Integer::from(n - pair.p.expose()) - pair.q.expose() + 1u32
-        } else {
-            -Integer::from(pair.p.expose() + pair.q.expose())
+        let phi_j = {
+            let mut phi = Integer::from(pair.p.expose() + pair.q.expose());
+            if pair.lead == self.me {
+                phi.sub_from(n);
+                phi += 1u32;
+            } else {
+                phi = -phi;
+            }
+            SecretInt::new(phi)
         };
         // Additive sharing of phi_j mod e.
-        let mut parts: Vec<Integer> = (1..self.k).map(|_| self.rng.below(&e)).collect();
-        let sum_parts: Integer = parts.iter().sum();
-        let own = (&phi_j - sum_parts).rem_euc(&e);
+        let parts: Vec<SecretInt> = (1..self.k)
+            .map(|_| SecretInt::new(self.rng.below(&e)))
+            .collect();
+        let sum_parts: Integer = parts.iter().map(SecretInt::expose).sum();
+        let own = (phi_j.expose() - sum_parts).rem_euc(&e);
         let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
         let mut next = parts.iter();
         for (q, w) in out.iter_mut().enumerate() {
             if q + 1 != self.me {
                 if let Some(part) = next.next() {
-                    w.int(part);
+                    w.int(part.expose());
                 }
             }
         }
         let replies = self.exchange_shares(40, out)?;
-        parts.iter_mut().for_each(wipe);
+        drop(parts);
         let mut sigma = own;
         for (_, v) in self.single_values(replies, &e)? {
             sigma += v;
@@ -889,19 +903,18 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let phi_mod_e = sigmas.into_iter().sum::<Integer>().rem_euc(&e);
         let Ok(inv) = phi_mod_e.invert(&e) else {
             // e divides phi: this modulus cannot use e = 65537.
-            wipe(&mut phi_j);
             return Ok(None);
         };
         let zeta = &e - inv;
-        let mut numerator = zeta * &phi_j;
+        let mut numerator = zeta * phi_j.expose();
         if pair.lead == self.me {
             numerator += 1u32;
         }
-        wipe(&mut phi_j);
-        let mut d_j = numerator.div_rem_floor(e.clone()).0;
+        drop(phi_j);
+        let d_j = SecretInt::new(numerator.div_rem_floor(e.clone()).0);
         // Rounding: sum d_j = d - r for some r in 0..k; find r on a test message.
         let m = self.public_base(n, u32::MAX);
-        let partial = self.partial_power(&m, &d_j, n)?;
+        let partial = self.partial_power(&m, d_j.expose(), n)?;
         let mut prod = Integer::from(1);
         for v in self.broadcast_value(42, partial, n)? {
             prod = (prod * v) % n;
@@ -916,15 +929,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
         }
         let Some(fix) = fix else {
-            wipe(&mut d_j);
-            return Err(Halt::Fatal(Error::Signature(
-                "the shares of d do not combine to a working key (a party deviated from the protocol)"
-                    .into(),
-            )));
+            return Err(Halt::Fatal(SignatureError::SharesDoNotCombine.into()));
         };
-        if pair.lead == self.me {
-            d_j += fix;
-        }
+        let d_j = if pair.lead == self.me {
+            SecretInt::new(Integer::from(d_j.expose() + fix))
+        } else {
+            d_j
+        };
         let public = PublicKey::new(n.clone(), e).map_err(Error::from)?;
         Ok(Some((public, d_j, (pair.p.clone(), pair.q.clone()))))
     }
@@ -937,20 +948,18 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
 /// `m^d mod n` for a signed secret exponent, with GMP's constant-time exponentiation.
 pub fn partial_power(m: &Integer, d: &Integer, n: &Integer) -> Result<Integer> {
     if n.is_even() || *n < 3 {
-        return Err(Error::InvalidParameters("the modulus must be odd".into()));
+        return Err(ParamError::EvenModulus.into());
     }
     let base = if *d < 0 {
         m.clone()
             .invert(n)
-            .map_err(|_| Error::Signature("message not invertible modulo N".into()))?
+            .map_err(|_| Error::from(SignatureError::NotInvertible))?
     } else {
         m.clone()
     };
-    let mut exp = d.clone().abs();
-    if exp == 0 {
+    let exp = SecretInt::new(d.clone().abs());
+    if *exp.expose() == 0 {
         return Ok(Integer::from(1));
     }
-    let out = Integer::from(base.secure_pow_mod_ref(&exp, n));
-    wipe(&mut exp);
-    Ok(out)
+    Ok(Integer::from(base.secure_pow_mod_ref(exp.expose(), n)))
 }

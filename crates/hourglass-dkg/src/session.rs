@@ -14,13 +14,13 @@ use sha2::{Digest, Sha256};
 
 use crate::transport::{Event, PartyId, Transport};
 use crate::wire::{Frame, Kind, Reader, Tag, Writer};
-use crate::{Error, Result};
+use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result};
 
 /// Why a round did not complete.
 #[derive(Debug)]
 pub enum Halt {
     /// Members failed (or one asked for a restart): the survivors restart without them.
-    Failed(Vec<PartyId>, String),
+    Failed(Vec<PartyId>, Failure),
     /// The run cannot continue (a malformed message, a protocol violation).
     Fatal(Error),
 }
@@ -47,11 +47,11 @@ pub struct Session<'t> {
     buffer: HashMap<BufferKey, ([u8; 16], Vec<u8>)>,
     /// Restart reports: (epoch, phase, sender) -> (reason, parties it observed failing).
     aborts: HashMap<(u32, u8, PartyId), (String, Vec<PartyId>)>,
-    lost: BTreeMap<PartyId, String>,
+    lost: BTreeMap<PartyId, Failure>,
     last: Option<Tag>,
 }
 
-fn bad(sender: PartyId, reason: impl Into<String>) -> Halt {
+fn bad(sender: PartyId, reason: impl Into<MessageProblem>) -> Halt {
     Halt::Fatal(Error::BadMessage {
         sender,
         reason: reason.into(),
@@ -171,16 +171,15 @@ impl<'t> Session<'t> {
             let mut r = Reader::new(&theirs);
             let digest = r.bytes().map_err(|e| bad(m, e))?;
             if digest != settings_digest {
-                return Err(Halt::Fatal(Error::Config(format!(
-                    "party {m} runs with different generation settings (bits, batch, sieve bound, \
-                     rounds, minimum or timeout); every party needs the same [generation] table"
-                ))));
+                return Err(Halt::Fatal(
+                    ConfigError::SettingsMismatch { party: m }.into(),
+                ));
             }
             let their_nonce = r.bytes().map_err(|e| bad(m, e))?;
             let mut listed = Vec::new();
             for _ in 0..self.members.len() {
                 let b = r.bytes().map_err(|e| bad(m, e))?;
-                let id: [u8; 4] = b.try_into().map_err(|_| bad(m, "bad member id"))?;
+                let id: [u8; 4] = b.try_into().map_err(|_| bad(m, MessageProblem::MemberId))?;
                 listed.push(u32::from_be_bytes(id));
             }
             if m != self.me() {
@@ -188,15 +187,19 @@ impl<'t> Session<'t> {
                     .bytes()
                     .map_err(|e| bad(m, e))?
                     .try_into()
-                    .map_err(|_| bad(m, "pairwise seed must be 32 bytes"))?;
+                    .map_err(|_| bad(m, MessageProblem::SeedLength))?;
                 received.insert(m, seed);
             }
             r.end().map_err(|e| bad(m, e))?;
             if listed != self.members {
-                return Err(Halt::Fatal(Error::Config(format!(
-                    "party {m} expects members {listed:?}, this party {:?}",
-                    self.members
-                ))));
+                return Err(Halt::Fatal(
+                    ConfigError::MembersMismatch {
+                        party: m,
+                        theirs: listed,
+                        ours: self.members.clone(),
+                    }
+                    .into(),
+                ));
             }
             h.update(m.to_be_bytes());
             h.update(their_nonce);
@@ -250,9 +253,7 @@ impl<'t> Session<'t> {
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
         if let Some(last) = self.last {
             if kind == Kind::Data && tag <= last {
-                return Err(Halt::Fatal(Error::InvalidParameters(format!(
-                    "internal: round {tag:?} repeats or precedes {last:?}"
-                ))));
+                return Err(Halt::Fatal(ParamError::RoundOrder { tag, last }.into()));
             }
         }
         for (to, payload) in outgoing {
@@ -266,7 +267,7 @@ impl<'t> Session<'t> {
             if let Err(e) = self.transport.send(to, frame.encode()) {
                 let reason = match e {
                     Error::PartyFailed { reason, .. } => reason,
-                    other => other.to_string(),
+                    other => Failure::Send(std::sync::Arc::new(other)),
                 };
                 return Err(Halt::Failed(vec![to], reason));
             }
@@ -278,13 +279,13 @@ impl<'t> Session<'t> {
             for &m in &others {
                 if got.contains_key(&m) {
                     if self.buffer.contains_key(&(kind as u8, tag, m)) {
-                        return Err(bad(m, format!("duplicate message for {tag:?}")));
+                        return Err(bad(m, MessageProblem::Duplicate { tag }));
                     }
                     continue;
                 }
                 if let Some((session, payload)) = self.buffer.remove(&(kind as u8, tag, m)) {
                     if kind == Kind::Data && session != self.session {
-                        return Err(bad(m, "message belongs to another session"));
+                        return Err(bad(m, MessageProblem::OtherSession));
                     }
                     got.insert(m, payload);
                 }
@@ -302,10 +303,7 @@ impl<'t> Session<'t> {
                 return Err(Halt::Failed(vec![failed], self.lost[&failed].clone()));
             }
             if self.aborts.keys().any(|&(e, _, _)| e == self.epoch) {
-                return Err(Halt::Failed(
-                    Vec::new(),
-                    "a party asked for a restart".into(),
-                ));
+                return Err(Halt::Failed(Vec::new(), Failure::RestartRequested));
             }
             match self.transport.recv_until(deadline) {
                 Some(event) => self.absorb(event)?,
@@ -317,7 +315,9 @@ impl<'t> Session<'t> {
                         .collect();
                     return Err(Halt::Failed(
                         missing,
-                        format!("no answer within {} ms", self.timeout.as_millis()),
+                        Failure::NoAnswer {
+                            timeout_ms: self.timeout.as_millis(),
+                        },
                     ));
                 }
             }
@@ -328,7 +328,7 @@ impl<'t> Session<'t> {
     fn absorb(&mut self, event: Event) -> RoundResult<()> {
         match event {
             Event::Lost { party, reason } => {
-                self.lost.entry(party).or_insert(reason);
+                self.lost.entry(party).or_insert(Failure::Link(reason));
                 Ok(())
             }
             Event::Rejected { party, reason } => Err(bad(party, reason)),
@@ -337,10 +337,9 @@ impl<'t> Session<'t> {
                 if frame.sender != from {
                     return Err(bad(
                         from,
-                        format!(
-                            "claims to be party {} on an authenticated link",
-                            frame.sender
-                        ),
+                        MessageProblem::Impersonation {
+                            claimed: frame.sender,
+                        },
                     ));
                 }
                 if !self.members.contains(&from) {
@@ -355,17 +354,17 @@ impl<'t> Session<'t> {
                         let mut r = Reader::new(&frame.payload);
                         let reason = r.bytes().map_err(|e| bad(from, e))?;
                         if reason.len() > MAX_REASON {
-                            return Err(bad(from, "abort reason too long"));
+                            return Err(bad(from, MessageProblem::AbortReasonTooLong));
                         }
                         let reason = String::from_utf8_lossy(reason).into_owned();
                         let mut named = Vec::new();
                         while let Ok(b) = r.bytes() {
                             let id: [u8; 4] = b
                                 .try_into()
-                                .map_err(|_| bad(from, "bad party id in abort"))?;
+                                .map_err(|_| bad(from, MessageProblem::AbortPartyId))?;
                             named.push(u32::from_be_bytes(id));
                             if named.len() > self.members.len() {
-                                return Err(bad(from, "an abort names too many parties"));
+                                return Err(bad(from, MessageProblem::AbortTooManyParties));
                             }
                         }
                         r.end().map_err(|e| bad(from, e))?;
@@ -388,18 +387,15 @@ impl<'t> Session<'t> {
                         {
                             return Err(bad(
                                 from,
-                                format!("unexpected message for finished round {:?}", frame.tag),
+                                MessageProblem::FinishedRound { tag: frame.tag },
                             ));
                         }
                         let key = (frame.kind as u8, frame.tag, from);
                         if self.buffer.contains_key(&key) {
-                            return Err(bad(
-                                from,
-                                format!("duplicate message for {:?}", frame.tag),
-                            ));
+                            return Err(bad(from, MessageProblem::Duplicate { tag: frame.tag }));
                         }
                         if self.buffer.len() > 4096 {
-                            return Err(bad(from, "too many messages ahead of the protocol"));
+                            return Err(bad(from, MessageProblem::TooManyAhead));
                         }
                         self.buffer.insert(key, (frame.session, frame.payload));
                         Ok(())
@@ -422,10 +418,10 @@ impl<'t> Session<'t> {
     pub fn restart(
         &mut self,
         failed: &[PartyId],
-        reason: &str,
+        reason: &Failure,
         minimum: usize,
         threshold: usize,
-    ) -> Result<Vec<(PartyId, String)>> {
+    ) -> Result<Vec<(PartyId, Failure)>> {
         let me = self.me();
         let members: BTreeSet<PartyId> = self.members.iter().copied().collect();
         let mut observed: BTreeSet<PartyId> = failed.iter().copied().collect();
@@ -478,7 +474,7 @@ impl<'t> Session<'t> {
                 return Err(err);
             }
         }
-        let removed: Vec<(PartyId, String)> = observed
+        let removed: Vec<(PartyId, Failure)> = observed
             .iter()
             .map(|&party| (party, self.why(party, failed, reason)))
             .collect();
@@ -503,12 +499,12 @@ impl<'t> Session<'t> {
         &mut self,
         members: &BTreeSet<PartyId>,
         observed: &BTreeSet<PartyId>,
-        reason: &str,
+        reason: &Failure,
         step: u16,
         unreachable: &mut BTreeSet<PartyId>,
     ) {
         let me = self.me();
-        let payload = reason_and_parties(reason, observed.iter());
+        let payload = reason_and_parties(&reason.to_string(), observed.iter());
         let tag = Tag {
             epoch: self.epoch,
             round: u64::MAX,
@@ -605,14 +601,14 @@ impl<'t> Session<'t> {
     }
 
     /// What is known of why `party` is removed.
-    fn why(&self, party: PartyId, failed: &[PartyId], reason: &str) -> String {
+    fn why(&self, party: PartyId, failed: &[PartyId], reason: &Failure) -> Failure {
         if failed.contains(&party) {
-            return reason.to_string();
+            return reason.clone();
         }
         if let Some(lost) = self.lost.get(&party) {
             return lost.clone();
         }
-        "no answer during the restart".to_string()
+        Failure::NoAnswerDuringRestart
     }
 }
 

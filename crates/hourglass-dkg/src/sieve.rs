@@ -19,7 +19,7 @@ use rug::ops::RemRounding;
 use rug::Integer;
 
 use crate::rng::Drbg;
-use crate::{Error, Result};
+use crate::{ParamError, Result};
 
 /// Fewest random bits in each party's free part `r''` (beyond the sieved residue).
 pub const MIN_FREE_BITS: u32 = 16;
@@ -60,12 +60,10 @@ impl Sieve {
 
     fn build(prime_bits: u32, parties: usize, bound: u32) -> Result<Self> {
         if parties < 3 {
-            return Err(Error::InvalidParameters("at least 3 parties".into()));
+            return Err(ParamError::SieveParties.into());
         }
         if bound >= 1 << 16 {
-            return Err(Error::InvalidParameters(format!(
-                "sieving bound {bound}: use a bound below 65536"
-            )));
+            return Err(ParamError::SieveBound { bound }.into());
         }
         let k = parties as u32;
         let mut m = Integer::from(1);
@@ -78,14 +76,9 @@ impl Sieve {
             }
         }
         if m == 1 {
-            return Err(Error::InvalidParameters(format!(
-                "sieving bound {bound} has no prime above {parties} (the party count) to sieve with"
-            )));
+            return Err(ParamError::NoSievePrime { bound, parties }.into());
         }
-        let m_inv = m
-            .clone()
-            .invert(&m4)
-            .map_err(|_| Error::InvalidParameters("sieving moduli not coprime".into()))?;
+        let m_inv = m.clone().invert(&m4).map_err(|_| ParamError::SieveModuli)?;
         let period = Integer::from(&m * &m4);
         let top = Integer::from(1) << prime_bits;
         let low = Integer::from(3) << (prime_bits - 2);
@@ -97,10 +90,13 @@ impl Sieve {
             Integer::new()
         };
         if free_bound.significant_bits() <= MIN_FREE_BITS {
-            return Err(Error::InvalidParameters(format!(
-                "sieving bound {bound} is too large for {prime_bits}-bit primes and {parties} \
-                 parties (each party needs at least {MIN_FREE_BITS} free random bits)"
-            )));
+            return Err(ParamError::SieveTooLarge {
+                bound,
+                prime_bits,
+                parties,
+                min_free_bits: MIN_FREE_BITS,
+            }
+            .into());
         }
         Ok(Sieve {
             bound,
@@ -128,9 +124,11 @@ impl Sieve {
             }
         }
         best.ok_or_else(|| {
-            Error::InvalidParameters(format!(
-                "{prime_bits}-bit primes are too small to sieve for {parties} parties"
-            ))
+            ParamError::PrimesTooSmall {
+                prime_bits,
+                parties,
+            }
+            .into()
         })
     }
 

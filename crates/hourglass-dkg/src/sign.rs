@@ -23,7 +23,7 @@ use crate::protocol::partial_power;
 use crate::session::{Halt, Session};
 use crate::transport::Transport;
 use crate::wire::{Reader, Writer};
-use crate::{Error, Result};
+use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
 
 /// The signature scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ fn halt(e: Halt) -> Error {
         Halt::Fatal(e) => e,
         Halt::Failed(parties, reason) => Error::PartyFailed {
             party: parties.first().copied().unwrap_or(0),
-            reason: format!("{reason} (signing needs every member)"),
+            reason: Failure::WhileSigning(Box::new(reason)),
         },
     }
 }
@@ -81,19 +81,19 @@ pub fn sign_jointly(
     entropy: &mut dyn EntropySource,
 ) -> Result<Vec<u8>> {
     if digest.len() != hash.output_len() {
-        return Err(Error::InvalidParameters(format!(
-            "a {} digest has {} bytes, not {}",
-            hash.name(),
-            hash.output_len(),
-            digest.len()
-        )));
+        return Err(ParamError::DigestLength {
+            hash,
+            want: hash.output_len(),
+            got: digest.len(),
+        }
+        .into());
     }
     if transport.me() != share.party {
-        return Err(Error::Config(format!(
-            "the share belongs to party {}, this is party {}",
-            share.party,
-            transport.me()
-        )));
+        return Err(ConfigError::OtherPartysShare {
+            share: share.party,
+            me: transport.me(),
+        }
+        .into());
     }
     let n = share.public.n().clone();
     let mut session = Session::new(transport, share.members.clone(), timeout);
@@ -115,9 +115,9 @@ pub fn sign_jointly(
     let mut chosen = (share.party, salt);
     for (&from, payload) in &replies {
         let mut r = Reader::new(payload);
-        let bad = |reason: String| Error::BadMessage {
+        let bad = |reason: crate::WireError| Error::BadMessage {
             sender: from,
-            reason,
+            reason: reason.into(),
         };
         let theirs = r.bytes().map_err(bad)?;
         let their_salt = r.bytes().map_err(bad)?.to_vec();
@@ -125,15 +125,13 @@ pub fn sign_jointly(
         if theirs != request {
             return Err(Error::BadMessage {
                 sender: from,
-                reason:
-                    "it was asked to sign something else (another message, scheme, hash or key)"
-                        .into(),
+                reason: MessageProblem::SignsOther,
             });
         }
         if their_salt.len() != hash.output_len() {
             return Err(Error::BadMessage {
                 sender: from,
-                reason: "salt of the wrong length".into(),
+                reason: MessageProblem::SaltLength,
             });
         }
         if from < chosen.0 {
@@ -149,22 +147,17 @@ pub fn sign_jointly(
     let mut s = partial;
     for (&from, payload) in &replies {
         let mut r = Reader::new(payload);
-        let bad = |reason: String| Error::BadMessage {
+        let bad = |reason: crate::WireError| Error::BadMessage {
             sender: from,
-            reason,
+            reason: reason.into(),
         };
         let v = r.int_below(&n).map_err(bad)?;
         r.end().map_err(bad)?;
         s = (s * v) % &n;
     }
-    let check = share
-        .public
-        .public_op(&s)
-        .map_err(|e| Error::Signature(e.to_string()))?;
+    let check = share.public.public_op(&s).map_err(SignatureError::Check)?;
     if check != m {
-        return Err(Error::Signature(
-            "a partial signature is wrong (a share does not belong to this key, or a fault)".into(),
-        ));
+        return Err(SignatureError::WrongPartial.into());
     }
     Ok(i2osp(&s, share.public.size())?)
 }
@@ -174,6 +167,7 @@ mod tests {
     use super::*;
     use crate::transport::{memory_mesh, NetSim};
     use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_arith::secret::SecretInt;
     use hourglass_rsa::padding::{Pkcs1v15Sign, Pss};
     use hourglass_rsa::PublicKey;
 
@@ -209,7 +203,7 @@ mod tests {
                     i as u32 + 1,
                     vec![1, 2, 3],
                     public.clone(),
-                    dj,
+                    SecretInt::new(dj),
                 )
             })
             .collect()
@@ -295,7 +289,7 @@ mod tests {
             3,
             vec![1, 2, 3],
             bad.public.clone(),
-            Integer::from(bad.d_share() + 1u32),
+            SecretInt::new(Integer::from(bad.d_share() + 1u32)),
         );
         shares.push(wrong);
         let digest = HashAlg::Sha256.digest(b"m");

@@ -36,7 +36,10 @@ use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
 use crate::cluster::ClusterConfig;
 use crate::transport::{Event, NetSim, Shaper, TrafficStats, Transport, DEFAULT_MAX_FRAME};
-use crate::{Error, PartyId, Result};
+use crate::{
+    ConfigError, ConfigProblem, Error, IoOp, LinkLoss, LinkRejection, ParamError, PartyId, Result,
+    TlsError,
+};
 
 /// Exchanged right after the handshake: the dialling party learns that its certificate was
 /// accepted (in TLS 1.3 the client finishes its handshake before the server has checked it).
@@ -123,10 +126,32 @@ fn pinned_party(pins: &Pins, cert: &CertificateDer<'_>) -> Option<PartyId> {
         .map(|&(id, _)| id)
 }
 
-fn rejected(reason: String) -> rustls::Error {
-    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
-        std::io::Error::other(reason),
-    ))))
+/// Why a peer's certificate is refused.
+#[derive(Debug, thiserror::Error)]
+enum PinRejection {
+    /// The certificate of a party that does not dial this one.
+    #[error(
+        "certificate of party {dialer}, which does not dial party {me} (higher ids dial lower ids)"
+    )]
+    WrongDirection {
+        /// The party whose certificate it is.
+        dialer: PartyId,
+        /// This party.
+        me: PartyId,
+    },
+    /// A certificate of no party.
+    #[error("certificate not pinned in the cluster configuration")]
+    NotPinned,
+    /// Not the certificate of the party dialled.
+    #[error("not the certificate pinned for party {party}")]
+    NotPinnedFor {
+        /// The party dialled.
+        party: PartyId,
+    },
+}
+
+fn rejected(reason: PinRejection) -> rustls::Error {
+    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(reason))))
 }
 
 /// An I/O error of a handshake, with the reason of a rejected certificate spelled out.
@@ -167,13 +192,11 @@ impl ClientCertVerifier for PinnedClients {
     ) -> std::result::Result<ClientCertVerified, rustls::Error> {
         match pinned_party(&self.pins, end_entity) {
             Some(id) if id > self.me => Ok(ClientCertVerified::assertion()),
-            Some(id) => Err(rejected(format!(
-                "certificate of party {id}, which does not dial party {} (higher ids dial lower ids)",
-                self.me
-            ))),
-            None => Err(rejected(
-                "certificate not pinned in the cluster configuration".into(),
-            )),
+            Some(id) => Err(rejected(PinRejection::WrongDirection {
+                dialer: id,
+                me: self.me,
+            })),
+            None => Err(rejected(PinRejection::NotPinned)),
         }
     }
 
@@ -220,10 +243,7 @@ impl ServerCertVerifier for PinnedServer {
         if end_entity.as_ref() == self.cert.as_ref() {
             Ok(ServerCertVerified::assertion())
         } else {
-            Err(rejected(format!(
-                "not the certificate pinned for party {}",
-                self.party
-            )))
+            Err(rejected(PinRejection::NotPinnedFor { party: self.party }))
         }
     }
 
@@ -279,26 +299,20 @@ impl TlsTransport {
     /// Connections that fail authentication are refused and logged on standard error.
     pub fn connect(config: &ClusterConfig, me: PartyId, options: &TlsOptions) -> Result<Self> {
         let deadline = Instant::now() + options.connect_timeout;
-        let own = config.party(me).ok_or_else(|| {
-            Error::Config(format!(
-                "{}: party {me} is not in the cluster",
-                config.path().display()
-            ))
-        })?;
+        let in_file =
+            |problem: ConfigProblem| Error::from(ConfigError::in_file(config.path(), problem));
+        let own = config
+            .party(me)
+            .ok_or_else(|| in_file(ConfigProblem::PartyNotInCluster { party: me }))?;
         match config.own_id() {
             Some(id) if id == me => {}
             Some(id) => {
-                return Err(Error::Config(format!(
-                    "{}: the key is party {id}'s, not party {me}'s",
-                    config.path().display()
-                )))
+                return Err(in_file(ConfigProblem::OtherPartysKey {
+                    key_party: id,
+                    party: me,
+                }))
             }
-            None => {
-                return Err(Error::Config(format!(
-                    "{}: the key matches no party",
-                    config.path().display()
-                )))
-            }
+            None => return Err(in_file(ConfigProblem::KeyMatchesNoParty)),
         }
 
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -316,7 +330,7 @@ impl TlsTransport {
 
         let mut server = ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_protocol_versions(&[&rustls::version::TLS13])
-            .map_err(|e| Error::Tls(e.to_string()))?
+            .map_err(TlsError::Setup)?
             .with_client_cert_verifier(Arc::new(PinnedClients {
                 me,
                 pins: Arc::clone(&pins),
@@ -330,7 +344,7 @@ impl TlsTransport {
         for party in config.parties.iter().filter(|p| p.id < me) {
             let mut client = ClientConfig::builder_with_provider(Arc::clone(&provider))
                 .with_protocol_versions(&[&rustls::version::TLS13])
-                .map_err(|e| Error::Tls(e.to_string()))?
+                .map_err(TlsError::Setup)?
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(PinnedServer {
                     party: party.id,
@@ -353,13 +367,27 @@ impl TlsTransport {
             let addrs: Vec<_> = own
                 .address
                 .to_socket_addrs()
-                .map_err(|e| Error::io(format!("resolving {}", own.address), e))?
+                .map_err(|e| {
+                    Error::io(
+                        IoOp::Resolve {
+                            address: own.address.clone(),
+                        },
+                        e,
+                    )
+                })?
                 .collect();
-            let listener = std::net::TcpListener::bind(&addrs[..])
-                .map_err(|e| Error::io(format!("party {me}: listening on {}", own.address), e))?;
+            let listener = std::net::TcpListener::bind(&addrs[..]).map_err(|e| {
+                Error::io(
+                    IoOp::Listen {
+                        party: me,
+                        address: own.address.clone(),
+                    },
+                    e,
+                )
+            })?;
             listener
                 .set_nonblocking(true)
-                .map_err(|e| Error::io("configuring the listening socket", e))?;
+                .map_err(|e| Error::io(IoOp::ConfigureListener, e))?;
             Some(listener)
         } else {
             // The highest-numbered party only dials: nobody connects to it.
@@ -396,13 +424,13 @@ impl TlsTransport {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::io("starting the network runtime", e))?;
+            .map_err(|e| Error::io(IoOp::StartRuntime, e))?;
         let (ready_tx, ready_rx) = mpsc::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name(format!("dkg-tls-{me}"))
             .spawn(move || runtime.block_on(run(setup, ready_tx, shutdown_rx)))
-            .map_err(|e| Error::io("starting the network thread", e))?;
+            .map_err(|e| Error::io(IoOp::StartThread, e))?;
         let mut transport = TlsTransport {
             me,
             peers: Vec::new(),
@@ -418,7 +446,7 @@ impl TlsTransport {
         let connected = match ready_rx.recv() {
             Ok(Ok(connected)) => connected,
             Ok(Err(e)) => return Err(e),
-            Err(_) => return Err(Error::Tls("the network thread stopped during setup".into())),
+            Err(_) => return Err(TlsError::ThreadStopped.into()),
         };
         transport.links.retain(|id, _| connected.contains(id));
         transport.missing = config
@@ -472,22 +500,19 @@ impl Transport for TlsTransport {
         let link = self.links.get(&to).ok_or_else(|| Error::PartyFailed {
             party: to,
             reason: if self.missing.contains(&to) {
-                "never connected".into()
+                LinkLoss::NeverConnected.into()
             } else {
-                "not a peer of this party".into()
+                LinkLoss::NotAPeer.into()
             },
         })?;
         if u32::try_from(frame.len()).is_err() {
-            return Err(Error::InvalidParameters(format!(
-                "a frame of {} bytes does not fit the 4-byte length prefix",
-                frame.len()
-            )));
+            return Err(ParamError::FrameTooLarge { len: frame.len() }.into());
         }
         let len = frame.len() as u64;
         link.send((Instant::now(), frame))
             .map_err(|_| Error::PartyFailed {
                 party: to,
-                reason: "connection closed".into(),
+                reason: LinkLoss::Closed.into(),
             })?;
         self.bytes_sent.fetch_add(len, Ordering::Relaxed);
         self.frames_sent.fetch_add(1, Ordering::Relaxed);
@@ -530,7 +555,7 @@ async fn run(
         None => None,
         Some(Ok(listener)) => Some(listener),
         Some(Err(e)) => {
-            let _ = ready.send(Err(Error::io("registering the listening socket", e)));
+            let _ = ready.send(Err(Error::io(IoOp::RegisterListener, e)));
             return;
         }
     };
@@ -766,7 +791,7 @@ async fn run_link(
     let lost = tokio::select! {
         ended = read_frames(peer, reader, &events, max_frame, &pending) => Some(ended),
         written = write_frames(writer, outgoing, shaper) => {
-            written.err().map(|e| Ended::Lost(format!("sending failed: {e}")))
+            written.err().map(|e| Ended::Lost(LinkLoss::SendFailed(Arc::new(e))))
         }
     };
     // Returning drops both halves, which closes the connection.
@@ -786,9 +811,9 @@ async fn run_link(
 /// Why a link's reader stopped.
 enum Ended {
     /// Closed or failed.
-    Lost(String),
+    Lost(LinkLoss),
     /// The peer broke the framing.
-    Rejected(String),
+    Rejected(LinkRejection),
 }
 
 /// Forwards frames until the link fails; returns why.
@@ -805,29 +830,28 @@ async fn read_frames(
         match reader.read_exact(&mut prefix).await {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Ended::Lost("connection closed".into())
+                return Ended::Lost(LinkLoss::Closed)
             }
-            Err(e) => return Ended::Lost(format!("connection failed: {e}")),
+            Err(e) => return Ended::Lost(LinkLoss::Failed(Arc::new(e))),
         }
         let len = u64::from(u32::from_be_bytes(prefix));
         if len > max_frame as u64 {
-            return Ended::Rejected(format!("oversized frame ({len} bytes, limit {max_frame})"));
+            return Ended::Rejected(LinkRejection::OversizedFrame {
+                len,
+                max: max_frame,
+            });
         }
         // Grows as the bytes arrive, rather than trusting the length up front.
         let mut frame = Vec::with_capacity(len.min(1 << 16) as usize);
         match (&mut reader).take(len).read_to_end(&mut frame).await {
             Ok(n) if n as u64 == len => {}
-            Ok(_) => return Ended::Lost("connection closed in the middle of a frame".into()),
-            Err(e) => {
-                return Ended::Lost(format!("connection failed in the middle of a frame: {e}"))
-            }
+            Ok(_) => return Ended::Lost(LinkLoss::ClosedMidFrame),
+            Err(e) => return Ended::Lost(LinkLoss::FailedMidFrame(Arc::new(e))),
         }
         if let Some(p) = pending.get(&peer) {
             let queued = p.fetch_add(frame.len() as u64, Ordering::Relaxed) + frame.len() as u64;
             if queued > limit {
-                return Ended::Rejected(format!(
-                    "flooded: {queued} bytes sent ahead of the protocol (limit {limit})"
-                ));
+                return Ended::Rejected(LinkRejection::Flooded { queued, limit });
             }
         }
         if events
@@ -837,7 +861,7 @@ async fn read_frames(
             })
             .is_err()
         {
-            return Ended::Lost("transport dropped".into());
+            return Ended::Lost(LinkLoss::TransportDropped);
         }
     }
 }

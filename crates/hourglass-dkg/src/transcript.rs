@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::keyshare::KeyShare;
 use crate::transport::PartyId;
-use crate::{Error, Result};
+use crate::{Error, Result, ShareError, TranscriptProblem};
 
 /// The format tag of transcript files.
 pub const TRANSCRIPT_FORMAT: &str = "hourglass-dkg-transcript-v1";
@@ -102,20 +102,18 @@ impl PublicTranscript {
 
     /// Parses a transcript file, checking its fingerprint.
     pub fn from_json(text: &str) -> Result<Self> {
-        let bad = |why: String| Error::Share(format!("transcript: {why}"));
-        let file: TranscriptFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let bad = |why: TranscriptProblem| Error::from(ShareError::Transcript(why));
+        let file: TranscriptFile =
+            serde_json::from_str(text).map_err(|e| bad(TranscriptProblem::Json(e)))?;
         if file.format != TRANSCRIPT_FORMAT {
-            return Err(bad(format!(
-                "format {:?}, expected {TRANSCRIPT_FORMAT:?}",
-                file.format
-            )));
+            return Err(bad(TranscriptProblem::Format { found: file.format }));
         }
         let session: [u8; 16] = hex::decode(&file.session)
             .ok()
             .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| bad("session must be 32 hex digits".into()))?;
+            .ok_or_else(|| bad(TranscriptProblem::Session))?;
         let n = hourglass_arith::integer_from_hex(&file.n)
-            .ok_or_else(|| bad("n must be hexadecimal".into()))?;
+            .ok_or_else(|| bad(TranscriptProblem::NotHex))?;
         let t = Self {
             cluster: file.cluster,
             session,
@@ -124,9 +122,7 @@ impl PublicTranscript {
             e: file.e,
         };
         if t.fingerprint_hex() != file.fingerprint.to_ascii_lowercase() {
-            return Err(bad(
-                "the fingerprint does not match the fields (the file was modified)".into(),
-            ));
+            return Err(bad(TranscriptProblem::Fingerprint));
         }
         Ok(t)
     }

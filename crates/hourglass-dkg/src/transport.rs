@@ -16,7 +16,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::{Error, Result};
+use crate::{Error, LinkLoss, LinkRejection, ParamError, Result};
 
 /// A party's identifier, as named in the cluster configuration (1, 2, ...).
 pub type PartyId = u32;
@@ -39,14 +39,14 @@ pub enum Event {
         /// The peer.
         party: PartyId,
         /// What happened.
-        reason: String,
+        reason: LinkLoss,
     },
     /// `party` broke the framing (an oversized frame); its link was dropped.
     Rejected {
         /// The peer.
         party: PartyId,
         /// What it sent.
-        reason: String,
+        reason: LinkRejection,
     },
 }
 
@@ -224,18 +224,18 @@ pub fn memory_mesh(ids: &[PartyId], sim: NetSim) -> Vec<MemoryTransport> {
 
 impl MemoryTransport {
     fn deliver(&self, to: PartyId, event: Event) -> Result<()> {
-        let (link, shaper) = self.links.get(&to).ok_or_else(|| Error::PartyFailed {
+        let (link, shaper) = self.links.get(&to).ok_or(Error::PartyFailed {
             party: to,
-            reason: "not a peer of this party".into(),
+            reason: LinkLoss::NotAPeer.into(),
         })?;
         let at = shaper
             .lock()
-            .map_err(|_| Error::InvalidParameters("shaper lock poisoned".into()))?
+            .map_err(|_| Error::from(ParamError::ShaperPoisoned))?
             .schedule(Instant::now());
         link.send(Delivery { at, event })
             .map_err(|_| Error::PartyFailed {
                 party: to,
-                reason: "connection closed".into(),
+                reason: LinkLoss::Closed.into(),
             })
     }
 
@@ -256,7 +256,7 @@ impl Drop for MemoryTransport {
                 peer,
                 Event::Lost {
                     party: self.me,
-                    reason: "connection closed".into(),
+                    reason: LinkLoss::Closed,
                 },
             );
         }

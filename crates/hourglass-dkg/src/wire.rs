@@ -9,6 +9,8 @@
 use rug::integer::Order;
 use rug::Integer;
 
+use crate::WireError;
+
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
 /// The wire version.
@@ -85,20 +87,17 @@ impl Frame {
     }
 
     /// Decodes a frame, or says what is wrong with it.
-    pub fn decode(bytes: &[u8]) -> Result<Frame, String> {
+    pub fn decode(bytes: &[u8]) -> Result<Frame, WireError> {
         if bytes.len() < HEADER {
-            return Err(format!(
-                "frame of {} bytes is shorter than the header",
-                bytes.len()
-            ));
+            return Err(WireError::ShortFrame { len: bytes.len() });
         }
         if &bytes[..4] != MAGIC {
-            return Err("not a hourglass dkg frame (bad magic)".into());
+            return Err(WireError::BadMagic);
         }
         if bytes[4] != VERSION {
-            return Err(format!("unsupported wire version {}", bytes[4]));
+            return Err(WireError::UnsupportedVersion { found: bytes[4] });
         }
-        let kind = Kind::from_u8(bytes[5]).ok_or_else(|| format!("unknown kind {}", bytes[5]))?;
+        let kind = Kind::from_u8(bytes[5]).ok_or(WireError::UnknownKind { found: bytes[5] })?;
         let mut r = Reader::new(&bytes[6..]);
         let session: [u8; 16] = r.array()?;
         let epoch = u32::from_be_bytes(r.array()?);
@@ -107,10 +106,10 @@ impl Frame {
         let sender = u32::from_be_bytes(r.array()?);
         let len = u32::from_be_bytes(r.array()?) as usize;
         if r.rest().len() != len {
-            return Err(format!(
-                "payload length {len} does not match the {} bytes that follow",
-                r.rest().len()
-            ));
+            return Err(WireError::PayloadLength {
+                declared: len,
+                actual: r.rest().len(),
+            });
         }
         Ok(Frame {
             kind,
@@ -177,9 +176,9 @@ impl<'a> Reader<'a> {
         Reader { rest: bytes }
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], WireError> {
         if self.rest.len() < N {
-            return Err("truncated".into());
+            return Err(WireError::Truncated);
         }
         let (head, tail) = self.rest.split_at(N);
         self.rest = tail;
@@ -193,15 +192,15 @@ impl<'a> Reader<'a> {
     }
 
     /// The next byte string (on failure nothing is consumed).
-    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+    pub fn bytes(&mut self) -> Result<&'a [u8], WireError> {
         let start = self.rest;
         let len = u32::from_be_bytes(self.array()?) as usize;
         if self.rest.len() < len {
             self.rest = start;
-            return Err(format!(
-                "value of {len} bytes but only {} left",
-                self.rest.len()
-            ));
+            return Err(WireError::ValueLength {
+                declared: len,
+                left: self.rest.len(),
+            });
         }
         let (head, tail) = self.rest.split_at(len);
         self.rest = tail;
@@ -209,7 +208,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next integer, which must be below `bound`.
-    pub fn int_below(&mut self, bound: &Integer) -> Result<Integer, String> {
+    pub fn int_below(&mut self, bound: &Integer) -> Result<Integer, WireError> {
         let b = self.bytes()?;
         // Big-endian bytes to native 64-bit words, least significant first (a copy in GMP).
         let limbs: Vec<u64> = b
@@ -222,26 +221,27 @@ impl<'a> Reader<'a> {
             .collect();
         let x = Integer::from_digits(&limbs, Order::Lsf);
         if x >= *bound {
-            return Err(format!(
-                "value of {} bits is out of range (must be below a {}-bit modulus)",
-                x.significant_bits(),
-                bound.significant_bits()
-            ));
+            return Err(WireError::OutOfRange {
+                bits: x.significant_bits(),
+                bound_bits: bound.significant_bits(),
+            });
         }
         Ok(x)
     }
 
     /// `count` integers below `bound`.
-    pub fn ints_below(&mut self, count: usize, bound: &Integer) -> Result<Vec<Integer>, String> {
+    pub fn ints_below(&mut self, count: usize, bound: &Integer) -> Result<Vec<Integer>, WireError> {
         (0..count).map(|_| self.int_below(bound)).collect()
     }
 
     /// Fails unless everything was read.
-    pub fn end(&self) -> Result<(), String> {
+    pub fn end(&self) -> Result<(), WireError> {
         if self.rest.is_empty() {
             Ok(())
         } else {
-            Err(format!("{} unexpected trailing bytes", self.rest.len()))
+            Err(WireError::TrailingBytes {
+                count: self.rest.len(),
+            })
         }
     }
 }
@@ -276,16 +276,32 @@ mod tests {
         assert_eq!(r.bytes().unwrap(), b"xy");
         r.end().unwrap();
         let mut r = Reader::new(&back.payload);
-        assert!(r.int_below(&Integer::from(100u32)).is_err());
+        assert_eq!(
+            r.int_below(&Integer::from(100u32)),
+            Err(WireError::OutOfRange {
+                bits: 14,
+                bound_bits: 7
+            })
+        );
         for cut in 0..bytes.len() {
             assert!(Frame::decode(&bytes[..cut]).is_err());
         }
         let mut bad = bytes.clone();
         bad[4] = 9;
-        assert!(Frame::decode(&bad).unwrap_err().contains("version"));
+        assert_eq!(
+            Frame::decode(&bad),
+            Err(WireError::UnsupportedVersion { found: 9 })
+        );
         bad = bytes.clone();
         bad[5] = 0;
-        assert!(Frame::decode(&bad).is_err());
+        assert_eq!(
+            Frame::decode(&bad),
+            Err(WireError::UnknownKind { found: 0 })
+        );
+        assert_eq!(
+            Frame::decode(&bytes[..10]),
+            Err(WireError::ShortFrame { len: 10 })
+        );
     }
 
     #[test]

@@ -181,7 +181,7 @@ fn valid_shares() -> Vec<String> {
                 party,
                 vec![1, 2, 3],
                 key.public_key(),
-                d,
+                hourglass_arith::secret::SecretInt::new(d),
             );
             share.to_json().to_string()
         })

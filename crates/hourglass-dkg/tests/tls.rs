@@ -8,7 +8,9 @@ use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfi
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
 use hourglass_dkg::transport::{Event, NetSim, Transport};
-use hourglass_dkg::{Error, PartyId};
+use hourglass_dkg::{
+    ConfigError, ConfigProblem, Error, LinkLoss, LinkRejection, ParamError, PartyId,
+};
 
 /// A fresh cluster of `parties` on free loopback ports.
 fn cluster(dir: &Path, parties: usize) -> Vec<PathBuf> {
@@ -47,7 +49,7 @@ fn next_event(transport: &mut TlsTransport) -> Event {
         .expect("no event within 10 s")
 }
 
-fn expect_lost(transport: &mut TlsTransport) -> (PartyId, String) {
+fn expect_lost(transport: &mut TlsTransport) -> (PartyId, LinkLoss) {
     match next_event(transport) {
         Event::Lost { party, reason } => (party, reason),
         other => panic!("expected a lost link, got {other:?}"),
@@ -234,6 +236,22 @@ fn load_rejects_broken_configurations() {
         assert!(message.contains(expected), "{what}: {message}");
         assert!(message.contains("broken.toml"), "{what}: {message}");
     }
+    // The causes are typed: the file, and what is wrong in it with its values.
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, good.replace("bits = 512", "bits = 100")).unwrap();
+    match ClusterConfig::load(&path).unwrap_err() {
+        Error::Config(ConfigError::File { path: at, problem }) => {
+            assert_eq!(at, path);
+            assert!(
+                matches!(
+                    *problem,
+                    ConfigProblem::Generation(ParamError::Bits { bits: 100 })
+                ),
+                "{problem:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -310,7 +328,17 @@ fn an_oversized_frame_drops_the_link() {
     match next_event(&mut mesh[0]) {
         Event::Rejected { party, reason } => {
             assert_eq!(party, 2);
-            assert_eq!(reason, "oversized frame (1000 bytes, limit 100)");
+            assert_eq!(
+                reason,
+                LinkRejection::OversizedFrame {
+                    len: 1000,
+                    max: 100
+                }
+            );
+            assert_eq!(
+                reason.to_string(),
+                "oversized frame (1000 bytes, limit 100)"
+            );
         }
         other => panic!("expected a rejection, got {other:?}"),
     }
