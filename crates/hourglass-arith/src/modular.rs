@@ -18,6 +18,19 @@ use crate::{Error, Result};
 ///
 /// `modulus` must be odd and `exp` positive (GMP's requirements for the secure variant).
 pub fn pow_mod_ct(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<Integer> {
+    pow_mod_ct_bits(base, exp, modulus, modulus.significant_bits())
+}
+
+/// [`pow_mod_ct`] for an exponent whose length has a public bound `exp_bits` (for instance
+/// half the modulus's, for a sum of two secret primes): the work depends on the bound and on
+/// the exponent's length only where it is longer, never on its value. On GMP's path (no IFMA)
+/// the work follows `mpz_powm_sec`, which depends on the exponent's limb count.
+pub fn pow_mod_ct_bits(
+    base: &Integer,
+    exp: &Integer,
+    modulus: &Integer,
+    exp_bits: u32,
+) -> Result<Integer> {
     if modulus.is_even() || *modulus <= 1 {
         return Err(Error::UnsuitableModulus(
             "constant-time exponentiation needs an odd modulus > 1",
@@ -32,7 +45,7 @@ pub fn pow_mod_ct(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<In
     #[cfg(target_arch = "x86_64")]
     if modulus.significant_bits() >= crate::mont::IFMA_MIN_BITS {
         if let Some(ctx) = crate::mont::ifma::IfmaContext::new(modulus) {
-            return Ok(ctx.pow_ct(&b, exp, modulus.significant_bits()));
+            return Ok(ctx.pow_ct(&b, exp, exp_bits));
         }
     }
     Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
@@ -85,6 +98,29 @@ pub fn lcm(a: &Integer, b: &Integer) -> Integer {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Both paths (IFMA from 513 bits where the CPU has it, GMP below), with exponents
+        /// shorter and longer than the bound they are given.
+        #[test]
+        fn ct_with_a_bound_matches_vartime(
+            n_bytes in prop::collection::vec(any::<u8>(), 8..160),
+            e_bytes in prop::collection::vec(any::<u8>(), 1..200),
+            base in any::<u64>(),
+            bound in 1u32..1300,
+        ) {
+            let n = Integer::from_digits(&n_bytes, rug::integer::Order::Msf) | 1u32;
+            prop_assume!(n > 1);
+            let e = Integer::from_digits(&e_bytes, rug::integer::Order::Msf);
+            prop_assume!(e > 0);
+            let b = Integer::from(base);
+            prop_assert_eq!(
+                pow_mod_ct_bits(&b, &e, &n, bound).unwrap(),
+                pow_mod_vartime(&b, &e, &n).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn ct_matches_vartime() {

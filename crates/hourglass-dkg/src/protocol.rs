@@ -26,6 +26,7 @@
 use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_bits};
 use hourglass_arith::secret::SecretInt;
 use hourglass_rsa::PublicKey;
 use rug::ops::{RemRounding, SubFrom};
@@ -723,7 +724,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         if *exp.expose() == 0 {
             return Ok(Integer::from(1));
         }
-        Ok(Integer::from(g.secure_pow_mod_ref(exp.expose(), n)))
+        // The lead's exponent is about as long as N, the others' about half as long: the
+        // public bounds the constant-time exponentiation works to.
+        let bound = if pair.lead == self.me {
+            n.significant_bits()
+        } else {
+            n.significant_bits() / 2 + 2
+        };
+        pow_mod_ct_bits(g, exp.expose(), n, bound).map_err(|e| Halt::Fatal(e.into()))
     }
 
     /// The public base of biprimality test `index` for modulus `n`: Jacobi symbol 1.
@@ -945,7 +953,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     }
 }
 
-/// `m^d mod n` for a signed secret exponent, with GMP's constant-time exponentiation.
+/// `m^d mod n` for a signed secret exponent, with the constant-time exponentiation
+/// ([`hourglass_arith::modular::pow_mod_ct`]).
 pub fn partial_power(m: &Integer, d: &Integer, n: &Integer) -> Result<Integer> {
     if n.is_even() || *n < 3 {
         return Err(ParamError::EvenModulus.into());
@@ -961,5 +970,5 @@ pub fn partial_power(m: &Integer, d: &Integer, n: &Integer) -> Result<Integer> {
     if *exp.expose() == 0 {
         return Ok(Integer::from(1));
     }
-    Ok(Integer::from(base.secure_pow_mod_ref(exp.expose(), n)))
+    Ok(pow_mod_ct(&base, exp.expose(), n)?)
 }
