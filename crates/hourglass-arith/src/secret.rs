@@ -11,8 +11,8 @@
 use rug::Integer;
 use zeroize::Zeroize;
 
-/// A secret big integer, zeroized on drop.
-#[derive(Clone, PartialEq, Eq)]
+/// A secret big integer, zeroized on drop (`Default`: zero).
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct SecretInt(Integer);
 
 impl SecretInt {
@@ -24,6 +24,12 @@ impl SecretInt {
     /// The secret value. Every use of the secret goes through this visible call.
     pub fn expose(&self) -> &Integer {
         &self.0
+    }
+
+    /// The secret value, for arithmetic in place (sums of shares): the value stays in this
+    /// wiped buffer (as far as GMP does not reallocate it while it grows).
+    pub fn expose_mut(&mut self) -> &mut Integer {
+        &mut self.0
     }
 
     /// Copies the secret out as a public value, for the rare places that must publish

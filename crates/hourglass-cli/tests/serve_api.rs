@@ -530,3 +530,32 @@ fn check_receipt_refuses_what_is_not_a_receipt_as_an_error() {
         ],
     );
 }
+
+#[test]
+fn a_bundle_that_cannot_be_checked_is_invalid_not_retried_forever() {
+    // A link whose number is not hexadecimal parses as a bundle but fails when checked: that is
+    // the bundle's fault, so it gets an invalid verdict (once), and the queue moves on.
+    let dir = tempdir();
+    let work = dir.path();
+    let server = Server::start(&work.join("srv"), &["--rate-limit", "0", "--workers", "1"]);
+    let set = short_set(&server, "conf", &["1s"], work);
+    let doc = file(work, "paper.txt", b"a paper\n");
+    let bundle = seal(&set, &doc, "1s");
+    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&bundle).unwrap()).unwrap();
+    b["links"][0]["c"] = json!("not-hex");
+    let doc_bytes = std::fs::read(&doc).unwrap();
+    let (status, bad) = upload(&server, b.to_string().as_bytes(), &doc_bytes);
+    assert_eq!(status, 202, "{bad}");
+    let v = verdict(&server, bad["id"].as_str().unwrap());
+    assert_eq!(v["status"], "invalid");
+    assert!(
+        v["reason"].as_str().unwrap().contains("cannot be verified"),
+        "{v}"
+    );
+    // The one worker is free for the next submission.
+    let (_, ok) = upload(&server, &std::fs::read(&bundle).unwrap(), &doc_bytes);
+    assert_eq!(
+        verdict(&server, ok["id"].as_str().unwrap())["status"],
+        "valid"
+    );
+}

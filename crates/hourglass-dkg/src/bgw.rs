@@ -73,12 +73,13 @@ impl Shamir {
         (1..=self.parties() as u32)
             .map(|x| {
                 // Horner with a small point: reduce once at the end.
-                let mut acc = coeffs[degree].expose_owned();
+                let mut acc = coeffs[degree].clone();
                 for c in coeffs[..degree].iter().rev() {
-                    acc *= x;
-                    acc += c.expose();
+                    *acc.expose_mut() *= x;
+                    *acc.expose_mut() += c.expose();
                 }
-                SecretInt::new(acc.rem_euc(&self.modulus))
+                acc.expose_mut().modulo_mut(&self.modulus);
+                acc
             })
             .collect()
     }

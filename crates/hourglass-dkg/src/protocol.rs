@@ -553,12 +553,12 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             // Deal: for each slot and pair, shares of x (if held), y (if held), and zero.
             let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
             // acc[slot][pair] = (x, y, z) sums at this party's point.
-            let mut acc: Vec<Vec<[Integer; 3]>> = Vec::with_capacity(slots);
+            let mut acc: Vec<Vec<[SecretInt; 3]>> = Vec::with_capacity(slots);
             for vals in &values {
                 let mut row = Vec::with_capacity(pairs);
                 for i in 0..pairs {
                     let (hx, hy) = (shape[2 * i], shape[2 * i + 1]);
-                    let mut mine = [Integer::new(), Integer::new(), Integer::new()];
+                    let mut mine: [SecretInt; 3] = Default::default();
                     let dealt = [
                         hx.includes(self.me)
                             .then(|| self.over_m.share(vals[2 * i].expose(), self.t, self.rng)),
@@ -567,12 +567,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                                 .share(vals[2 * i + 1].expose(), self.t, self.rng)
                         }),
                     ];
-                    mine[2] = self
-                        .over_m
-                        .zero_from_streams(self.me, &mut self.streams_out);
+                    mine[2] = SecretInt::new(
+                        self.over_m
+                            .zero_from_streams(self.me, &mut self.streams_out),
+                    );
                     for (c, shares) in dealt.into_iter().enumerate() {
                         if let Some(shares) = shares {
-                            mine[c] = deal(self.me, &mut out, shares).expose_owned();
+                            mine[c] = deal(self.me, &mut out, shares);
                         }
                     }
                     row.push(mine);
@@ -592,10 +593,10 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                         for (c, h) in holders.iter().enumerate() {
                             if h.includes(pos) {
                                 let v = r.int_below(&m).map_err(|e| bad(sender, e))?;
-                                sums[c] += v;
+                                *sums[c].expose_mut() += v;
                             }
                         }
-                        sums[2] += stream.below(&m);
+                        *sums[2].expose_mut() += stream.below(&m);
                     }
                 }
                 r.end().map_err(|e| bad(sender, e))?;
@@ -605,7 +606,10 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             for (mut vals, row) in std::mem::take(&mut values).into_iter().zip(acc) {
                 let mut next: Vec<SecretInt> = row
                     .into_iter()
-                    .map(|[x, y, z]| SecretInt::new((x * y + z).rem_euc(&m) * &lambda % &m))
+                    .map(|[x, y, z]| {
+                        let xy = Integer::from(x.expose() * y.expose()) + z.expose();
+                        SecretInt::new(xy.rem_euc(&m) * &lambda % &m)
+                    })
                     .collect();
                 if shape.len() % 2 == 1 {
                     next.push(vals.pop().unwrap_or_else(|| SecretInt::new(Integer::new())));
@@ -647,18 +651,19 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     fn compute_moduli(&mut self, pairs: &[Pair]) -> RoundResult<Vec<Integer>> {
         let big_p = self.over_p.modulus().clone();
         let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
-        let mut sums: Vec<[Integer; 3]> = Vec::with_capacity(pairs.len());
+        let mut sums: Vec<[SecretInt; 3]> = Vec::with_capacity(pairs.len());
         for pair in pairs {
             let dealt = [
                 self.over_p.share(pair.p.expose(), self.t, self.rng),
                 self.over_p.share(pair.q.expose(), self.t, self.rng),
             ];
-            let mut mine = [Integer::new(), Integer::new(), Integer::new()];
-            mine[2] = self
-                .over_p
-                .zero_from_streams(self.me, &mut self.streams_out);
+            let mut mine: [SecretInt; 3] = Default::default();
+            mine[2] = SecretInt::new(
+                self.over_p
+                    .zero_from_streams(self.me, &mut self.streams_out),
+            );
             for (c, shares) in dealt.into_iter().enumerate() {
-                mine[c] = deal(self.me, &mut out, shares).expose_owned();
+                mine[c] = deal(self.me, &mut out, shares);
             }
             sums.push(mine);
         }
@@ -671,15 +676,15 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?;
             for s in sums.iter_mut() {
                 for v in s[..2].iter_mut() {
-                    *v += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
+                    *v.expose_mut() += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
                 }
-                s[2] += stream.below(&big_p);
+                *s[2].expose_mut() += stream.below(&big_p);
             }
             r.end().map_err(|e| bad(sender, e))?;
         }
         let points: Vec<Integer> = sums
             .into_iter()
-            .map(|[x, y, z]| (x * y + z).rem_euc(&big_p))
+            .map(|[x, y, z]| (Integer::from(x.expose() * y.expose()) + z.expose()).rem_euc(&big_p))
             .collect();
         let mut w = Writer::new();
         for v in &points {
@@ -835,10 +840,10 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 w
             })
             .collect();
-        let mut sums = [Integer::new(), Integer::new(), Integer::new()];
-        sums[2] = over_n.zero_from_streams(self.me, &mut self.streams_out);
+        let mut sums: [SecretInt; 3] = Default::default();
+        sums[2] = SecretInt::new(over_n.zero_from_streams(self.me, &mut self.streams_out));
         for (c, shares) in dealt.into_iter().enumerate() {
-            sums[c] = deal(self.me, &mut out, shares).expose_owned();
+            sums[c] = deal(self.me, &mut out, shares);
         }
         let replies = self.exchange_shares(31, out)?;
         let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
@@ -850,9 +855,9 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 .ints_below(rounds as usize - 1, n)
                 .map_err(|e| bad(sender, e))?;
             for s in sums[..2].iter_mut() {
-                *s += r.int_below(n).map_err(|e| bad(sender, e))?;
+                *s.expose_mut() += r.int_below(n).map_err(|e| bad(sender, e))?;
             }
-            sums[2] += self.streams_in[pos - 1]
+            *sums[2].expose_mut() += self.streams_in[pos - 1]
                 .as_mut()
                 .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?
                 .below(n);
@@ -862,8 +867,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let column: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
             Self::check_biprimality(&column, pair.lead, n)
         });
-        let [sr, sx, sz] = sums;
-        let point = (sr * sx + sz).rem_euc(n);
+        let [sr, sx, sz] = &sums;
+        let point = (Integer::from(sr.expose() * sx.expose()) + sz.expose()).rem_euc(n);
         let points = self.broadcast_value(32, point, n)?;
         let z = over_n.interpolate(&points);
         if !all_pass || Integer::from(z.gcd_ref(n)) != 1 {

@@ -74,10 +74,21 @@ async fn verify_and_record(state: &Arc<AppState>, job: Job) -> Result<(), Error>
     };
     let (outcome, elapsed) = tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let verdict = verify(&set_json, &set_name, keys, &bundle_text, &digest)?;
+        // A bundle that cannot even be checked (a link whose number does not parse, say) is
+        // invalid, with the reason: never an error retried forever, which would let one upload
+        // occupy a worker for good.
+        let (verdict, reason) = match verify(&set_json, &set_name, keys, &bundle_text, &digest)? {
+            Ok(verdict) => {
+                let reason = reason_of(&verdict);
+                (verdict, reason)
+            }
+            Err(why) => (
+                BundleVerdict::of(false, Vec::new()),
+                Some(format!("the bundle cannot be verified: {why}")),
+            ),
+        };
         let elapsed = start.elapsed();
         let credited_ms = (verdict.credited_secs * 1000.0).round() as i64;
-        let reason = reason_of(&verdict);
         let mut statement = statement_base;
         statement.verdict = if verdict.valid {
             ReceiptVerdict::Valid
@@ -119,8 +130,11 @@ fn verify(
     keys: Option<Zeroizing<Vec<u8>>>,
     bundle: &str,
     digest_hex: &str,
-) -> Result<BundleVerdict, Error> {
-    let bundle = Bundle::from_json(bundle)?;
+) -> Result<Result<BundleVerdict, hourglass_timelock::Error>, Error> {
+    let bundle = match Bundle::from_json(bundle) {
+        Ok(b) => b,
+        Err(e) => return Ok(Err(e)),
+    };
     let digest = hex::decode(digest_hex).unwrap_or_default();
     let set = AnySet::from_json(set_json)?;
     let keys = match &set {
@@ -139,10 +153,11 @@ fn verify(
                 .collect::<Result<Vec<_>, _>>()?
         }
     };
-    let check = |b: &Bundle| -> Result<BundleVerdict, Error> {
+    // The bundle's own faults are the inner error; the set and keys are ours (outer).
+    let check = |b: &Bundle| -> Result<BundleVerdict, hourglass_timelock::Error> {
         match &set {
-            AnySet::Public(set) => Ok(verify_public(set, b, &digest)?),
-            AnySet::Private(_) => Ok(verify_bundle(b, &digest, &keys, 1, &mut OsEntropy)?),
+            AnySet::Public(set) => verify_public(set, b, &digest),
+            AnySet::Private(_) => verify_bundle(b, &digest, &keys, 1, &mut OsEntropy),
         }
     };
     let mut len = 1;
@@ -150,12 +165,15 @@ fn verify(
         len = len.min(bundle.links.len());
         let mut prefix = bundle.clone();
         prefix.links.truncate(len);
-        let verdict = check(&prefix)?;
+        let verdict = match check(&prefix) {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        };
         let complete = len == bundle.links.len();
         // Complete, or invalid already: the links after an invalid prefix are not checked
         // (nor listed), and nothing is credited.
         if complete || !verdict.valid {
-            return Ok(verdict);
+            return Ok(Ok(verdict));
         }
         len *= 2;
     }
