@@ -52,7 +52,7 @@ impl std::fmt::Debug for SecretInt {
 }
 
 /// Overwrites every allocated limb of `x` with zeros, then sets it to zero.
-pub fn wipe(x: &mut Integer) {
+fn wipe(x: &mut Integer) {
     // SAFETY: `as_raw_mut` gives the live mpz_t of `x`. `d` points to `alloc` limbs owned by
     // it (GMP keeps `alloc >= 1` with a valid `d` for every initialised integer), and we write
     // within that allocation only, without changing its size or ownership.

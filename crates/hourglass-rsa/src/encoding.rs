@@ -11,6 +11,7 @@
 
 use der::asn1::{AnyRef, BitStringRef, UintRef};
 use der::{Decode, Encode};
+use hourglass_arith::secret::SecretInt;
 use hourglass_arith::Integer;
 use pem_rfc7468::LineEnding;
 use rug::integer::Order;
@@ -243,18 +244,20 @@ struct PublicJson {
     e: String,
 }
 
-fn all_values(key: &PrivateKey) -> [Integer; 8] {
+/// Every number of a private key, in file order (`n`, `e`, then the secrets), each in a
+/// wiping [`SecretInt`].
+fn all_values(key: &PrivateKey) -> [SecretInt; 8] {
     let p = key.public();
     let [d, pp, q, dp, dq, qinv] = key.secret_components();
     [
-        p.n().clone(),
-        p.e().clone(),
-        d.expose_owned(),
-        pp.expose_owned(),
-        q.expose_owned(),
-        dp.expose_owned(),
-        dq.expose_owned(),
-        qinv.expose_owned(),
+        SecretInt::new(p.n().clone()),
+        SecretInt::new(p.e().clone()),
+        d.clone(),
+        pp.clone(),
+        q.clone(),
+        dp.clone(),
+        dq.clone(),
+        qinv.clone(),
     ]
 }
 
@@ -263,17 +266,16 @@ fn private_hex(key: &PrivateKey) -> String {
     if let Some(v) = key.variant() {
         out.push_str(&format!("variant = {v}\n"));
     }
-    let mut values = all_values(key);
+    let values = all_values(key);
     for (name, value) in KeyField::ALL.iter().zip(values.iter()) {
-        out.push_str(&format!("{name} = {value:x}\n"));
+        out.push_str(&format!("{name} = {:x}\n", value.expose()));
     }
-    values.iter_mut().for_each(hourglass_arith::secret::wipe);
     out
 }
 
 fn private_json(key: &PrivateKey) -> Result<String> {
-    let mut v = all_values(key);
-    let h = |x: &Integer| format!("{x:x}");
+    let v = all_values(key);
+    let h = |x: &SecretInt| format!("{:x}", x.expose());
     let j = PrivateJson {
         kind: PRIVATE_TYPE.into(),
         version: 1,
@@ -288,7 +290,7 @@ fn private_json(key: &PrivateKey) -> Result<String> {
         dq: h(&v[6]),
         qinv: h(&v[7]),
     };
-    v.iter_mut().for_each(hourglass_arith::secret::wipe);
+    drop(v);
     let s = serde_json::to_string_pretty(&j).map_err(EncodeError::Json)?;
     Ok(format!("{s}\n"))
 }

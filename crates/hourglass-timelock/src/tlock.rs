@@ -40,7 +40,7 @@ use chacha20poly1305::{KeyInit, XChaCha20Poly1305};
 use hourglass_arith::entropy::{random_range, EntropySource};
 use hourglass_arith::modular::{pow_mod_ct, pow_mod_vartime};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
-use hourglass_arith::secret::{wipe, SecretInt};
+use hourglass_arith::secret::SecretInt;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use rug::integer::Order;
@@ -497,14 +497,14 @@ impl TlockHeader {
     /// The content key from the puzzle solution `w = a^(2^t) mod n`: `K = (C_K - w) mod n`,
     /// which must fit in 32 bytes (otherwise `w` is wrong or the header was forged).
     pub fn recover_key(&self, w: &Integer) -> TlockResult<ContentKey> {
-        let mut k = Integer::from(&self.c_k - w);
-        k.modulo_mut(&self.n);
-        let fits = k.significant_bits() <= 8 * KEY_SIZE as u32;
+        let mut k = SecretInt::new(Integer::from(&self.c_k - w));
+        k.expose_mut().modulo_mut(&self.n);
+        let fits = k.expose().significant_bits() <= 8 * KEY_SIZE as u32;
         let mut key = Zeroizing::new([0u8; KEY_SIZE]);
         if fits {
-            k.write_digits(&mut key[..], Order::Msf);
+            k.expose().write_digits(&mut key[..], Order::Msf);
         }
-        wipe(&mut k);
+        drop(k);
         if !fits {
             return Err(TlockError::Authentication);
         }
@@ -921,10 +921,9 @@ pub fn solve_key(
         stop,
         progress,
     )? {
-        SolveOutcome::Solved(mut w) => {
-            let key = header.recover_key(&w);
-            wipe(&mut w);
-            Ok(KeyOutcome::Recovered(key?))
+        SolveOutcome::Solved(w) => {
+            let w = SecretInt::new(w);
+            Ok(KeyOutcome::Recovered(header.recover_key(w.expose())?))
         }
         SolveOutcome::Stopped { done } => Ok(KeyOutcome::Stopped { done }),
     }
