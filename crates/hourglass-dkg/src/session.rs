@@ -424,7 +424,17 @@ impl<'t> Session<'t> {
     ) -> Result<Vec<(PartyId, Failure)>> {
         let me = self.me();
         let members: BTreeSet<PartyId> = self.members.iter().copied().collect();
-        let mut observed: BTreeSet<PartyId> = failed.iter().copied().collect();
+        // A lost link or a failed send is evidence; a round's timeout is only suspicion: a
+        // member still computing (slower, or started later, on a loaded machine) looks the
+        // same as a silent one. Suspects are asked like everyone else in phase 1 below, and
+        // only those that stay silent for a whole timeout more are observed failing. (Counting
+        // them failed at once let an honest party name a slow honest one, which the others
+        // rightly took for a false accusation, and the generation stopped.)
+        let mut observed: BTreeSet<PartyId> = if matches!(reason, Failure::NoAnswer { .. }) {
+            BTreeSet::new()
+        } else {
+            failed.iter().copied().collect()
+        };
         observed.extend(self.lost.keys().copied());
         observed.retain(|p| members.contains(p) && *p != me);
         // Phase 1: say what this party observed, and hear from every member it did not see

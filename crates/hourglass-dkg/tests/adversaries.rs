@@ -205,14 +205,11 @@ fn the_threshold_is_never_recomputed_from_the_survivors() {
 
 /// With an explicit, lower threshold the same cluster may lose a party and finish.
 ///
-/// Known race (found by this test, not fixed yet): in this restart an honest party sometimes
-/// reports two other honest parties as failed, and the others stop the generation on that false
-/// accusation. No party is ever removed on another's word and no key comes out (the safety
-/// property holds); the generation just does not finish. Ignored so the suite stays reliable
-/// until the restart's reporting is fixed; run it with `cargo test -p hourglass-dkg --test
-/// adversaries -- --ignored`.
+/// This test found a race, now fixed: an honest party whose round timed out counted every
+/// member it had not heard from as failed, a slow honest one included, and the others stopped
+/// the generation on that false accusation. A round's timeout now only makes a member a
+/// suspect, asked again in the restart's first phase.
 #[test]
-#[ignore = "known restart race: an honest party may falsely accuse two others (liveness, not safety)"]
 fn an_explicit_lower_threshold_lets_the_cluster_lose_a_party() {
     let mut s = settings(SILENT_TIMEOUT_MS);
     s.threshold = Some(1);
