@@ -221,9 +221,6 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         a.report.quiet || a.report.json,
     )?;
     let mut rng = a.entropy.source()?;
-    for d in &a.durations {
-        squarings_for(*d, rate)?;
-    }
     let (set, keys) = generate_set(
         &a.name,
         &a.durations,

@@ -230,6 +230,15 @@ fn recipient_cmd(a: RecipientArgs) -> Result<(), CliError> {
 const CHECKPOINT_HINT: &str =
     "a checkpoint from another file or puzzle is refused: pass another --checkpoint or delete the old one";
 
+/// `err` with [`CHECKPOINT_HINT`] when the failure was a foreign checkpoint.
+fn checkpoint_hint(err: CliError, foreign: bool) -> CliError {
+    if foreign {
+        err.hint(CHECKPOINT_HINT)
+    } else {
+        err
+    }
+}
+
 /// The input's length when it is a regular file (so it can be recorded or checked).
 fn regular_file_len(path: &Path) -> Option<u64> {
     if path.as_os_str() == "-" {
@@ -434,12 +443,7 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     })
     .map_err(|e| {
         let foreign = matches!(&e, TlockError::Timelock(hourglass_timelock::Error::Arith(a)) if is_foreign_checkpoint(a));
-        let err = CliError::from(e);
-        if foreign {
-            err.hint(CHECKPOINT_HINT)
-        } else {
-            err
-        }
+        checkpoint_hint(CliError::from(e), foreign)
     })?;
     let key = match key {
         KeyOutcome::Recovered(key) => key,
@@ -522,12 +526,7 @@ fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
     })
     .map_err(|e| {
         let foreign = matches!(&e, hourglass_timelock::Error::Arith(a) if is_foreign_checkpoint(a));
-        let err = CliError::from(e);
-        if foreign {
-            err.hint(CHECKPOINT_HINT)
-        } else {
-            err
-        }
+        checkpoint_hint(CliError::from(e), foreign)
     })?;
     let w = match outcome {
         SolveOutcome::Solved(w) => w,

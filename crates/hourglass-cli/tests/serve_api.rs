@@ -46,6 +46,10 @@ fn contract(server: &Server, work: &Path) {
             "durations",
         ),
         (
+            json!({ "name": "x", "durations": ["1ns"], "rate": 1e5 }),
+            "durations",
+        ),
+        (
             json!({ "name": "x", "durations": [], "rate": 1e5 }),
             "durations",
         ),

@@ -170,7 +170,6 @@ pub(crate) async fn create_set(
     let proof = match req.proof.as_deref() {
         None | Some("wesolowski") => ProofScheme::Wesolowski,
         Some("pietrzak") => ProofScheme::Pietrzak,
-        Some(_) if !req.public => return Err(ApiError::bad("field proof: only for public sets")),
         Some(other) => {
             return Err(ApiError::bad(format!(
                 "field proof: '{other}' is not wesolowski or pietrzak"
@@ -226,15 +225,13 @@ pub(crate) async fn create_set(
             .map_err(|e| ApiError::bad(e.to_string()))?;
             Ok((set.to_json(), None, vec![set.fingerprint_hex()]))
         } else {
-            for d in &durations {
-                if squarings_for(*d, rate.0).is_none() {
-                    return Err(ApiError::bad(
-                        "field durations: too short for any squaring at this rate",
-                    ));
-                }
-            }
             let (set, keys) = generate_set(&name, &durations, bits, rate, hash, &mut OsEntropy)
-                .map_err(|e| ApiError::bad(e.to_string()))?;
+                .map_err(|e| match e {
+                    hourglass_timelock::Error::InvalidParameters(p) => {
+                        ApiError::bad(format!("field durations: {p}"))
+                    }
+                    other => ApiError::from(Error::from(other)),
+                })?;
             let texts: Zeroizing<Vec<String>> =
                 Zeroizing::new(keys.iter().map(|k| k.to_json().to_string()).collect());
             let plain = Zeroizing::new(serde_json::to_vec(&*texts).unwrap_or_default());

@@ -281,7 +281,8 @@ pub fn squarings_for(duration: Duration, rate: f64) -> Option<u64> {
 
 /// Makes a private set: one puzzle key per entry of `durations` (in that order) at `rate`
 /// squarings per second, all fixing `hash`, issued by `name`. Returns the set (to publish) and
-/// the private keys (to keep), the keys in the order of `durations`.
+/// the private keys (to keep), the keys in the order of `durations`. Every duration is checked
+/// before any key is made.
 pub fn generate_set(
     name: &str,
     durations: &[Duration],
@@ -291,11 +292,16 @@ pub fn generate_set(
     rng: &mut dyn EntropySource,
 ) -> Result<(PuzzleSet, Vec<PuzzleKey>)> {
     let (rate, measured) = rate;
+    let squarings = durations
+        .iter()
+        .map(|d| {
+            squarings_for(*d, rate).ok_or(Error::InvalidParameters(ParamError::DurationTooShort {
+                duration: *d,
+            }))
+        })
+        .collect::<Result<Vec<u64>>>()?;
     let mut keys = Vec::with_capacity(durations.len());
-    for d in durations {
-        let t = squarings_for(*d, rate).ok_or(Error::InvalidParameters(
-            ParamError::DurationTooShort { duration: *d },
-        ))?;
+    for t in squarings {
         keys.push(
             crate::PuzzleKeyGen::new(bits, t)
                 .rate(rate, measured)
