@@ -31,6 +31,53 @@ pub fn pow_mod_ct_bits(
     modulus: &Integer,
     exp_bits: u32,
 ) -> Result<Integer> {
+    check_ct_arguments(exp, modulus)?;
+    let b = Integer::from(base.modulo_ref(modulus));
+    #[cfg(target_arch = "x86_64")]
+    if modulus.significant_bits() >= crate::mont::IFMA_MIN_BITS {
+        if let Some(ctx) = crate::mont::ifma::IfmaContext::new(modulus) {
+            return Ok(ctx.pow_ct(&b, exp, exp_bits));
+        }
+    }
+    Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
+}
+
+/// Two [`pow_mod_ct`]s, `base_c^exp_c mod modulus_c` (the two halves of an RSA CRT private
+/// operation): on AVX-512 IFMA, with moduli of one shape, through
+/// [`crate::mont::ifma::IfmaContext::pow_ct_pair`], whose multiplications interleave the two
+/// exponentiations where that measured faster; otherwise one after the other.
+pub fn pow_mod_ct_pair(
+    base: [&Integer; 2],
+    exp: [&Integer; 2],
+    modulus: [&Integer; 2],
+) -> Result<[Integer; 2]> {
+    for (e, m) in exp.iter().zip(modulus) {
+        check_ct_arguments(e, m)?;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if modulus
+        .iter()
+        .all(|m| m.significant_bits() >= crate::mont::IFMA_MIN_BITS)
+    {
+        use crate::mont::ifma::IfmaContext;
+        if let (Some(p), Some(q)) = (IfmaContext::new(modulus[0]), IfmaContext::new(modulus[1])) {
+            let bits = modulus[0]
+                .significant_bits()
+                .max(modulus[1].significant_bits());
+            if let Some(r) = p.pow_ct_pair(&q, base, exp, bits) {
+                return Ok(r);
+            }
+        }
+    }
+    Ok([
+        pow_mod_ct(base[0], exp[0], modulus[0])?,
+        pow_mod_ct(base[1], exp[1], modulus[1])?,
+    ])
+}
+
+/// The constant-time exponentiations' requirements: an odd modulus above 1 (GMP's secure
+/// variant needs it) and a positive exponent.
+fn check_ct_arguments(exp: &Integer, modulus: &Integer) -> Result<()> {
     if modulus.is_even() || *modulus <= 1 {
         return Err(Error::UnsuitableModulus(
             "constant-time exponentiation needs an odd modulus > 1",
@@ -41,14 +88,7 @@ pub fn pow_mod_ct_bits(
             "constant-time exponentiation needs a positive exponent",
         ));
     }
-    let b = Integer::from(base.modulo_ref(modulus));
-    #[cfg(target_arch = "x86_64")]
-    if modulus.significant_bits() >= crate::mont::IFMA_MIN_BITS {
-        if let Some(ctx) = crate::mont::ifma::IfmaContext::new(modulus) {
-            return Ok(ctx.pow_ct(&b, exp, exp_bits));
-        }
-    }
-    Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
+    Ok(())
 }
 
 /// `base^exp mod modulus` for public values (variable-time, GMP `mpz_powm`).
