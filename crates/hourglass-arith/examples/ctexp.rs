@@ -46,7 +46,7 @@ fn main() {
         println!("{bits:4}  {g:15.1}  {o:20.1}  {:7.2}x", g / o);
     }
     println!("bits  two_pow_ct_us  pow_ct_pair_us  speedup");
-    for bits in [1024u32, 1536, 2048] {
+    for bits in [1024u32, 1536, 2048, 3072] {
         let p = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
         let q = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
         let (Some(cp), Some(cq)) = (IfmaContext::new(&p), IfmaContext::new(&q)) else {
