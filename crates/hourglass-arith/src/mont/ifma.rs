@@ -29,11 +29,18 @@ const MASK: u64 = (1 << DIGIT_BITS) - 1;
 /// Largest number of 8-digit vectors supported (80 digits: moduli up to 4158 bits).
 pub const MAX_VECTORS: usize = 10;
 
-/// Whether this CPU has AVX-512F and AVX-512 IFMA.
+/// Whether this CPU has AVX-512F, VL and IFMA, and `HOURGLASS_NO_IFMA` is not set in the
+/// environment (read once). The variable makes an IFMA machine behave as one without it (the
+/// MULX/ADX kernels and GMP), to measure and test those paths: `bench rsa` then compares
+/// against OpenSSL with its own IFMA code masked the same way (`OPENSSL_ia32cap`).
 pub fn available() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512vl")
-        && std::arch::is_x86_feature_detected!("avx512ifma")
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        std::env::var_os("HOURGLASS_NO_IFMA").is_none()
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512ifma")
+    })
 }
 
 /// Radix-2^52 Montgomery arithmetic modulo one odd `n`.
