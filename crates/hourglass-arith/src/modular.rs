@@ -12,8 +12,8 @@ use crate::{Error, Result};
 ///
 /// On CPUs with AVX-512 IFMA, for moduli of [`crate::mont::IFMA_MIN_BITS`] to 4158 bits, this
 /// is [`crate::mont::ifma::IfmaContext::pow_ct`] (fixed 5-bit windows over at least the
-/// modulus's length, masked table scans: 1.4-1.6x faster than `mpz_powm_sec` at 1024 bits,
-/// 2.5x at 2048, 2.8-3.0x at 4096, docs/PERFORMANCE.md); elsewhere GMP's `mpz_powm_sec`. The number of
+/// modulus's length, masked table scans: about 1.4x faster than `mpz_powm_sec` at 1024 bits,
+/// 2.4x at 2048, 3.3x at 4096, docs/PERFORMANCE.md); elsewhere GMP's `mpz_powm_sec`. The number of
 /// windows depends only on the modulus's length and the exponent's when it is longer.
 ///
 /// `modulus` must be odd and `exp` positive (GMP's requirements for the secure variant).
