@@ -426,6 +426,14 @@ unsafe fn select_avx(table: &[u64], len: usize, index: u64, out: &mut [u64]) {
     }
 }
 
+/// The lanes that receive a carry, as a bit mask (bit `l` for lane `l`), when the lanes in
+/// `generate` carry out (they exceed 2^52 - 1 by at most 2^12) and those in `propagate` equal
+/// 2^52 - 1 (they carry out exactly when a carry comes in): one integer addition does the
+/// lookahead, with no branch on the values. The two masks are disjoint.
+fn carries_in(generate: u128, propagate: u128) -> u128 {
+    ((generate << 1).wrapping_add(propagate)) ^ propagate
+}
+
 /// Generates `K` independent almost-Montgomery multiplications interleaved in one loop (one per
 /// modulus of the same shape; `K = 2` for the two halves of an RSA CRT exponentiation), for a
 /// vector width (8 lanes in zmm, or 4 in ymm registers with AVX-512VL).
@@ -583,7 +591,7 @@ macro_rules! amm_kernel {
                     generate |= u128::from($cmpgt(x[j], mask)) << (LANES * j);
                     propagate |= u128::from($cmpeq(x[j], mask)) << (LANES * j);
                 }
-                let carry_in = ((generate << 1).wrapping_add(propagate)) ^ propagate;
+                let carry_in = carries_in(generate, propagate);
                 let one = $set1(1);
                 for j in 0..V {
                     let k = (carry_in >> (LANES * j)) as u8 & ((1u16 << LANES) - 1) as u8;
@@ -721,6 +729,82 @@ mod tests {
         assert!(small
             .pow_ct_pair(&large, [&one, &one], [&one, &one], 8)
             .is_none());
+    }
+
+    #[test]
+    fn almost_reduced_inputs_give_almost_reduced_products() {
+        if !available() {
+            eprintln!("skipped: no AVX-512 IFMA on this CPU");
+            return;
+        }
+        let mut rng = crate::entropy::SeededEntropy::new(b"almost reduced");
+        for round in 0..400u32 {
+            let bits = 513 + (round * 37) % 3640;
+            let n = crate::entropy::random_exact_bits(&mut rng, bits).unwrap() | 1u32;
+            let (ctx, other) = (IfmaContext::new(&n).unwrap(), IfmaContext::new(&n).unwrap());
+            let two_n = Integer::from(&n << 1u32);
+            let r_inv = (Integer::from(1) << (52 * ctx.digits() as u32))
+                .invert(&n)
+                .unwrap();
+            let pick = |rng: &mut crate::entropy::SeededEntropy, i: u32| match i % 4 {
+                0 => Integer::from(&two_n - 1u32),
+                1 => Integer::from(&n + 1u32),
+                _ => crate::entropy::random_below(rng, &two_n).unwrap(),
+            };
+            let (a, b) = (pick(&mut rng, round), pick(&mut rng, round / 4));
+            let (ad, bd) = (to_digits(&a, ctx.digits()), to_digits(&b, ctx.digits()));
+            let expect = Integer::from(&a * &b) * &r_inv % &n;
+            let mut out = vec![0; ctx.digits()];
+            ctx.mul(&mut out, &ad, &bd);
+            let got = from_digits(&out);
+            assert!(
+                got < two_n && Integer::from(&got % &n) == expect,
+                "{bits} bits"
+            );
+            // Two at once (the interleaved kernel) agree with one at a time.
+            let (mut o1, mut o2) = (vec![0; ctx.digits()], vec![0; ctx.digits()]);
+            ctx.mul_multi([&mut o1, &mut o2], [&ad, &bd], [&bd, &bd], [&ctx, &other]);
+            assert_eq!(o1, out);
+            let mut sq = vec![0; ctx.digits()];
+            ctx.mul(&mut sq, &bd, &bd);
+            assert_eq!(o2, sq);
+        }
+    }
+
+    #[test]
+    fn carry_lookahead_matches_a_lane_by_lane_ripple() {
+        let mut rng = crate::entropy::SeededEntropy::new(b"carries");
+        let mut word = || {
+            let mut b = [0u8; 16];
+            crate::entropy::EntropySource::fill(&mut rng, &mut b).unwrap();
+            u128::from_le_bytes(b)
+        };
+        for round in 0..20000 {
+            // Sparse and dense patterns, long runs of lanes equal to 2^52 - 1 included.
+            let (x, y) = (word(), word());
+            let generate = if round % 3 == 0 {
+                x & y & word()
+            } else {
+                x & !y
+            };
+            let mut propagate = if round % 2 == 0 { y } else { !x | y };
+            propagate &= !generate;
+            let mut expect = 0u128;
+            let mut carry = false;
+            for lane in 0..128 {
+                if carry {
+                    expect |= 1 << lane;
+                }
+                let g = generate >> lane & 1 == 1;
+                let p = propagate >> lane & 1 == 1;
+                carry = g || (p && carry);
+            }
+            assert_eq!(
+                carries_in(generate, propagate),
+                expect,
+                "{generate:x} {propagate:x}"
+            );
+        }
     }
 
     #[test]
