@@ -170,21 +170,21 @@ impl IfmaContext {
     /// `out = a b R^-1 mod n`, almost reduced (below `2 n`), for `a, b` below `2 n` in
     /// normalised digits. `out` may not alias the inputs.
     pub fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
-        self.mul_multi([out], [a], [b], [self]);
+        Self::mul_multi([out], [a], [b], [self]);
     }
 
     /// `K` multiplications at once, the `c`-th modulo `ctx[c]`'s modulus (all of one shape):
     /// `out[c] = a[c] b[c] R^-1 mod n_c`, almost reduced, in one interleaved loop.
     fn mul_multi<const K: usize>(
-        &self,
         out: [&mut [u64]; K],
         a: [&[u64]; K],
         b: [&[u64]; K],
         ctx: [&Self; K],
     ) {
-        let len = self.digits();
+        let shape = ctx[0].shape();
+        let len = ctx[0].digits();
         for c in 0..K {
-            assert!(ctx[c].shape() == self.shape());
+            assert!(ctx[c].shape() == shape);
             assert!(a[c].len() == len && b[c].len() == len && out[c].len() == len);
         }
         let n = ctx.map(|c| c.n_digits.as_slice());
@@ -192,7 +192,7 @@ impl IfmaContext {
         // SAFETY: the context exists only when the CPU has AVX-512F, VL and IFMA (checked in
         // `new`), and every slice holds exactly lanes * vectors digits (checked above).
         unsafe {
-            match (self.lanes, self.vectors) {
+            match shape {
                 (4, 1) => amm_ymm::<1, K>(out, a, b, n, k0),
                 (4, 3) => amm_ymm::<3, K>(out, a, b, n, k0),
                 (4, 5) => amm_ymm::<5, K>(out, a, b, n, k0),
@@ -264,8 +264,7 @@ impl IfmaContext {
     ) -> [Integer; K] {
         const W: usize = 5;
         const ENTRIES: usize = 1 << W;
-        let first = ctx[0];
-        let len = first.digits();
+        let len = ctx[0].digits();
         let bits = exp
             .iter()
             .fold(exp_bits, |b, e| b.max(e.significant_bits()))
@@ -274,7 +273,7 @@ impl IfmaContext {
         let limbs = (windows * W).div_ceil(64) + 1;
         let mut one = vec![0; len];
         one[0] = 1;
-        let mut e: [zeroize::Zeroizing<Vec<u64>>; K] = std::array::from_fn(|c| {
+        let e: [zeroize::Zeroizing<Vec<u64>>; K] = std::array::from_fn(|c| {
             let mut e = zeroize::Zeroizing::new(exp[c].to_digits::<u64>(Order::Lsf));
             e.resize(limbs, 0);
             e
@@ -288,21 +287,17 @@ impl IfmaContext {
             table[c][len..2 * len].copy_from_slice(&b[c]);
         }
         for i in 2..ENTRIES {
-            let split = table.each_mut().map(|t| {
+            let both = table.each_mut().map(|t| {
                 let (done, rest) = t.split_at_mut(i * len);
                 (&mut rest[..len], &done[(i - 1) * len..])
             });
-            let mut pairs = split.into_iter();
-            let (outs, prev): ([&mut [u64]; K], [&[u64]; K]) = {
-                let both: [(&mut [u64], &[u64]); K] =
-                    std::array::from_fn(|_| pairs.next().expect("one pair per context"));
-                let mut prev = [&[][..]; K];
-                for (p, (_, d)) in prev.iter_mut().zip(both.iter()) {
-                    *p = d;
-                }
-                (both.map(|(o, _)| o), prev)
-            };
-            first.mul_multi(outs, prev, std::array::from_fn(|c| b[c].as_slice()), ctx);
+            let prev = both.each_ref().map(|(_, d)| *d);
+            Self::mul_multi(
+                both.map(|(o, _)| o),
+                prev,
+                b.each_ref().map(Vec::as_slice),
+                ctx,
+            );
         }
         let fresh = || zeroize::Zeroizing::new(vec![0u64; len]);
         let mut acc: [_; K] = std::array::from_fn(|_| fresh());
@@ -314,7 +309,7 @@ impl IfmaContext {
             let outs = tmp.each_mut().map(|t| t.as_mut_slice());
             let ins: [&[u64]; K] = std::array::from_fn(|c| acc[c].as_slice());
             let other: [&[u64]; K] = std::array::from_fn(|c| by.unwrap_or(acc)[c].as_slice());
-            first.mul_multi(outs, ins, other, ctx);
+            Self::mul_multi(outs, ins, other, ctx);
             std::mem::swap(acc, tmp);
         };
         for w in (0..windows).rev() {
@@ -338,9 +333,6 @@ impl IfmaContext {
                 step(&mut acc, &mut tmp, None);
             }
             step(&mut acc, &mut tmp, Some(&entry));
-        }
-        for x in e.iter_mut() {
-            x.fill(0);
         }
         // Out of Montgomery form (a result at most n), then subtract n under a mask.
         std::array::from_fn(|c| {
@@ -763,7 +755,7 @@ mod tests {
             );
             // Two at once (the interleaved kernel) agree with one at a time.
             let (mut o1, mut o2) = (vec![0; ctx.digits()], vec![0; ctx.digits()]);
-            ctx.mul_multi([&mut o1, &mut o2], [&ad, &bd], [&bd, &bd], [&ctx, &other]);
+            IfmaContext::mul_multi([&mut o1, &mut o2], [&ad, &bd], [&bd, &bd], [&ctx, &other]);
             assert_eq!(o1, out);
             let mut sq = vec![0; ctx.digits()];
             ctx.mul(&mut sq, &bd, &bd);
