@@ -42,14 +42,16 @@ pub fn pow_mod_ct_bits(
     Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
 }
 
-/// Two [`pow_mod_ct`]s, `base_c^exp_c mod modulus_c` (the two halves of an RSA CRT private
-/// operation): on AVX-512 IFMA, with moduli of one shape, through
-/// [`crate::mont::ifma::IfmaContext::pow_ct_pair`], whose multiplications interleave the two
-/// exponentiations where that measured faster; otherwise one after the other.
+/// Two [`pow_mod_ct_bits`]s, `base_c^exp_c mod modulus_c` (the two halves of an RSA CRT
+/// private operation) with one public bound `exp_bits` on both exponents' lengths: on AVX-512
+/// IFMA, with moduli of one shape, through [`crate::mont::ifma::IfmaContext::pow_ct_pair`],
+/// whose multiplications interleave the two exponentiations where that measured faster;
+/// otherwise one after the other.
 pub fn pow_mod_ct_pair(
     base: [&Integer; 2],
     exp: [&Integer; 2],
     modulus: [&Integer; 2],
+    exp_bits: u32,
 ) -> Result<[Integer; 2]> {
     for (e, m) in exp.iter().zip(modulus) {
         check_ct_arguments(e, m)?;
@@ -61,17 +63,14 @@ pub fn pow_mod_ct_pair(
     {
         use crate::mont::ifma::IfmaContext;
         if let (Some(p), Some(q)) = (IfmaContext::new(modulus[0]), IfmaContext::new(modulus[1])) {
-            let bits = modulus[0]
-                .significant_bits()
-                .max(modulus[1].significant_bits());
-            if let Some(r) = p.pow_ct_pair(&q, base, exp, bits) {
+            if let Some(r) = p.pow_ct_pair(&q, base, exp, exp_bits) {
                 return Ok(r);
             }
         }
     }
     Ok([
-        pow_mod_ct(base[0], exp[0], modulus[0])?,
-        pow_mod_ct(base[1], exp[1], modulus[1])?,
+        pow_mod_ct_bits(base[0], exp[0], modulus[0], exp_bits)?,
+        pow_mod_ct_bits(base[1], exp[1], modulus[1], exp_bits)?,
     ])
 }
 
@@ -159,6 +158,27 @@ mod tests {
                 pow_mod_ct_bits(&b, &e, &n, bound).unwrap(),
                 pow_mod_vartime(&b, &e, &n).unwrap()
             );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// The pair with one bound for both exponents, shorter or longer than either.
+        #[test]
+        fn ct_pair_with_a_bound_matches_vartime(
+            bits in 520u32..1100,
+            e_bits in [1u32..700, 1u32..700],
+            bound in 1u32..1100,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
+            let m = [0, 1].map(|_| crate::entropy::random_exact_bits(&mut rng, bits).unwrap() | 1u32);
+            let e = e_bits.map(|b| crate::entropy::random_exact_bits(&mut rng, b).unwrap());
+            let b = crate::entropy::random_below(&mut rng, &m[0]).unwrap();
+            let got = pow_mod_ct_pair([&b, &b], [&e[0], &e[1]], [&m[0], &m[1]], bound).unwrap();
+            for c in 0..2 {
+                prop_assert_eq!(&got[c], &pow_mod_vartime(&b, &e[c], &m[c]).unwrap());
+            }
         }
     }
 

@@ -110,7 +110,7 @@ fn paired_exponent_weight_does_not_show_in_the_time() {
     let other = random_exact_bits(&mut rng, bits).unwrap();
     let run = |heavy: bool, b: &Integer| {
         let e = if heavy { &heavy_exp } else { &light_exp };
-        let [x, _] = pow_mod_ct_pair([b, b], [e, &other], [&p, &q]).unwrap();
+        let [x, _] = pow_mod_ct_pair([b, b], [e, &other], [&p, &q], bits).unwrap();
         x
     };
     measure(samples / 10, &p, run);

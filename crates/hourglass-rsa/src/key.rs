@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use hourglass_arith::entropy::{random_below, random_exact_bits, EntropySource};
-use hourglass_arith::modular::{inverse, pow_mod_ct, pow_mod_ct_pair, pow_mod_vartime};
+use hourglass_arith::modular::{inverse, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_vartime};
 use hourglass_arith::prime::is_prime_bpsw;
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::Integer;
@@ -417,7 +417,7 @@ fn checked_pow(
     t: &Integer,
     check: bool,
 ) -> Result<Integer> {
-    let big = pow_mod_ct(x, exp, &extended(m, t, check))?;
+    let big = pow_mod_ct_bits(x, exp, &extended(m, t, check), exponent_bound(&[exp]))?;
     checked_result(x, exp, big, m, t, check)
 }
 
@@ -431,11 +431,23 @@ fn checked_pow_pair(
     check: bool,
 ) -> Result<[Integer; 2]> {
     let [mp, mq] = m.map(|m| extended(m, t, check));
-    let [bp, bq] = pow_mod_ct_pair([x, x], exp, [&mp, &mq])?;
+    let [bp, bq] = pow_mod_ct_pair([x, x], exp, [&mp, &mq], exponent_bound(&exp))?;
     Ok([
         checked_result(x, exp[0], bp, m[0], t, check)?,
         checked_result(x, exp[1], bq, m[1], t, check)?,
     ])
+}
+
+/// The public length bound the constant-time exponentiation runs over for these secret
+/// exponents: the longest one's bit length rounded up to whole 64-bit words. The work then
+/// depends on the key's exponent word count, fixed for the key (as in OpenSSL's and GMP's
+/// constant-time exponentiations, whose loops run over the exponent's words), never on the
+/// exponents' values. Without it the bound was the modulus's length (plus the fault check's 64
+/// bits), so the short CRT exponents of rebalanced keys and schemes A and B, the point of
+/// those variants, cost as much as full-length ones.
+fn exponent_bound(exps: &[&Integer]) -> u32 {
+    let longest = exps.iter().map(|e| e.significant_bits()).max().unwrap_or(0);
+    longest.max(1).div_ceil(64) * 64
 }
 
 /// The modulus of a checked exponentiation: `m t` with the check, else `m`.
@@ -501,6 +513,30 @@ mod tests {
             .allow_insecure(true)
             .generate(&mut rng)
             .unwrap()
+    }
+
+    #[test]
+    fn the_exponent_bound_covers_the_exponents_in_whole_words() {
+        for (lengths, bound) in [
+            (&[1u32][..], 64),
+            (&[64], 64),
+            (&[65, 3], 128),
+            (&[320, 319], 320),
+            (&[1023, 1024], 1024),
+            (&[576, 1025], 1088),
+        ] {
+            let exps: Vec<Integer> = lengths
+                .iter()
+                .map(|&b| Integer::from(1) << (b - 1))
+                .collect();
+            let refs: Vec<&Integer> = exps.iter().collect();
+            assert_eq!(exponent_bound(&refs), bound, "{lengths:?}");
+        }
+        // A short rebalanced exponent runs over its own length, not the modulus's.
+        let key = key(Variant::Rebalanced);
+        let [_, _, _, dp, dq, _] = key.secret_components();
+        let bound = exponent_bound(&[dp.expose(), dq.expose()]);
+        assert!(bound < key.public().bits() / 2, "bound {bound}");
     }
 
     #[test]
