@@ -8,9 +8,22 @@ use rug::Integer;
 
 use crate::{Error, Result};
 
+/// Smallest modulus for which one constant-time exponentiation takes the IFMA kernel rather than
+/// GMP's `mpz_powm_sec`. GMP's time grows by whole 64-bit limbs and IFMA's by 52-bit digits;
+/// measured on the IFMA Xeon (`examples/ctexp.rs`, full-length exponents): GMP faster up to 11
+/// limbs (576 bits: 50 against 63 us; 640: 67 against 79; 704: 86 against 88), IFMA from 12
+/// (768: 93 against 101 us; 1024: 156 against 224).
+pub const IFMA_CT_MIN_BITS: u32 = 705;
+
+/// Smallest moduli for which [`pow_mod_ct_pair`] interleaves the two exponentiations on IFMA:
+/// the pair wins over two `mpz_powm_sec` from 9 limbs (520 bits: 87 against 99 us; 576: 97
+/// against 99; 640: 120 against 133), GMP below (512 bits: 65 against 87 us, the halves of
+/// RSA-1024).
+pub const IFMA_PAIR_MIN_BITS: u32 = 513;
+
 /// `base^exp mod modulus` in time independent of the value of `exp`.
 ///
-/// On CPUs with AVX-512 IFMA, for moduli of [`crate::mont::IFMA_MIN_BITS`] to 4158 bits, this
+/// On CPUs with AVX-512 IFMA, for moduli of [`IFMA_CT_MIN_BITS`] to 4158 bits, this
 /// is [`crate::mont::ifma::IfmaContext::pow_ct`] (fixed 5-bit windows over at least the
 /// modulus's length, masked table scans: about 1.4x faster than `mpz_powm_sec` at 1024 bits,
 /// 2.4x at 2048, 3.3x at 4096, docs/PERFORMANCE.md); elsewhere GMP's `mpz_powm_sec`. The number of
@@ -34,7 +47,7 @@ pub fn pow_mod_ct_bits(
     check_ct_arguments(exp, modulus)?;
     let b = Integer::from(base.modulo_ref(modulus));
     #[cfg(target_arch = "x86_64")]
-    if modulus.significant_bits() >= crate::mont::IFMA_MIN_BITS {
+    if modulus.significant_bits() >= IFMA_CT_MIN_BITS {
         if let Some(ctx) = crate::mont::ifma::IfmaContext::new(modulus) {
             return Ok(ctx.pow_ct(&b, exp, exp_bits));
         }
@@ -59,7 +72,7 @@ pub fn pow_mod_ct_pair(
     #[cfg(target_arch = "x86_64")]
     if modulus
         .iter()
-        .all(|m| m.significant_bits() >= crate::mont::IFMA_MIN_BITS)
+        .all(|m| m.significant_bits() >= IFMA_PAIR_MIN_BITS)
     {
         use crate::mont::ifma::IfmaContext;
         if let (Some(p), Some(q)) = (IfmaContext::new(modulus[0]), IfmaContext::new(modulus[1])) {
@@ -140,8 +153,8 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Both paths (IFMA from 513 bits where the CPU has it, GMP below), with exponents
-        /// shorter and longer than the bound they are given.
+        /// Both paths (IFMA from `IFMA_CT_MIN_BITS` where the CPU has it, GMP below), with
+        /// exponents shorter and longer than the bound they are given.
         #[test]
         fn ct_with_a_bound_matches_vartime(
             n_bytes in prop::collection::vec(any::<u8>(), 8..160),
