@@ -10,15 +10,14 @@ use crate::{Error, Result};
 
 /// Smallest modulus for which one constant-time exponentiation takes the IFMA kernel rather than
 /// GMP's `mpz_powm_sec`. GMP's time grows by whole 64-bit limbs and IFMA's by 52-bit digits;
-/// measured on the IFMA Xeon (`examples/ctexp.rs`, full-length exponents): GMP faster up to 11
-/// limbs (576 bits: 50 against 63 us; 640: 67 against 79; 704: 86 against 88), IFMA from 12
-/// (768: 93 against 101 us; 1024: 156 against 224).
-pub const IFMA_CT_MIN_BITS: u32 = 705;
+/// measured on the IFMA Xeon (`examples/ctexp.rs`, full-length exponents): GMP faster up to 9
+/// limbs (576 bits: 54 against 58 us), even at 10 (640: 70 against 69), IFMA from 11 (704: 92
+/// against 80 us; 1024: 224 against 157).
+pub const IFMA_CT_MIN_BITS: u32 = 641;
 
 /// Smallest moduli for which [`pow_mod_ct_pair`] interleaves the two exponentiations on IFMA:
-/// the pair wins over two `mpz_powm_sec` from 9 limbs (520 bits: 87 against 99 us; 576: 97
-/// against 99; 640: 120 against 133), GMP below (512 bits: 65 against 87 us, the halves of
-/// RSA-1024).
+/// the pair wins over two `mpz_powm_sec` from 9 limbs (520 bits: 79 against 107 us; 576: 91
+/// against 104), GMP below (512 bits: 69 against 74 us, the halves of RSA-1024).
 pub const IFMA_PAIR_MIN_BITS: u32 = 513;
 
 /// `base^exp mod modulus` in time independent of the value of `exp`.

@@ -64,21 +64,23 @@ fn cycles() -> Option<u64> {
 /// Multiplier instructions one Montgomery squaring of `kernel` issues for `ctx`'s modulus, the
 /// measured peak rate of that instruction (per counter cycle), and a description. MULX kernels
 /// need `L (L + 1) / 2` 64-bit products for the square and `L^2` for the reduction; the IFMA
-/// kernel issues `4 D^2 / lanes` vector instructions (low and high halves of `a b_i` and
-/// `m n` for each of its `D` digits, no squaring symmetry), at the rate measured for zmm.
+/// kernel issues `4 D V` vector instructions for `D` digits in `V` vectors (low and high halves
+/// of `a b_i` and `m n` per vector in each of its `D` steps, no squaring symmetry), at the rate
+/// measured for zmm.
 fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
     #[cfg(target_arch = "x86_64")]
     {
         let peak = hourglass_arith::mont::peak::measure();
         match kernel {
             Kernel::X86Ifma => {
-                let (lanes, vectors) = ctx.ifma()?.shape();
-                let d = (lanes * vectors) as f64;
+                let ifma = ctx.ifma()?;
+                let (lanes, vectors) = ifma.shape();
+                let d = ifma.steps() as f64;
                 let per = peak.ifma_per_cycle?;
                 Some((
-                    4.0 * d * d / lanes as f64,
+                    4.0 * d * vectors as f64,
                     per,
-                    format!("4 D^2 / {lanes} IFMA ops, D = {d}, peak {per:.2}/cycle"),
+                    format!("4 D V IFMA ops, D = {d}, V = {vectors} x {lanes} lanes, peak {per:.2}/cycle"),
                 ))
             }
             _ => {
