@@ -72,9 +72,11 @@ enum Command {
     #[command(after_help = "Examples:
   hourglass serve --data /var/lib/hourglass                         (SQLite, http://127.0.0.1:8080)
   hourglass serve --data srv/ --listen 0.0.0.0:8080 --database postgres://hourglass@db/hourglass
+  hourglass serve --data srv/ --listen 10.0.0.5:8080 --trusted-proxy 10.0.0.0/24   (behind a proxy)
 Then create a set (the token is in DIR/admin.token):
   curl -H \"Authorization: Bearer $(cat srv/admin.token)\" -H 'Content-Type: application/json' \\
-       -d '{\"name\": \"conf-2027\", \"durations\": [\"4h\", \"1h\", \"10min\"]}' http://127.0.0.1:8080/api/v1/sets
+       -d '{\"name\": \"conf-2027\", \"durations\": [\"4h\", \"1h\", \"10min\"]}' \\
+       http://127.0.0.1:8080/api/v1/sets
 See docs/API.md.")]
     Serve(serve_cmd::ServeArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.

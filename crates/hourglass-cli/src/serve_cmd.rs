@@ -34,6 +34,12 @@ pub struct ServeArgs {
     /// Requests a client may send at once before the rate applies.
     #[arg(long, value_name = "N", default_value_t = 60)]
     burst: u32,
+    /// A reverse proxy or load balancer in front of this server (an address or a range such as
+    /// 10.0.0.0/8; repeat for several): for connections from it, the rate limit takes the
+    /// client's address from X-Forwarded-For. Without it the header is ignored, and behind a
+    /// proxy every client would share the proxy's limit.
+    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = hourglass_serve::parse_trusted_proxy)]
+    trusted_proxies: Vec<hourglass_serve::IpNet>,
     /// Verification workers (default: one per core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
@@ -51,6 +57,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         (Some(rate), None) => Some((rate, rate)),
         (None, _) => None,
     };
+    config.trusted_proxies = a.trusted_proxies;
     if let Some(w) = a.workers {
         if w == 0 {
             return Err(CliError::new("--workers must be at least 1"));

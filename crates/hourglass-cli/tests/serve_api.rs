@@ -395,6 +395,61 @@ fn a_client_over_its_rate_gets_429_with_retry_after() {
     );
 }
 
+/// Behind a load balancer every connection comes from the balancer: with `--trusted-proxy` the
+/// limit applies to the address the proxy appended to X-Forwarded-For, so one client over its
+/// rate does not lock the others out; without it, a client cannot escape its limit by writing
+/// the header itself.
+#[test]
+fn behind_a_trusted_proxy_each_client_has_its_own_limit_and_the_header_is_not_believed_otherwise() {
+    let dir = tempdir();
+    let get = |server: &Server, forwarded: &str| {
+        client()
+            .get(server.url("/api/v1/sets"))
+            .header("X-Forwarded-For", forwarded)
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    let proxied = Server::start(
+        &dir.path().join("proxied"),
+        &[
+            "--rate-limit",
+            "1",
+            "--burst",
+            "2",
+            "--trusted-proxy",
+            "127.0.0.0/8",
+        ],
+    );
+    let first: Vec<u16> = (0..6).map(|_| get(&proxied, "198.51.100.1")).collect();
+    assert!(first.contains(&429), "{first:?}");
+    // Another client behind the same proxy still has its whole burst.
+    assert_eq!(get(&proxied, "198.51.100.2"), 200);
+    assert_eq!(get(&proxied, "198.51.100.2"), 200);
+    // A client that prepends addresses of its own lands in the bucket of what the proxy added.
+    assert_eq!(get(&proxied, "203.0.113.50, 198.51.100.1"), 429);
+
+    let direct = Server::start(
+        &dir.path().join("direct"),
+        &["--rate-limit", "1", "--burst", "2"],
+    );
+    let spoofed: Vec<u16> = (0..6)
+        .map(|i| get(&direct, &format!("198.51.100.{}", 10 + i)))
+        .collect();
+    assert!(spoofed.contains(&429), "{spoofed:?}");
+    // A malformed range is a usage error.
+    let out = common::hg_run(&[
+        "serve",
+        "--data",
+        dir.path().join("bad").to_str().unwrap(),
+        "--trusted-proxy",
+        "10.0.0.0/40",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("10.0.0.0/40"));
+}
+
 #[test]
 fn a_public_set_is_verified_from_the_proofs_and_a_forged_link_is_invalid() {
     let dir = tempdir();
