@@ -383,6 +383,16 @@ fn a_client_over_its_rate_gets_429_with_retry_after() {
         .collect();
     assert!(statuses[..3].iter().all(|s| s.0 == 200), "{statuses:?}");
     assert!(statuses.contains(&(429, true)), "{statuses:?}");
+    // The metrics query the database on every scrape: limited like the rest.
+    assert_eq!(
+        client()
+            .get(server.url("/metrics"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        429
+    );
     // Health checks are never limited.
     assert_eq!(
         client()
