@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// Largest document accepted, in bytes (bundles: 1 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = hourglass_serve::DEFAULT_MAX_DOCUMENT_BYTES)]
     max_document_bytes: u64,
+    /// Bytes of uploads held in memory at once over all requests (documents wait in memory
+    /// until stored); an upload that would exceed it gets 503 and is not stored. At least the
+    /// largest document plus 1 MiB.
+    #[arg(long, value_name = "BYTES", default_value_t = hourglass_serve::DEFAULT_UPLOAD_MEMORY)]
+    upload_memory: u64,
     /// Requests per second allowed per client address (0: no limit).
     #[arg(long, value_name = "N", default_value_t = 20)]
     rate_limit: u32,
@@ -52,6 +57,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     config.database = a.database;
     config.admin_token_file = a.admin_token_file;
     config.max_document_bytes = a.max_document_bytes;
+    config.upload_memory = a.upload_memory;
     config.rate_limit = match (NonZeroU32::new(a.rate_limit), NonZeroU32::new(a.burst)) {
         (Some(rate), Some(burst)) => Some((rate, burst)),
         (Some(rate), None) => Some((rate, rate)),

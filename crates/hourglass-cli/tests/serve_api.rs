@@ -460,6 +460,106 @@ fn behind_a_trusted_proxy_each_client_has_its_own_limit_and_the_header_is_not_be
     assert!(String::from_utf8_lossy(&out.stderr).contains("10.0.0.0/40"));
 }
 
+/// Documents wait in memory until stored: uploads that together would exceed `--upload-memory`
+/// get 503 with Retry-After and store nothing, and the memory comes back when a request ends.
+#[test]
+fn uploads_beyond_the_upload_memory_wait_their_turn_with_503() {
+    let dir = tempdir();
+    let document_limit: usize = 600_000;
+    let memory = document_limit + (1 << 20);
+    let server = Server::start(
+        &dir.path().join("srv"),
+        &[
+            "--max-document-bytes",
+            &document_limit.to_string(),
+            "--upload-memory",
+            &memory.to_string(),
+        ],
+    );
+    // A holds a large bundle field and part of its document, then stalls.
+    struct Stalling {
+        sent: usize,
+        release: std::sync::mpsc::Receiver<()>,
+    }
+    impl std::io::Read for Stalling {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.sent == 300_000 {
+                let _ = self.release.recv();
+            }
+            if self.sent >= 400_000 {
+                return Ok(0);
+            }
+            let n = buf.len().min(
+                if self.sent < 300_000 {
+                    300_000
+                } else {
+                    400_000
+                } - self.sent,
+            );
+            buf[..n].fill(b'a');
+            self.sent += n;
+            Ok(n)
+        }
+    }
+    let (release, stalled) = std::sync::mpsc::channel();
+    let url = server.url("/api/v1/submissions");
+    let a = std::thread::spawn(move || {
+        let form = reqwest::blocking::multipart::Form::new()
+            .part(
+                "bundle",
+                reqwest::blocking::multipart::Part::bytes(vec![b'{'; 1_000_000]),
+            )
+            .part(
+                "document",
+                reqwest::blocking::multipart::Part::reader(Stalling {
+                    sent: 0,
+                    release: stalled,
+                }),
+            );
+        client()
+            .post(url)
+            .multipart(form)
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let document = vec![b'b'; 500_000];
+    let form = reqwest::blocking::multipart::Form::new()
+        .part(
+            "bundle",
+            reqwest::blocking::multipart::Part::bytes(b"{}".to_vec()),
+        )
+        .part(
+            "document",
+            reqwest::blocking::multipart::Part::bytes(document.clone()),
+        );
+    let busy = client()
+        .post(server.url("/api/v1/submissions"))
+        .multipart(form)
+        .send()
+        .unwrap();
+    assert_eq!(busy.status().as_u16(), 503);
+    assert!(busy.headers().contains_key("retry-after"));
+    release.send(()).unwrap();
+    // A's bundle is no bundle: 400 once it has been read whole.
+    assert_eq!(a.join().unwrap(), 400);
+    // The memory is back: the same upload now gets past the budget (to the bundle's check).
+    let (status, body) = upload(&server, b"{}", &document);
+    assert_eq!(status, 400, "{body}");
+    // A budget that cannot hold one largest upload is refused at start.
+    let out = common::hg_run(&[
+        "serve",
+        "--data",
+        dir.path().join("small").to_str().unwrap(),
+        "--upload-memory",
+        "1000",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--upload-memory"));
+}
+
 #[test]
 fn a_public_set_is_verified_from_the_proofs_and_a_forged_link_is_invalid() {
     let dir = tempdir();

@@ -17,6 +17,7 @@ use hourglass_vdf::group::RsaGroup;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use zeroize::Zeroizing;
 
 use crate::error::Error;
@@ -61,6 +62,10 @@ impl IntoResponse for ApiError {
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"hourglass admin\""),
             );
+        }
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         }
         r
     }
@@ -331,7 +336,24 @@ pub(crate) async fn get_set(
 /// Reads one multipart field. Past `limit` bytes it reads on without keeping anything, to
 /// the end of the request (which the body limit bounds), so that the client, still sending,
 /// receives the 413 instead of a reset connection; then `Ok(None)`.
-async fn read_field(field: &mut Field<'_>, limit: u64) -> Result<Option<Vec<u8>>, ApiError> {
+/// How reading a field ended short.
+enum FieldError {
+    /// Over the field's limit (the rest was read and dropped).
+    TooLarge,
+    /// The server's upload memory is in use by other requests.
+    Busy,
+    /// The body is malformed.
+    Bad(ApiError),
+}
+
+/// Reads one field, holding its bytes against the server's upload memory (`held` keeps the
+/// permits until the request ends).
+async fn read_field(
+    field: &mut Field<'_>,
+    limit: u64,
+    budget: &Arc<Semaphore>,
+    held: &mut Option<OwnedSemaphorePermit>,
+) -> Result<Vec<u8>, FieldError> {
     let mut out = Vec::new();
     let mut over = false;
     loop {
@@ -341,11 +363,21 @@ async fn read_field(field: &mut Field<'_>, limit: u64) -> Result<Option<Vec<u8>>
                     over = true;
                     out = Vec::new();
                 } else {
+                    let bytes = u32::try_from(chunk.len()).map_err(|_| FieldError::TooLarge)?;
+                    let permit = budget
+                        .clone()
+                        .try_acquire_many_owned(bytes)
+                        .map_err(|_| FieldError::Busy)?;
+                    match held {
+                        Some(h) => h.merge(permit),
+                        None => *held = Some(permit),
+                    }
                     out.extend_from_slice(&chunk);
                 }
             }
-            Ok(None) => return Ok((!over).then_some(out)),
-            Err(e) => return Err(multipart_error(&e)),
+            Ok(None) if over => return Err(FieldError::TooLarge),
+            Ok(None) => return Ok(out),
+            Err(e) => return Err(FieldError::Bad(multipart_error(&e))),
         }
     }
 }
@@ -381,6 +413,8 @@ pub(crate) async fn accept_upload(
     })?;
     let mut bundle = None;
     let mut document = None;
+    // The upload memory this request holds, released when it returns (after the store).
+    let mut held = None;
     loop {
         let mut field = match multipart.next_field().await {
             Ok(Some(f)) => f,
@@ -400,14 +434,25 @@ pub(crate) async fn accept_upload(
         if slot.is_some() {
             return Err(ApiError::bad(format!("field {name}: given twice")));
         }
-        match read_field(&mut field, limit).await? {
-            Some(bytes) => *slot = Some(bytes),
-            None => {
+        match read_field(&mut field, limit, &state.upload_budget, &mut held).await {
+            Ok(bytes) => *slot = Some(bytes),
+            Err(FieldError::Bad(e)) => return Err(e),
+            Err(FieldError::TooLarge) => {
                 drop(field);
                 drain(&mut multipart).await;
                 return Err(ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("field {name}: larger than the limit of {limit} bytes"),
+                ));
+            }
+            Err(FieldError::Busy) => {
+                drop(field);
+                drop(held);
+                drain(&mut multipart).await;
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server is receiving too many uploads at once; nothing was stored, \
+                     send it again in a few seconds",
                 ));
             }
         }

@@ -49,6 +49,17 @@ pub enum Error {
     /// Applying the migrations failed.
     #[error("database migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The upload memory cannot hold one largest upload.
+    #[error(
+        "--upload-memory {memory} is less than one largest upload ({largest} bytes: the \
+         document and bundle limits)"
+    )]
+    UploadMemory {
+        /// The configured upload memory.
+        memory: u64,
+        /// The largest document plus the largest bundle.
+        largest: u64,
+    },
     /// The listening socket could not be opened.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -54,6 +54,9 @@ use crate::store::{Backend, Store};
 pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 /// Largest bundle (1 MiB).
 pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 1 << 20;
+/// Default memory for uploads being received at once (documents are held in memory until they
+/// are stored): eight of the largest.
+pub const DEFAULT_UPLOAD_MEMORY: u64 = 8 * (DEFAULT_MAX_DOCUMENT_BYTES + DEFAULT_MAX_BUNDLE_BYTES);
 
 /// How the service runs.
 #[derive(Debug, Clone)]
@@ -70,6 +73,10 @@ pub struct Config {
     pub max_document_bytes: u64,
     /// Largest bundle accepted.
     pub max_bundle_bytes: u64,
+    /// Bytes of uploads held in memory at once, over all requests; an upload that would exceed
+    /// it gets 503 with `Retry-After` instead of the server running out of memory. At least one
+    /// largest document and bundle.
+    pub upload_memory: u64,
     /// Requests per second allowed per client address (and the burst); `None`: no limit.
     pub rate_limit: Option<(NonZeroU32, NonZeroU32)>,
     /// Reverse proxies (load balancers) in front of this server: for a connection from one of
@@ -91,6 +98,7 @@ impl Config {
             admin_token_file: None,
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             max_bundle_bytes: DEFAULT_MAX_BUNDLE_BYTES,
+            upload_memory: DEFAULT_UPLOAD_MEMORY,
             rate_limit: Some((
                 NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN),
                 NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN),
@@ -113,6 +121,8 @@ pub(crate) struct AppState {
     pub store: Store,
     pub data: DataDir,
     pub limits: Limits,
+    /// The bytes of uploads that may be held in memory at once ([`Config::upload_memory`]).
+    pub upload_budget: Arc<tokio::sync::Semaphore>,
     pub metrics: Metrics,
     /// Woken when a submission is queued.
     pub queued: Notify,
@@ -150,6 +160,16 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         .clone()
         .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", sqlite_path.display()));
     let is_sqlite = url.starts_with("sqlite:");
+    let largest = config.max_document_bytes + config.max_bundle_bytes;
+    if config.upload_memory < largest {
+        return Err(Error::UploadMemory {
+            memory: config.upload_memory,
+            largest,
+        });
+    }
+    let upload_permits = usize::try_from(config.upload_memory)
+        .unwrap_or(usize::MAX)
+        .min(tokio::sync::Semaphore::MAX_PERMITS);
     let data = DataDir::open(&config.data, config.admin_token_file.as_deref(), is_sqlite)?;
     let store = Store::open(&url, (config.workers as u32 + 8).max(10)).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -169,6 +189,7 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
             max_document_bytes: config.max_document_bytes,
             max_bundle_bytes: config.max_bundle_bytes,
         },
+        upload_budget: Arc::new(tokio::sync::Semaphore::new(upload_permits)),
         metrics: Metrics::new(),
         queued: Notify::new(),
         server_id: format!("{addr}/{}", std::process::id()),
