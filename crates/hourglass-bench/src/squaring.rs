@@ -64,9 +64,10 @@ fn cycles() -> Option<u64> {
 /// Multiplier instructions one Montgomery squaring of `kernel` issues for `ctx`'s modulus, the
 /// measured peak rate of that instruction (per counter cycle), and a description. MULX kernels
 /// need `L (L + 1) / 2` 64-bit products for the square and `L^2` for the reduction; the IFMA
-/// kernel issues `4 D V` vector instructions for `D` digits in `V` vectors (low and high halves
-/// of `a b_i` and `m n` per vector in each of its `D` steps, no squaring symmetry), at the rate
-/// measured for zmm.
+/// kernel issues the multiply-adds [`square_multiply_adds`](hourglass_arith::mont::ifma::IfmaContext::square_multiply_adds) counts for `D` digits
+/// in `V` vectors (low and high halves of `m n` per vector in each of its `D` steps, and of
+/// `a a_i` from the vector holding digit `i` up: each cross product once), at the rate measured
+/// for zmm.
 fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -78,9 +79,13 @@ fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
                 let d = ifma.steps() as f64;
                 let per = peak.ifma_per_cycle?;
                 Some((
-                    4.0 * d * vectors as f64,
+                    ifma.square_multiply_adds() as f64,
                     per,
-                    format!("4 D V IFMA ops, D = {d}, V = {vectors} x {lanes} lanes, peak {per:.2}/cycle"),
+                    format!(
+                        "{} IFMA ops (2 D V + a a_i from digit i up), D = {d}, V = {vectors} x \
+                         {lanes} lanes, peak {per:.2}/cycle",
+                        ifma.square_multiply_adds()
+                    ),
                 ))
             }
             _ => {
