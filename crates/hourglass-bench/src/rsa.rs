@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use hourglass_arith::entropy::{random_below, EntropySource};
+use hourglass_arith::Integer;
 use hourglass_rsa::padding::i2osp;
 use hourglass_rsa::{Countermeasures, KeyGenOptions, PrivateKey, Variant};
 use serde::Serialize;
@@ -13,7 +14,7 @@ use serde::Serialize;
 use crate::openssl_baseline::{self, OpensslKey};
 use crate::parse_bits_list;
 use crate::plot::{render, Panel, Series};
-use crate::stats::{time_ms, Summary};
+use crate::stats::{median_ratio, time_alternately_ms, time_ms, Summary};
 use crate::{write_plot, Error, Result};
 use hourglass_arith::atomic::Existing;
 use hourglass_arith::entropy::EntropyArgs;
@@ -81,9 +82,13 @@ struct SizeReport {
     rows: Vec<Row>,
     openssl_private_ms: Option<Summary>,
     openssl_public_ms: Option<Summary>,
+    /// Our CRT decryption's time over OpenSSL's private operation: the median of the ratios of
+    /// alternate rounds.
     crt_over_openssl_private: Option<f64>,
-    /// OpenSSL's private operation time over ours (CRT decryption): above 1 we are faster.
+    /// OpenSSL's private operation time over ours (CRT decryption), likewise: above 1 we are
+    /// faster.
     speedup_over_openssl_private: Option<f64>,
+    /// OpenSSL's private operation time over our rebalanced decryption, likewise.
     openssl_private_over_rebalanced: Option<f64>,
     /// Whether our private operations ran on the AVX-512 IFMA kernel (false on CPUs without it
     /// and with `HOURGLASS_NO_IFMA` set).
@@ -113,16 +118,41 @@ fn measure(
     ] {
         let mut k = key.clone();
         k.set_countermeasures(cm);
-        let t = time_ms(runs, || {
-            let out = k.private_op(&c, rng)?;
-            if out != m {
-                return Err(Error::WrongDecryption);
-            }
-            Ok(())
-        })?;
+        let t = time_ms(runs, || decrypt_checked(&k, &c, &m, rng))?;
         variants.push(Summary::of(&t));
     }
     Ok((Summary::of(&enc), variants[0], variants[1], variants[2]))
+}
+
+/// One private operation of `key` on `c`, which must give `m`.
+fn decrypt_checked(
+    key: &PrivateKey,
+    c: &Integer,
+    m: &Integer,
+    rng: &mut dyn EntropySource,
+) -> Result<()> {
+    if key.private_op(c, rng)? != *m {
+        return Err(Error::WrongDecryption);
+    }
+    Ok(())
+}
+
+/// Our private operation with `key` (default countermeasures) and OpenSSL's private operation,
+/// timed alternately round by round: their durations in milliseconds.
+fn against_openssl(
+    key: &PrivateKey,
+    openssl: &OpensslKey,
+    input: &[u8],
+    runs: usize,
+    rng: &mut dyn EntropySource,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let m = random_below(rng, key.public().n())?;
+    let c = key.public().public_op(&m)?;
+    time_alternately_ms(
+        runs,
+        || decrypt_checked(key, &c, &m, rng),
+        || openssl.private_op(input),
+    )
 }
 
 /// Runs the benchmark.
@@ -142,7 +172,7 @@ pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
             });
         }
         let mut rows = Vec::new();
-        let mut crt_key = None;
+        let (mut crt_key, mut rebalanced_key) = (None, None);
         for v in Variant::ALL {
             if !a.json && !a.quiet {
                 eprintln!("hourglass: {bits}-bit {v}: generating key...");
@@ -162,33 +192,37 @@ pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
                 paper_encrypt_ms: p.map(|x| x.0),
                 paper_decrypt_ms: p.map(|x| x.1),
             });
-            if v == Variant::Crt {
-                crt_key = Some(key);
+            match v {
+                Variant::Crt => crt_key = Some(key),
+                Variant::Rebalanced => rebalanced_key = Some(key),
+                _ => {}
             }
         }
         let (mut ossl_priv, mut ossl_pub) = (None, None);
+        let (mut crt_over, mut speedup, mut over_rebalanced) = (None, None, None);
         if !a.no_openssl {
             if let Some(key) = &crt_key {
                 let ok = OpensslKey::import(key)?;
                 let m = random_below(&mut *rng, key.public().n())?;
                 let input = i2osp(&m, key.size())?;
-                ossl_priv = Some(Summary::of(&time_ms(a.runs, || ok.private_op(&input))?));
+                // The ratios come from alternate rounds (ours, OpenSSL's, ours, ...), the median
+                // of each round's ratio, so that load from elsewhere falls on both alike.
+                let (ours, theirs) = against_openssl(key, &ok, &input, a.runs, &mut *rng)?;
+                crt_over = Some(median_ratio(&ours, &theirs));
+                speedup = Some(median_ratio(&theirs, &ours));
+                ossl_priv = Some(Summary::of(&theirs));
+                if let Some(reb) = &rebalanced_key {
+                    let (ours, theirs) = against_openssl(reb, &ok, &input, a.runs, &mut *rng)?;
+                    over_rebalanced = Some(median_ratio(&theirs, &ours));
+                }
                 ossl_pub = Some(Summary::of(&time_ms(a.runs, || ok.public_op(&input))?));
             }
         }
-        let find = |v: Variant| {
-            rows.iter()
-                .find(|r| r.variant == v)
-                .map(|r| r.decrypt_ms.median)
-        };
         reports.push(SizeReport {
             bits,
-            crt_over_openssl_private: ossl_priv
-                .and_then(|o| find(Variant::Crt).map(|c| c / o.median)),
-            speedup_over_openssl_private: ossl_priv
-                .and_then(|o| find(Variant::Crt).map(|c| o.median / c)),
-            openssl_private_over_rebalanced: ossl_priv
-                .and_then(|o| find(Variant::Rebalanced).map(|r| o.median / r)),
+            crt_over_openssl_private: crt_over,
+            speedup_over_openssl_private: speedup,
+            openssl_private_over_rebalanced: over_rebalanced,
             rows,
             openssl_private_ms: ossl_priv,
             openssl_public_ms: ossl_pub,
@@ -260,7 +294,8 @@ fn print_report(reports: &[SizeReport], runs: usize) {
                  OPENSSL_ia32cap=':~0x200000' to mask both sides' IFMA code"
             };
             println!(
-                "ratio crt dec / OpenSSL private op: {x:.2}x, i.e. {speedup:.2}x OpenSSL's speed ({target})"
+                "ratio crt dec / OpenSSL private op: {x:.2}x, i.e. {speedup:.2}x OpenSSL's speed ({target}; \
+                 median of {runs} alternate rounds' ratios)"
             );
         }
         if let Some(x) = r.openssl_private_over_rebalanced {

@@ -60,6 +60,35 @@ pub fn time_ms<E>(runs: usize, mut f: impl FnMut() -> Result<(), E>) -> Result<V
     Ok(out)
 }
 
+/// Times `f` and `g` alternately, `runs` rounds after one warm-up call of each, and returns each
+/// one's durations in milliseconds, round by round. A comparison of two implementations on a
+/// shared machine should use this: load from elsewhere that comes and goes then falls on both
+/// alike, where timing one after the other lets it fall on one alone.
+pub fn time_alternately_ms<E>(
+    runs: usize,
+    mut f: impl FnMut() -> Result<(), E>,
+    mut g: impl FnMut() -> Result<(), E>,
+) -> Result<(Vec<f64>, Vec<f64>), E> {
+    f()?;
+    g()?;
+    let (mut tf, mut tg) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        let t = Instant::now();
+        f()?;
+        tf.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        g()?;
+        tg.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((tf, tg))
+}
+
+/// The median over rounds of `num[i] / den[i]` (timings from [`time_alternately_ms`]).
+pub fn median_ratio(num: &[f64], den: &[f64]) -> f64 {
+    let ratios: Vec<f64> = num.iter().zip(den).map(|(n, d)| n / d).collect();
+    Summary::of(&ratios).median
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +102,33 @@ mod tests {
         assert_eq!(s.max, 5.0);
         let s = Summary::of(&[1.0, 2.0, 3.0, 4.0]);
         assert_eq!(s.median, 2.5);
+    }
+
+    #[test]
+    fn median_ratio_is_taken_round_by_round() {
+        // A slow phase that hits both sides of rounds 2 and 3 leaves the ratio at 2.
+        let ours = [1.0, 1.0, 5.0, 5.0, 1.0];
+        let theirs = [2.0, 2.0, 10.0, 10.0, 2.0];
+        assert_eq!(median_ratio(&theirs, &ours), 2.0);
+        assert_eq!(median_ratio(&[3.0, 1.0, 8.0], &[1.0, 1.0, 2.0]), 3.0);
+    }
+
+    #[test]
+    fn alternate_timing_calls_each_side_once_per_round_after_a_warm_up() {
+        let (mut a, mut b) = (0, 0);
+        let (ta, tb) = time_alternately_ms::<()>(
+            4,
+            || {
+                a += 1;
+                Ok(())
+            },
+            || {
+                b += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!((a, b, ta.len(), tb.len()), (5, 5, 4, 4));
+        assert!(time_alternately_ms(3, || Ok(()), || Err("no")).is_err());
     }
 }
