@@ -2,8 +2,8 @@
 //!
 //! IFMA's `vpmadd52luq` / `vpmadd52huq` add the low or high 52 bits of eight 52 x 52-bit
 //! products to eight 64-bit accumulators at once. Numbers are `L` digits of 52 bits, with
-//! `R = 2^(52 L)` and `4 n < R`, held in `V` vectors of eight lanes (zmm), or five of four
-//! lanes (ymm) for 17 to 20 digits; the lanes above `L` are zero. Each digit is one sequential
+//! `R = 2^(52 L)` and `4 n < R`, held in `V` vectors of eight lanes (zmm); the lanes above `L`
+//! are zero. Each digit is one sequential
 //! step, so the multiplication runs `L` steps whatever the vectors' width.
 //!
 //! [`IfmaContext::mul`] is the word-serial "almost Montgomery multiplication" of Gueron and
@@ -33,6 +33,8 @@ use rug::Integer;
 
 const DIGIT_BITS: u32 = 52;
 const MASK: u64 = (1 << DIGIT_BITS) - 1;
+/// Digits per vector (zmm).
+const LANES: usize = 8;
 /// Largest number of 8-digit vectors supported (80 digits: moduli up to 4158 bits).
 pub const MAX_VECTORS: usize = 10;
 
@@ -54,13 +56,11 @@ pub fn available() -> bool {
 #[derive(Clone, Debug)]
 pub struct IfmaContext {
     n: Integer,
-    /// Lanes per vector: 8 (zmm) or 4 (ymm).
-    lanes: usize,
     vectors: usize,
     /// Digits of the Montgomery radix `R = 2^(52 steps)`, one sequential step each; the vectors
     /// hold at least this many, the lanes above it zero.
     steps: usize,
-    /// `n` in `lanes * vectors` digits.
+    /// `n` in `LANES * vectors` digits.
     n_digits: Vec<u64>,
     /// `-n^-1 mod 2^52`.
     k0: u64,
@@ -109,19 +109,14 @@ impl IfmaContext {
         }
         let bits = n.significant_bits() as usize + 2; // 4 n < R
         let steps = bits.div_ceil(DIGIT_BITS as usize);
-        // 8-lane vectors, except five 4-lane ones for 17 to 20 steps (moduli of 832 to 1038
-        // bits, the halves of RSA-2048), measured 3-4% faster there than three 8-lane ones; with
-        // the steps independent of the lanes, 8 lanes won everywhere else (9 to 12 steps: 20%,
-        // 25 to 28: 10-20%, against four and seven 4-lane vectors).
-        let (lanes, vectors) = if (17..=20).contains(&steps) {
-            (4, 5)
-        } else {
-            (8, steps.div_ceil(8))
-        };
-        if lanes == 8 && vectors > MAX_VECTORS {
+        // 8-lane vectors. Five 4-lane ones measured 3-4% faster for 17 to 20 steps (moduli of
+        // 832 to 1038 bits, the halves of RSA-2048) until the squaring skipped whole vectors,
+        // which favours the wider blocks: now three 8-lane vectors are 5-10% faster there.
+        let vectors = steps.div_ceil(LANES);
+        if vectors > MAX_VECTORS {
             return None;
         }
-        let len = lanes * vectors;
+        let len = LANES * vectors;
         // -n^-1 mod 2^52 by Newton's iteration on the low limb (no branch on n: the modulus may
         // be a secret prime of a CRT half).
         let n0 = n.to_u64_wrapping();
@@ -134,7 +129,6 @@ impl IfmaContext {
         let r2 = Integer::from(&r * &r) % n;
         Some(Self {
             n: n.clone(),
-            lanes,
             vectors,
             steps,
             n_digits: to_digits(n, len),
@@ -148,15 +142,15 @@ impl IfmaContext {
         &self.n
     }
 
-    /// Lanes per vector (8, or 4 for 17 to 20 steps) and the number of vectors.
+    /// Lanes per vector (8) and the number of vectors.
     pub fn shape(&self) -> (usize, usize) {
-        (self.lanes, self.vectors)
+        (LANES, self.vectors)
     }
 
     /// Digits per number as stored (lanes times vectors; those from [`Self::steps`] up are
     /// zero).
     pub fn digits(&self) -> usize {
-        self.lanes * self.vectors
+        LANES * self.vectors
     }
 
     /// Digits of the Montgomery radix, `R = 2^(52 steps)`: the multiplication's sequential
@@ -193,12 +187,12 @@ impl IfmaContext {
         Self::mul_multi::<1, false>([out], [a], [b], [self]);
     }
 
-    /// The multiply-adds (8- or 4-lane IFMA instructions) one [`IfmaContext::square`] issues:
+    /// The multiply-adds (8-lane IFMA instructions) one [`IfmaContext::square`] issues:
     /// `2 D V` for `m n` over the `D` steps of `V` vectors, and for `a a_i` twice the vectors
     /// from the one holding digit `i` up.
     pub fn square_multiply_adds(&self) -> usize {
         let product: usize = (0..self.steps)
-            .map(|i| 2 * (self.vectors - i / self.lanes))
+            .map(|i| 2 * (self.vectors - i / LANES))
             .sum();
         2 * self.steps * self.vectors + product
     }
@@ -227,10 +221,9 @@ impl IfmaContext {
         let n = ctx.map(|c| c.n_digits.as_slice());
         let k0 = ctx.map(|c| c.k0);
         // SAFETY: the context exists only when the CPU has AVX-512F, VL and IFMA (checked in
-        // `new`), and every slice holds exactly lanes * vectors digits (checked above).
+        // `new`), and every slice holds exactly LANES * vectors digits (checked above).
         unsafe {
             match shape {
-                (4, _) => amm_ymm::run::<5, K, SQ>(out, a, b, n, k0, steps),
                 (_, 1) => amm::run::<1, K, SQ>(out, a, b, n, k0, steps),
                 (_, 2) => amm::run::<2, K, SQ>(out, a, b, n, k0, steps),
                 (_, 3) => amm::run::<3, K, SQ>(out, a, b, n, k0, steps),
@@ -497,7 +490,7 @@ const fn operand(square: bool, j: usize, block: usize) -> Operand {
 
 /// Generates `K` independent almost-Montgomery multiplications interleaved in one loop (one per
 /// modulus of the same shape; `K = 2` for the two halves of an RSA CRT exponentiation), for a
-/// vector width (8 lanes in zmm, or 4 in ymm registers with AVX-512VL), as a module with the
+/// vector width (8 lanes in zmm registers), as a module with the
 /// kernel `run`.
 ///
 /// The step's state `r` is one accumulator per product (so only one shift per vector), kept
@@ -810,7 +803,7 @@ macro_rules! amm_kernel {
                 // live vectors spill (4096-bit squarings measured 17% faster in the plain
                 // order). Several products hide each other's latency, so the plain order (low
                 // halves, shift, high halves) wins by issuing fewer instructions.
-                let split = K == 1 && (LANES == 4 || V <= 8);
+                let split = K == 1 && V <= 8;
                 if split {
                     // The state starts with step 0's lo(a b_0).
                     for c in 0..K {
@@ -905,29 +898,6 @@ amm_kernel!(
     _mm512_cmpgt_epu64_mask,
     _mm512_cmpeq_epu64_mask,
     _mm512_mask_add_epi64
-);
-amm_kernel!(
-    amm_ymm,
-    4,
-    "avx512f,avx512vl,avx512ifma",
-    __m256i,
-    _mm256_setzero_si256,
-    _mm256_loadu_si256,
-    _mm256_storeu_si256,
-    _mm256_set1_epi64x,
-    _mm256_madd52lo_epu64,
-    _mm256_madd52hi_epu64,
-    _mm256_alignr_epi64,
-    _mm256_add_epi64,
-    _mm256_and_si256,
-    _mm256_or_si256,
-    _mm256_slli_epi64,
-    _mm256_srli_epi64,
-    _mm256_castsi256_si128,
-    _mm256_mask_blend_epi64,
-    _mm256_cmpgt_epu64_mask,
-    _mm256_cmpeq_epu64_mask,
-    _mm256_mask_add_epi64
 );
 
 #[cfg(test)]
