@@ -408,44 +408,64 @@ impl IfmaContext {
     }
 }
 
-/// `out = table[index]` for a table of `len`-digit entries (`len` a multiple of 4), reading
-/// every entry: the index picks a mask, never an address. Four digits at a time, all entries
-/// in turn.
+/// `out = table[index]` for a table of `len`-digit entries (`len` a multiple of 8, at most
+/// `8 MAX_VECTORS`), reading every entry: the index picks a mask, never an address. Eight
+/// digits at a time, all entries in turn, the entry being built in registers.
 fn select(table: &[u64], len: usize, index: u64, out: &mut [u64]) {
-    assert!(len.is_multiple_of(4) && out.len() == len && table.len().is_multiple_of(len));
-    // SAFETY: only called with a context, which exists only when the CPU has AVX-512F and VL;
-    // the lengths are checked above.
-    unsafe { select_avx(table, len, index, out) }
+    assert!(
+        len.is_multiple_of(LANES)
+            && len <= LANES * MAX_VECTORS
+            && out.len() == len
+            && table.len().is_multiple_of(len)
+            && table.len() / len <= 64
+    );
+    // SAFETY: only called with a context, which exists only when the CPU has AVX-512F; the
+    // lengths are checked above.
+    unsafe {
+        match len / LANES {
+            1 => select_zmm::<1>(table, index, out),
+            2 => select_zmm::<2>(table, index, out),
+            3 => select_zmm::<3>(table, index, out),
+            4 => select_zmm::<4>(table, index, out),
+            5 => select_zmm::<5>(table, index, out),
+            6 => select_zmm::<6>(table, index, out),
+            7 => select_zmm::<7>(table, index, out),
+            8 => select_zmm::<8>(table, index, out),
+            9 => select_zmm::<9>(table, index, out),
+            _ => select_zmm::<10>(table, index, out),
+        }
+    }
 }
 
+/// [`select`] for entries of `V` vectors.
+///
 /// # Safety
-/// The CPU must support AVX-512F and VL; `len` is a multiple of 4, `out` holds `len` digits
-/// and `table` a whole number of entries.
-#[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn select_avx(table: &[u64], len: usize, index: u64, out: &mut [u64]) {
-    const MAX: usize = MAX_VECTORS * 2;
-    let (vectors, entries) = (len / 4, table.len() / len);
-    assert!(vectors <= MAX && entries <= 64);
+/// The CPU must support AVX-512F; `out` holds `8 V` digits and `table` at most 64 entries of
+/// `8 V` digits.
+#[target_feature(enable = "avx512f")]
+unsafe fn select_zmm<const V: usize>(table: &[u64], index: u64, out: &mut [u64]) {
+    let len = LANES * V;
+    let entries = table.len() / len;
     // One all-ones or all-zero vector per entry, made opaque to the compiler: it must not turn
     // the selection into masked loads, which skip the memory of the entries not wanted (a
     // cache-timing leak of the index that tests/ct_timing.rs detects).
-    let mut masks = [_mm256_setzero_si256(); 64];
+    let mut masks = [_mm512_setzero_si512(); 64];
     for (i, m) in masks.iter_mut().enumerate().take(entries) {
         let x = i as u64 ^ index;
-        *m = _mm256_set1_epi64x(((x | x.wrapping_neg()) >> 63).wrapping_sub(1) as i64);
+        *m = _mm512_set1_epi64(((x | x.wrapping_neg()) >> 63).wrapping_sub(1) as i64);
     }
     let masks = std::hint::black_box(masks);
-    let mut acc = [_mm256_setzero_si256(); MAX];
+    let mut acc = [_mm512_setzero_si512(); V];
     for (e, m) in masks.iter().enumerate().take(entries) {
-        for (v, a) in acc.iter_mut().enumerate().take(vectors) {
-            // SAFETY: entry `e` holds `len` digits, and 4 v + 4 <= len.
-            let t = unsafe { _mm256_loadu_si256(table.as_ptr().add(e * len + 4 * v).cast()) };
-            *a = _mm256_or_si256(*a, _mm256_and_si256(t, *m));
+        for (v, a) in acc.iter_mut().enumerate() {
+            // SAFETY: entry `e` holds `len` digits, and 8 v + 8 <= len.
+            let t = unsafe { _mm512_loadu_si512(table.as_ptr().add(e * len + LANES * v).cast()) };
+            *a = _mm512_or_si512(*a, _mm512_and_si512(t, *m));
         }
     }
-    for (v, a) in acc.iter().enumerate().take(vectors) {
-        // SAFETY: 4 v + 4 <= len = out.len().
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(4 * v).cast(), *a) };
+    for (v, a) in acc.iter().enumerate() {
+        // SAFETY: 8 v + 8 <= len = out.len() (the caller's contract).
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(LANES * v).cast(), *a) };
     }
 }
 
@@ -1092,7 +1112,7 @@ mod tests {
             eprintln!("skipped: no AVX-512 IFMA on this CPU");
             return;
         }
-        for len in [4usize, 20, 40, 80] {
+        for len in [8usize, 24, 40, 80] {
             let table: Vec<u64> = (0..32 * len as u64).collect();
             let mut out = vec![0; len];
             for i in 0..32u64 {
