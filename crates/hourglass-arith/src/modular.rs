@@ -102,8 +102,18 @@ fn check_ct_arguments(exp: &Integer, modulus: &Integer) -> Result<()> {
     Ok(())
 }
 
-/// `base^exp mod modulus` for public values (variable-time, GMP `mpz_powm`).
+/// `base^exp mod modulus` for public values (variable time): on CPUs with AVX-512 IFMA, for
+/// odd moduli of [`crate::mont::IFMA_MIN_BITS`] to 4158 bits and `exp >= 0`,
+/// [`crate::mont::ifma::IfmaContext::pow_vartime`] (RSA's public operation with `e = 65537`
+/// about three times faster than GMP at 2048 bits); elsewhere GMP's `mpz_powm`, which also
+/// takes even moduli and negative exponents (through the inverse).
 pub fn pow_mod_vartime(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<Integer> {
+    #[cfg(target_arch = "x86_64")]
+    if *exp >= 0 && modulus.is_odd() && modulus.significant_bits() >= crate::mont::IFMA_MIN_BITS {
+        if let Some(ctx) = crate::mont::ifma::IfmaContext::new(modulus) {
+            return Ok(ctx.pow_vartime(base, exp));
+        }
+    }
     base.pow_mod_ref(exp, modulus)
         .map(Integer::from)
         .ok_or(Error::NotInvertible)
@@ -150,6 +160,62 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The oracle: GMP's `mpz_powm`, whatever path `pow_mod_vartime` takes.
+    fn gmp_pow(b: &Integer, e: &Integer, m: &Integer) -> Integer {
+        Integer::from(b.pow_mod_ref(e, m).unwrap())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// The variable-time exponentiation (IFMA from 513 bits where the CPU has it) against
+        /// GMP: bases of any size and sign, exponents from zero up, odd and even moduli.
+        #[test]
+        fn vartime_matches_gmp(
+            n_bytes in prop::collection::vec(any::<u8>(), 1..530),
+            e_bytes in prop::collection::vec(any::<u8>(), 0..70),
+            b_bytes in prop::collection::vec(any::<u8>(), 0..600),
+            negative_base in any::<bool>(),
+        ) {
+            let n = Integer::from_digits(&n_bytes, rug::integer::Order::Msf);
+            prop_assume!(n > 1);
+            let e = Integer::from_digits(&e_bytes, rug::integer::Order::Msf);
+            let mut b = Integer::from_digits(&b_bytes, rug::integer::Order::Msf);
+            if negative_base {
+                b = -b;
+            }
+            prop_assert_eq!(pow_mod_vartime(&b, &e, &n).unwrap(), gmp_pow(&b, &e, &n));
+        }
+    }
+
+    #[test]
+    fn vartime_edges_match_gmp() {
+        for bits in [512u32, 513, 1024, 2048, 4096, 4158, 4159] {
+            let n = (Integer::from(1) << bits) - 1u32; // odd, all ones
+            for e in [0u32, 1, 2, 3, 65537] {
+                let e = Integer::from(e);
+                for b in [
+                    Integer::ZERO,
+                    Integer::from(1),
+                    Integer::from(&n - 1u32),
+                    n.clone(),
+                    Integer::from(&n + 7u32),
+                    Integer::from(-5),
+                ] {
+                    assert_eq!(pow_mod_vartime(&b, &e, &n).unwrap(), gmp_pow(&b, &e, &n));
+                }
+            }
+        }
+        // Negative exponents (the inverse) and even moduli stay on GMP.
+        let n = (Integer::from(1) << 1024u32) + 1u32;
+        let inv = pow_mod_vartime(&Integer::from(3), &Integer::from(-1), &n).unwrap();
+        assert_eq!(Integer::from(inv * 3u32) % &n, 1);
+        let even = Integer::from(1) << 1024u32;
+        assert_eq!(
+            pow_mod_vartime(&Integer::from(3), &Integer::from(5), &even).unwrap(),
+            243
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// Both paths (IFMA from `IFMA_CT_MIN_BITS` where the CPU has it, GMP below), with
@@ -168,7 +234,7 @@ mod tests {
             let b = Integer::from(base);
             prop_assert_eq!(
                 pow_mod_ct_bits(&b, &e, &n, bound).unwrap(),
-                pow_mod_vartime(&b, &e, &n).unwrap()
+                gmp_pow(&b, &e, &n)
             );
         }
     }
@@ -189,7 +255,7 @@ mod tests {
             let b = crate::entropy::random_below(&mut rng, &m[0]).unwrap();
             let got = pow_mod_ct_pair([&b, &b], [&e[0], &e[1]], [&m[0], &m[1]], bound).unwrap();
             for c in 0..2 {
-                prop_assert_eq!(&got[c], &pow_mod_vartime(&b, &e[c], &m[c]).unwrap());
+                prop_assert_eq!(&got[c], &gmp_pow(&b, &e[c], &m[c]));
             }
         }
     }
@@ -199,10 +265,7 @@ mod tests {
         let m: Integer = "170141183460469231731687303715884105727".parse().unwrap();
         let b = Integer::from(123456789);
         let e = Integer::from(987654321u64);
-        assert_eq!(
-            pow_mod_ct(&b, &e, &m).unwrap(),
-            pow_mod_vartime(&b, &e, &m).unwrap()
-        );
+        assert_eq!(pow_mod_ct(&b, &e, &m).unwrap(), gmp_pow(&b, &e, &m));
         assert!(pow_mod_ct(&b, &e, &Integer::from(100)).is_err());
         assert!(pow_mod_ct(&b, &Integer::new(), &m).is_err());
     }
