@@ -624,7 +624,8 @@ macro_rules! amm_kernel {
                 }
             }
 
-            /// Step `i` of the split chain (one product), in block `B` (`LAST`: the last step
+            /// Step `i` of the split chain (one product, or two of up to three vectors), in block
+            /// `B` (`LAST`: the last step
             /// of its block, whose next step is in block `B + 1`).
             ///
             /// # Safety
@@ -702,7 +703,8 @@ macro_rules! amm_kernel {
                 s.bv = next;
             }
 
-            /// Step `i` in the plain order (several products), in block `B`.
+            /// Step `i` in the plain order (two or more products of four or more vectors, or one
+            /// of nine or ten), in block `B`.
             ///
             /// # Safety
             /// As for [`run`].
