@@ -16,9 +16,10 @@ use crate::{Error, Result};
 pub const IFMA_CT_MIN_BITS: u32 = 641;
 
 /// Smallest moduli for which [`pow_mod_ct_pair`] interleaves the two exponentiations on IFMA:
-/// the pair wins over two `mpz_powm_sec` from 9 limbs (520 bits: 79 against 107 us; 576: 91
-/// against 104), GMP below (512 bits: 69 against 74 us, the halves of RSA-1024).
-pub const IFMA_PAIR_MIN_BITS: u32 = 513;
+/// with the squaring that forms each cross product once, the pair wins over two
+/// `mpz_powm_sec` from 8 limbs (512 bits, the halves of RSA-1024: 90-94 against 99-107 us;
+/// 520: 94-101 against 150-167); smaller moduli were not measured and stay on GMP.
+pub const IFMA_PAIR_MIN_BITS: u32 = 512;
 
 /// `base^exp mod modulus` in time independent of the value of `exp`.
 ///
