@@ -2,9 +2,9 @@
 //!
 //! IFMA's `vpmadd52luq` / `vpmadd52huq` add the low or high 52 bits of eight 52 x 52-bit
 //! products to eight 64-bit accumulators at once. Numbers are `L` digits of 52 bits, with
-//! `R = 2^(52 L)` and `4 n < R`, held in `V` vectors of eight lanes (zmm); the lanes above `L`
-//! are zero. Each digit is one sequential
-//! step, so the multiplication runs `L` steps whatever the vectors' width.
+//! `R = 2^(52 L)` and `4 n < R`, held in `V = ceil(L / 8)` vectors of eight lanes (zmm); the
+//! lanes above `L` are zero. Each digit is one sequential step, so the multiplication runs `L`
+//! steps.
 //!
 //! [`IfmaContext::mul`] is the word-serial "almost Montgomery multiplication" of Gueron and
 //! Krasnov: for each digit `b_i`, add `a b_i` (low halves), derive `m = acc_0 n' mod 2^52` from
