@@ -106,7 +106,7 @@ fn check_ct_arguments(exp: &Integer, modulus: &Integer) -> Result<()> {
 /// `base^exp mod modulus` for public values (variable time): on CPUs with AVX-512 IFMA, for
 /// odd moduli of [`crate::mont::IFMA_MIN_BITS`] to 4158 bits and `exp >= 0`,
 /// [`crate::mont::ifma::IfmaContext::pow_vartime`] (RSA's public operation with `e = 65537`
-/// about three times faster than GMP at 2048 bits); elsewhere GMP's `mpz_powm`, which also
+/// about twice as fast as GMP at 2048 bits); elsewhere GMP's `mpz_powm`, which also
 /// takes even moduli and negative exponents (through the inverse).
 pub fn pow_mod_vartime(base: &Integer, exp: &Integer, modulus: &Integer) -> Result<Integer> {
     #[cfg(target_arch = "x86_64")]

@@ -223,16 +223,16 @@ impl IfmaContext {
         // SAFETY: the context exists only when the CPU has AVX-512F, VL and IFMA (checked in
         // `new`), and every slice holds exactly LANES * vectors digits (checked above).
         unsafe {
-            match shape {
-                (_, 1) => amm::run::<1, K, SQ>(out, a, b, n, k0, steps),
-                (_, 2) => amm::run::<2, K, SQ>(out, a, b, n, k0, steps),
-                (_, 3) => amm::run::<3, K, SQ>(out, a, b, n, k0, steps),
-                (_, 4) => amm::run::<4, K, SQ>(out, a, b, n, k0, steps),
-                (_, 5) => amm::run::<5, K, SQ>(out, a, b, n, k0, steps),
-                (_, 6) => amm::run::<6, K, SQ>(out, a, b, n, k0, steps),
-                (_, 7) => amm::run::<7, K, SQ>(out, a, b, n, k0, steps),
-                (_, 8) => amm::run::<8, K, SQ>(out, a, b, n, k0, steps),
-                (_, 9) => amm::run::<9, K, SQ>(out, a, b, n, k0, steps),
+            match ctx[0].vectors {
+                1 => amm::run::<1, K, SQ>(out, a, b, n, k0, steps),
+                2 => amm::run::<2, K, SQ>(out, a, b, n, k0, steps),
+                3 => amm::run::<3, K, SQ>(out, a, b, n, k0, steps),
+                4 => amm::run::<4, K, SQ>(out, a, b, n, k0, steps),
+                5 => amm::run::<5, K, SQ>(out, a, b, n, k0, steps),
+                6 => amm::run::<6, K, SQ>(out, a, b, n, k0, steps),
+                7 => amm::run::<7, K, SQ>(out, a, b, n, k0, steps),
+                8 => amm::run::<8, K, SQ>(out, a, b, n, k0, steps),
+                9 => amm::run::<9, K, SQ>(out, a, b, n, k0, steps),
                 _ => amm::run::<10, K, SQ>(out, a, b, n, k0, steps),
             }
         }
@@ -394,7 +394,7 @@ impl IfmaContext {
     /// `base^exp mod n` for a public `exp >= 0` (variable time: left-to-right binary, one
     /// squaring per bit and a multiplication per set bit), fully reduced; `base` is reduced
     /// modulo `n` first. For the short public exponents of RSA (17 bits for 65537) it is about
-    /// three times faster than GMP's `mpz_powm` at 2048 bits.
+    /// twice as fast as GMP's `mpz_powm` at 2048 bits (RSA-2048 encryption 0.016 -> 0.008 ms).
     pub fn pow_vartime(&self, base: &Integer, exp: &Integer) -> Integer {
         if *exp <= 0 {
             return Integer::from(1);
