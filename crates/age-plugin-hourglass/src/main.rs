@@ -238,6 +238,7 @@ fn checkpoint_for(header: &TlockHeader) -> Result<CheckpointFile, String> {
 }
 
 fn main() {
+    hourglass_arith::secret::wipe_gmp_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some(arg) if arg.starts_with("--age-plugin=") => {

@@ -168,6 +168,7 @@ fn command() -> clap::Command {
 }
 
 fn main() -> ExitCode {
+    hourglass_arith::secret::wipe_gmp_memory();
     let matches = command().get_matches();
     let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => cli,

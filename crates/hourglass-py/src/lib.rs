@@ -752,6 +752,7 @@ fn puzzle_verify(key: &[u8], document: &[u8], solution: &[u8]) -> PyResult<bool>
 /// The native module: `hourglass._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    hourglass_arith::secret::wipe_gmp_memory();
     m.add("HourglassError", m.py().get_type::<HourglassError>())?;
     m.add_class::<PrivateKey>()?;
     m.add_class::<PublicKey>()?;
