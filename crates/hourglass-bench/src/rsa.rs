@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::openssl_baseline::{self, OpensslKey};
 use crate::parse_bits_list;
 use crate::plot::{render, Panel, Series};
-use crate::stats::{median_ratio, time_alternately_ms, time_ms, Summary};
+use crate::stats::{median_ratio, time_alternately_ms, time_ms, time_round_robin_ms, Summary};
 use crate::{write_plot, Error, Result};
 use hourglass_arith::atomic::Existing;
 use hourglass_arith::entropy::EntropyArgs;
@@ -72,6 +72,9 @@ struct Row {
     decrypt_ms: Summary,
     decrypt_no_fault_check_ms: Summary,
     decrypt_no_countermeasures_ms: Summary,
+    /// The fault check's cost, `dec / (dec -fc) - 1`: the median of the ratios of round-robin
+    /// rounds.
+    fault_check_cost: f64,
     paper_encrypt_ms: Option<f64>,
     paper_decrypt_ms: Option<f64>,
 }
@@ -95,17 +98,18 @@ struct SizeReport {
     ifma: bool,
 }
 
+/// The encryption and the three decryptions (default countermeasures, blinding only, neither)
+/// of `key`, timed round-robin so that load from elsewhere falls on all alike: their summaries,
+/// and the fault check's cost as the median over rounds of `dec / (dec -fc)`, minus one.
 fn measure(
     key: &PrivateKey,
     runs: usize,
     rng: &mut dyn EntropySource,
-) -> Result<(Summary, Summary, Summary, Summary)> {
+) -> Result<(Summary, [Summary; 3], f64)> {
     let n = key.public().n().clone();
     let m = random_below(rng, &n)?;
     let c = key.public().public_op(&m)?;
-    let enc = time_ms(runs, || key.public().public_op(&m).map(|_| ()))?;
-    let mut variants = Vec::new();
-    for cm in [
+    let keys = [
         Countermeasures::default(),
         Countermeasures {
             blinding: true,
@@ -115,13 +119,30 @@ fn measure(
             blinding: false,
             fault_check: false,
         },
-    ] {
+    ]
+    .map(|cm| {
         let mut k = key.clone();
         k.set_countermeasures(cm);
-        let t = time_ms(runs, || decrypt_checked(&k, &c, &m, rng))?;
-        variants.push(Summary::of(&t));
-    }
-    Ok((Summary::of(&enc), variants[0], variants[1], variants[2]))
+        k
+    });
+    // Each decryption draws its blinding from the same source, one after the other.
+    let rng = std::cell::RefCell::new(rng);
+    let dec = |k: &PrivateKey| decrypt_checked(k, &c, &m, &mut **rng.borrow_mut());
+    let [enc, dec, dec_nf, dec_none] = time_round_robin_ms(
+        runs,
+        [
+            &mut || Ok(key.public().public_op(&m).map(|_| ())?),
+            &mut || dec(&keys[0]),
+            &mut || dec(&keys[1]),
+            &mut || dec(&keys[2]),
+        ],
+    )?;
+    let fault_check_cost = median_ratio(&dec, &dec_nf) - 1.0;
+    Ok((
+        Summary::of(&enc),
+        [&dec, &dec_nf, &dec_none].map(|t| Summary::of(t)),
+        fault_check_cost,
+    ))
 }
 
 /// One private operation of `key` on `c`, which must give `m`.
@@ -178,7 +199,8 @@ pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
                 eprintln!("hourglass: {bits}-bit {v}: generating key...");
             }
             let key = KeyGenOptions::new(bits, v).threads(2).generate(&mut *rng)?;
-            let (enc, dec, dec_nf, dec_none) = measure(&key, a.runs, &mut *rng)?;
+            let (enc, [dec, dec_nf, dec_none], fault_check_cost) =
+                measure(&key, a.runs, &mut *rng)?;
             let [_, _, _, dp, _, _] = key.secret_components();
             let p = paper(bits, v);
             rows.push(Row {
@@ -189,6 +211,7 @@ pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
                 decrypt_ms: dec,
                 decrypt_no_fault_check_ms: dec_nf,
                 decrypt_no_countermeasures_ms: dec_none,
+                fault_check_cost,
                 paper_encrypt_ms: p.map(|x| x.0),
                 paper_decrypt_ms: p.map(|x| x.1),
             });
@@ -242,7 +265,7 @@ pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
 }
 
 fn print_report(reports: &[SizeReport], runs: usize) {
-    println!("RSA variants: median of {runs} runs, milliseconds (raw m^e and c^d; decryption constant-time)");
+    println!("RSA variants: median of {runs} runs, milliseconds (raw m^e and c^d; decryption constant-time; each variant's four operations timed round-robin)");
     println!("dec = blinding + fault check (default); -fc = blinding only; bare = neither. Paper: Java 7, 1.6 GHz laptop (2013).");
     for r in reports {
         println!();
@@ -273,11 +296,14 @@ fn print_report(reports: &[SizeReport], runs: usize) {
                 format!(
                     "{} {:+.1}%",
                     row.variant.name(),
-                    (row.decrypt_ms.median / row.decrypt_no_fault_check_ms.median - 1.0) * 100.0
+                    row.fault_check_cost * 100.0
                 )
             })
             .collect();
-        println!("fault-check cost: {}", fc.join(", "));
+        println!(
+            "fault-check cost (median of {runs} round-robin rounds' ratios): {}",
+            fc.join(", ")
+        );
         if let (Some(o), Some(pb)) = (r.openssl_private_ms, r.openssl_public_ms) {
             println!(
                 "{:<11} {:>6} {:>6} {:>10.3} {:>10.3}   (OpenSSL CRT key: blinding + result check)",

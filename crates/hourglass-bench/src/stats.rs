@@ -69,18 +69,28 @@ pub fn time_alternately_ms<E>(
     mut f: impl FnMut() -> Result<(), E>,
     mut g: impl FnMut() -> Result<(), E>,
 ) -> Result<(Vec<f64>, Vec<f64>), E> {
-    f()?;
-    g()?;
-    let (mut tf, mut tg) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-    for _ in 0..runs {
-        let t = Instant::now();
-        f()?;
-        tf.push(t.elapsed().as_secs_f64() * 1e3);
-        let t = Instant::now();
-        g()?;
-        tg.push(t.elapsed().as_secs_f64() * 1e3);
-    }
+    let [tf, tg] = time_round_robin_ms(runs, [&mut f, &mut g])?;
     Ok((tf, tg))
+}
+
+/// [`time_alternately_ms`] for any number of functions: each round calls every one once, in
+/// order.
+pub fn time_round_robin_ms<E, const K: usize>(
+    runs: usize,
+    mut fs: [&mut dyn FnMut() -> Result<(), E>; K],
+) -> Result<[Vec<f64>; K], E> {
+    for f in fs.iter_mut() {
+        f()?;
+    }
+    let mut out: [Vec<f64>; K] = std::array::from_fn(|_| Vec::with_capacity(runs));
+    for _ in 0..runs {
+        for (f, times) in fs.iter_mut().zip(out.iter_mut()) {
+            let t = Instant::now();
+            f()?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(out)
 }
 
 /// The median over rounds of `num[i] / den[i]` (timings from [`time_alternately_ms`]).
@@ -130,5 +140,19 @@ mod tests {
         .unwrap();
         assert_eq!((a, b, ta.len(), tb.len()), (5, 5, 4, 4));
         assert!(time_alternately_ms(3, || Ok(()), || Err("no")).is_err());
+    }
+
+    #[test]
+    fn round_robin_keeps_the_order_within_each_round() {
+        let calls = std::cell::RefCell::new(Vec::new());
+        let f = |k: usize| {
+            calls.borrow_mut().push(k);
+            Ok::<(), ()>(())
+        };
+        let [t0, t1, t2] = time_round_robin_ms(2, [&mut || f(0), &mut || f(1), &mut || f(2)])
+            .map_err(|_| ())
+            .unwrap();
+        assert_eq!((t0.len(), t1.len(), t2.len()), (2, 2, 2));
+        assert_eq!(*calls.borrow(), [0, 1, 2, 0, 1, 2, 0, 1, 2]);
     }
 }
