@@ -513,11 +513,9 @@ pub fn random_prime_u64(rng: &mut dyn EntropySource) -> Result<u64> {
         if is_prime_u64(c) {
             return Ok(c);
         }
-        // No prime between the start and 2^64 (the last one below is 2^64 - 59): draw again.
-        c = match c.checked_add(2) {
-            Some(next) => next,
-            None => random_u64(rng)? | (1 << 63) | 1,
-        };
+        // Past the last prime below 2^64 (2^64 - 59): go on from the bottom of the range, so
+        // that even a source stuck at its top ends.
+        c = c.checked_add(2).unwrap_or((1 << 63) | 1);
     }
 }
 

@@ -468,8 +468,8 @@ fn select(table: &[u64], len: usize, index: u64, out: &mut [u64]) {
 /// [`select`] for entries of `V` vectors.
 ///
 /// # Safety
-/// The CPU must support AVX-512F; `out` holds `8 V` digits and `table` at most 64 entries of
-/// `8 V` digits.
+/// The CPU must support AVX-512F; `out` holds `8 V` digits and `table` whole entries of `8 V`
+/// digits.
 #[target_feature(enable = "avx512f")]
 unsafe fn select_zmm<const V: usize>(table: &[u64], index: u64, out: &mut [u64]) {
     let len = LANES * V;
