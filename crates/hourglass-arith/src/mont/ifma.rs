@@ -30,6 +30,7 @@ use std::arch::x86_64::*;
 
 use rug::integer::Order;
 use rug::Integer;
+use zeroize::Zeroizing;
 
 const DIGIT_BITS: u32 = 52;
 const MASK: u64 = (1 << DIGIT_BITS) - 1;
@@ -52,8 +53,9 @@ pub fn available() -> bool {
     })
 }
 
-/// Radix-2^52 Montgomery arithmetic modulo one odd `n`.
-#[derive(Clone, Debug)]
+/// Radix-2^52 Montgomery arithmetic modulo one odd `n`. The modulus may be secret (a CRT
+/// prime): its digits are wiped when the context is dropped, and `Debug` shows only the shape.
+#[derive(Clone)]
 pub struct IfmaContext {
     n: Integer,
     vectors: usize,
@@ -61,16 +63,26 @@ pub struct IfmaContext {
     /// hold at least this many, the lanes above it zero.
     steps: usize,
     /// `n` in `LANES * vectors` digits.
-    n_digits: Vec<u64>,
+    n_digits: Zeroizing<Vec<u64>>,
     /// `-n^-1 mod 2^52`.
     k0: u64,
     /// `R^2 mod n` in digits.
-    r2: Vec<u64>,
+    r2: Zeroizing<Vec<u64>>,
+}
+
+impl std::fmt::Debug for IfmaContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IfmaContext")
+            .field("bits", &self.n.significant_bits())
+            .field("vectors", &self.vectors)
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
 }
 
 /// `x` (non-negative, below `2^(52 len)`) as `len` little-endian 52-bit digits.
 fn to_digits(x: &Integer, len: usize) -> Vec<u64> {
-    let limbs = x.to_digits::<u64>(Order::Lsf);
+    let limbs = Zeroizing::new(x.to_digits::<u64>(Order::Lsf));
     (0..len)
         .map(|i| {
             let bit = i * DIGIT_BITS as usize;
@@ -88,7 +100,7 @@ fn to_digits(x: &Integer, len: usize) -> Vec<u64> {
 
 /// The integer of little-endian 52-bit digits (each below 2^52).
 fn from_digits(d: &[u64]) -> Integer {
-    let mut limbs = vec![0u64; (d.len() * DIGIT_BITS as usize).div_ceil(64) + 1];
+    let mut limbs = Zeroizing::new(vec![0u64; (d.len() * DIGIT_BITS as usize).div_ceil(64) + 1]);
     for (i, &digit) in d.iter().enumerate() {
         let bit = i * DIGIT_BITS as usize;
         let (w, s) = (bit / 64, bit % 64);
@@ -131,9 +143,9 @@ impl IfmaContext {
             n: n.clone(),
             vectors,
             steps,
-            n_digits: to_digits(n, len),
+            n_digits: Zeroizing::new(to_digits(n, len)),
             k0,
-            r2: to_digits(&r2, len),
+            r2: Zeroizing::new(to_digits(&r2, len)),
         })
     }
 
@@ -161,7 +173,10 @@ impl IfmaContext {
 
     /// `x R mod n` (almost reduced) in digits; `x` is reduced modulo `n` first.
     pub fn to_montgomery(&self, x: &Integer) -> Vec<u64> {
-        let xd = to_digits(&Integer::from(x.modulo_ref(&self.n)), self.digits());
+        let xd = Zeroizing::new(to_digits(
+            &Integer::from(x.modulo_ref(&self.n)),
+            self.digits(),
+        ));
         let mut out = vec![0; self.digits()];
         self.mul(&mut out, &xd, &self.r2);
         out
@@ -305,14 +320,14 @@ impl IfmaContext {
         let limbs = (windows * W).div_ceil(64) + 1;
         let mut one = vec![0; len];
         one[0] = 1;
-        let e: [zeroize::Zeroizing<Vec<u64>>; K] = std::array::from_fn(|c| {
-            let mut e = zeroize::Zeroizing::new(exp[c].to_digits::<u64>(Order::Lsf));
+        let e: [Zeroizing<Vec<u64>>; K] = std::array::from_fn(|c| {
+            let mut e = Zeroizing::new(exp[c].to_digits::<u64>(Order::Lsf));
             e.resize(limbs, 0);
             e
         });
         // table[0] = R mod n (Montgomery 1), table[1] = base R, table[i] = table[i-1] base.
-        let mut table: [zeroize::Zeroizing<Vec<u64>>; K] =
-            std::array::from_fn(|_| zeroize::Zeroizing::new(vec![0u64; ENTRIES * len]));
+        let mut table: [Zeroizing<Vec<u64>>; K] =
+            std::array::from_fn(|_| Zeroizing::new(vec![0u64; ENTRIES * len]));
         let b: [Vec<u64>; K] = std::array::from_fn(|c| ctx[c].to_montgomery(base[c]));
         for c in 0..K {
             ctx[c].mul(&mut table[c][..len], &one, &ctx[c].r2);
@@ -331,13 +346,13 @@ impl IfmaContext {
                 ctx,
             );
         }
-        let fresh = || zeroize::Zeroizing::new(vec![0u64; len]);
+        let fresh = || Zeroizing::new(vec![0u64; len]);
         let mut acc: [_; K] = std::array::from_fn(|_| fresh());
         let mut tmp: [_; K] = std::array::from_fn(|_| fresh());
         let mut entry: [_; K] = std::array::from_fn(|_| fresh());
-        let step = |acc: &mut [zeroize::Zeroizing<Vec<u64>>; K],
-                    tmp: &mut [zeroize::Zeroizing<Vec<u64>>; K],
-                    by: Option<&[zeroize::Zeroizing<Vec<u64>>; K]>| {
+        let step = |acc: &mut [Zeroizing<Vec<u64>>; K],
+                    tmp: &mut [Zeroizing<Vec<u64>>; K],
+                    by: Option<&[Zeroizing<Vec<u64>>; K]>| {
             let outs = tmp.each_mut().map(|t| t.as_mut_slice());
             let ins: [&[u64]; K] = std::array::from_fn(|c| acc[c].as_slice());
             match by {
@@ -382,9 +397,9 @@ impl IfmaContext {
     /// The integer of `x` (at most `n`, normalised digits) reduced below `n` by a masked
     /// subtraction.
     fn reduce_ct(&self, x: &mut [u64]) -> Integer {
-        let mut diff = zeroize::Zeroizing::new(vec![0u64; x.len()]);
+        let mut diff = Zeroizing::new(vec![0u64; x.len()]);
         let mut borrow = 0u64;
-        for ((d, &t), &m) in diff.iter_mut().zip(x.iter()).zip(&self.n_digits) {
+        for ((d, &t), &m) in diff.iter_mut().zip(x.iter()).zip(self.n_digits.iter()) {
             let v = t.wrapping_sub(m).wrapping_sub(borrow);
             *d = v & MASK;
             borrow = v >> 63;
@@ -1151,6 +1166,17 @@ mod tests {
                 assert_eq!(out, expect);
             }
         }
+    }
+
+    #[test]
+    fn debug_shows_the_shape_not_the_modulus() {
+        let Some(ctx) = IfmaContext::new(&moduli()[12]) else {
+            return; // no IFMA on this CPU
+        };
+        let shown = format!("{ctx:?}");
+        assert!(shown.contains("bits: 1024"), "{shown}");
+        assert!(!shown.contains(&ctx.modulus().to_string()[..20]), "{shown}");
+        assert!(!shown.contains(&ctx.modulus().to_string_radix(16)[..20]), "{shown}");
     }
 
     #[test]
