@@ -26,8 +26,8 @@ use zeroize::Zeroize;
 /// nothing. The hourglass programs (the CLI, the age plugin, the Python module) call it; a
 /// program that uses the library crates directly calls it itself. With a shared system GMP
 /// (not hourglass's builds, which link GMP statically) the functions would apply to every
-/// user of that library in the process. Costs a write of each freed block: RSA private operations unchanged within 1%, key
-/// generation 2% slower (alternated in one process).
+/// user of that library in the process. Costs a write of each freed block: RSA private
+/// operations unchanged within 1%, key generation 2% slower (alternated in one process).
 pub fn wipe_gmp_memory() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -176,13 +176,15 @@ mod tests {
         // freed one cannot be read).
         unsafe {
             std::ptr::write_bytes(old.cast::<u8>(), 0xa5, 64);
-            let keep = allocate(64);
-            std::ptr::write_bytes(keep.cast::<u8>(), 0x5a, 64);
-            wipe_block(keep, 64);
-            assert!(std::slice::from_raw_parts(keep.cast::<u8>(), 64)
-                .iter()
-                .all(|&b| b == 0));
-            free_wiped(keep, 64);
+            // Whole words and a tail of bytes.
+            for size in [61, 64] {
+                let keep = allocate(size);
+                std::ptr::write_bytes(keep.cast::<u8>(), 0x5a, size);
+                wipe_block(keep, size);
+                let bytes = std::slice::from_raw_parts(keep.cast::<u8>(), size);
+                assert!(bytes.iter().all(|&b| b == 0), "{size} bytes");
+                free_wiped(keep, size);
+            }
             let new = reallocate(old, 64, 200);
             assert!(std::slice::from_raw_parts(new.cast::<u8>(), 64)
                 .iter()
