@@ -1,9 +1,11 @@
 //! Public and private keys, and the protected private-key operation.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use hourglass_arith::entropy::{random_below, EntropySource};
-use hourglass_arith::modular::{inverse, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_vartime};
+use hourglass_arith::modular::{
+    inverse, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_vartime, CtPair,
+};
 use hourglass_arith::prime::{is_prime_bpsw, random_prime_u64};
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::Integer;
@@ -168,6 +170,9 @@ pub struct PrivateKey {
     qinv: SecretInt,
     countermeasures: Countermeasures,
     blinding: Mutex<Option<Blinding>>,
+    /// The CRT halves' exponentiation contexts, built at the first private operation that
+    /// needs them (`None` if that failed: the operation then reports the error).
+    crt_contexts: OnceLock<Option<CtPair>>,
 }
 
 impl std::fmt::Debug for PrivateKey {
@@ -192,6 +197,7 @@ impl Clone for PrivateKey {
             qinv: self.qinv.clone(),
             countermeasures: self.countermeasures,
             blinding: Mutex::new(None),
+            crt_contexts: OnceLock::new(),
         }
     }
 }
@@ -267,6 +273,7 @@ impl PrivateKey {
             qinv,
             countermeasures: Countermeasures::default(),
             blinding: Mutex::new(None),
+            crt_contexts: OnceLock::new(),
         })
     }
 
@@ -378,8 +385,17 @@ impl PrivateKey {
             checked_pow(x, self.d.expose(), n, &t, extend)?
         } else {
             let (p, q) = (self.p.expose(), self.q.expose());
-            let [sp, sq] =
-                checked_pow_pair(x, [self.dp.expose(), self.dq.expose()], [p, q], &t, extend)?;
+            // The moduli p t and q t of the modulus extension change with every t: nothing to
+            // keep there.
+            let prepared = if extend {
+                None
+            } else {
+                self.crt_contexts
+                    .get_or_init(|| CtPair::new([p, q]).ok())
+                    .as_ref()
+            };
+            let exps = [self.dp.expose(), self.dq.expose()];
+            let [sp, sq] = checked_pow_pair(x, exps, [p, q], &t, extend, prepared)?;
             // Garner: m = sq + q * ((sp - sq) * qinv mod p).
             let mut h = Integer::from(&sp - &sq) * self.qinv.expose();
             h.modulo_mut(p);
@@ -422,16 +438,24 @@ fn checked_pow(
 }
 
 /// [`checked_pow`] for the two CRT halves at once (their exponentiations interleaved where
-/// that is faster, `pow_mod_ct_pair`).
+/// that is faster, `pow_mod_ct_pair`); without the check, on the contexts `prepared` for `m`
+/// when given.
 fn checked_pow_pair(
     x: &Integer,
     exp: [&Integer; 2],
     m: [&Integer; 2],
     t: &Integer,
     check: bool,
+    prepared: Option<&CtPair>,
 ) -> Result<[Integer; 2]> {
-    let [mp, mq] = m.map(|m| extended(m, t, check));
-    let [bp, bq] = pow_mod_ct_pair([x, x], exp, [&mp, &mq], exponent_bound(&exp))?;
+    let bound = exponent_bound(&exp);
+    let [bp, bq] = match prepared {
+        Some(pair) if !check => pair.pow([x, x], exp, bound)?,
+        _ => {
+            let [mp, mq] = m.map(|m| extended(m, t, check));
+            pow_mod_ct_pair([x, x], exp, [&mp, &mq], bound)?
+        }
+    };
     Ok([
         checked_result(x, exp[0], bp, m[0], t, check)?,
         checked_result(x, exp[1], bq, m[1], t, check)?,
