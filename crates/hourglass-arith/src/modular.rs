@@ -56,6 +56,50 @@ pub fn pow_mod_ct_bits(
     Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
 }
 
+/// `2^t mod m` for a public `t` and a secret modulus `m > 1`, odd or even: the time-lock
+/// trapdoor's `2^t mod phi(n)` and `2^t mod (p - 1)`, whose moduli give the factors away.
+/// GMP's `mpz_powm` takes even moduli but runs in time that depends on their values; here
+/// `m = 2^s o` with `o` odd, and for `t >= s`, `2^t mod m = 2^s (2^(t - s) mod o)`, the odd
+/// part by [`pow_mod_ct_bits`] over 64 exponent bits whatever `t - s` is. The work depends on
+/// `t` and the lengths of `m` and of its odd part, not on their values: `s` is found by one
+/// `tzcnt` on the low word, and the odd part is `s` bits shorter than `m`, which changes the
+/// work only when that crosses a word or digit boundary (`s` is 2 to 4 for most `phi(n)` of
+/// random primes, and never more than 63).
+///
+/// When `2^t` is below `2^(bits - 1) <= m` it is the result as is. Errors for `m <= 1` and for
+/// a modulus divisible by 2^64 (no such `phi(n)` or `p - 1` for primes of random form).
+pub fn pow2_mod_ct(t: u64, m: &Integer) -> Result<Integer> {
+    if *m <= 1 {
+        return Err(Error::InvalidArgument("2^t mod m needs m > 1"));
+    }
+    let bits = u64::from(m.significant_bits());
+    if t < bits - 1 {
+        // t < bits - 1 < 2^32.
+        return Ok(Integer::from(1) << t as u32);
+    }
+    let low = m.to_u64_wrapping();
+    if low == 0 {
+        return Err(Error::UnsuitableModulus(
+            "2^t mod m: m is divisible by 2^64",
+        ));
+    }
+    // 2^s <= m, so s <= bits - 1 <= t.
+    let s = low.trailing_zeros();
+    let odd = Integer::from(m >> s);
+    if odd == 1 {
+        // m = 2^s divides 2^t.
+        return Ok(Integer::new());
+    }
+    // t = s only when m = 2^s (above), so t - s >= 1.
+    let x = pow_mod_ct_bits(
+        &Integer::from(2),
+        &Integer::from(t - u64::from(s)),
+        &odd,
+        64,
+    )?;
+    Ok(x << s)
+}
+
 /// Two [`pow_mod_ct_bits`]s, `base_c^exp_c mod modulus_c` (the two halves of an RSA CRT
 /// private operation) with one public bound `exp_bits` on both exponents' lengths: on AVX-512
 /// IFMA, with moduli of one shape, through [`crate::mont::ifma::IfmaContext::pow_ct_pair`],
@@ -364,6 +408,61 @@ mod tests {
         let (odd, even) = (Integer::from(1001), Integer::from(1000));
         assert!(CtPair::new([&odd, &even]).is_err());
         assert!(CtPair::new([&Integer::from(1), &odd]).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// 2^t mod m for moduli of every 2-adic valuation up to 63 (odd ones too), of a few
+        /// words, and `t` around the modulus's length and far above it.
+        #[test]
+        fn pow2_mod_ct_matches_gmp(
+            words in 1usize..6,
+            s in 0u32..64,
+            t_offset in -3i64..200,
+            far in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
+            let odd = crate::entropy::random_exact_bits(&mut rng, 64 * words as u32).unwrap() | 1u32;
+            let m = Integer::from(&odd << s);
+            let t = if far {
+                (1u64 << 40) + t_offset.unsigned_abs()
+            } else {
+                (i64::from(m.significant_bits()) + t_offset).max(0) as u64
+            };
+            let want = gmp_pow(&Integer::from(2), &Integer::from(t), &m);
+            prop_assert_eq!(pow2_mod_ct(t, &m).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn pow2_mod_ct_edges() {
+        let pow2 = |e: u32| Integer::from(1) << e;
+        // Powers of two (2^t mod 2^s = 0 once t >= s), small moduli, t = 0.
+        for (t, m) in [
+            (5, pow2(3)),
+            (3, pow2(3)),
+            (70, pow2(63)),
+            (0, Integer::from(3)),
+        ] {
+            assert_eq!(
+                pow2_mod_ct(t, &m).unwrap(),
+                gmp_pow(&Integer::from(2), &t.into(), &m)
+            );
+        }
+        for t in 0..200u64 {
+            for m in [2u32, 3, 4, 6, 12, 1000, 1024, 65535] {
+                let m = Integer::from(m);
+                assert_eq!(
+                    pow2_mod_ct(t, &m).unwrap(),
+                    gmp_pow(&Integer::from(2), &t.into(), &m),
+                    "2^{t} mod {m}"
+                );
+            }
+        }
+        assert!(pow2_mod_ct(5, &Integer::from(1)).is_err());
+        assert!(pow2_mod_ct(5, &Integer::new()).is_err());
+        assert!(pow2_mod_ct(500, &(Integer::from(3) << 64)).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use digest::DynDigest;
 use hourglass_arith::entropy::{random_exact_bits, EntropySource};
 use hourglass_arith::hash_to_int::hash_to_residue;
-use hourglass_arith::modular::{inverse, pow_mod_vartime};
+use hourglass_arith::modular::{inverse, pow2_mod_ct, pow_mod_ct};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::squaring::{check_modulus_bits, MAX_MODULUS_BITS};
@@ -393,15 +393,12 @@ impl PuzzleKey {
         let [_, p, q, ..] = self.rsa.secret_components();
         let phi =
             SecretInt::new(Integer::from(p.expose() - 1u32) * Integer::from(q.expose() - 1u32));
-        let r = SecretInt::new(pow_mod_vartime(
-            &Integer::from(2),
-            &Integer::from(t),
-            phi.expose(),
-        )?);
-        Ok(
-            hourglass_arith::modular::pow_mod_ct(m, r.expose(), self.public.n())
-                .or_else(|_| pow_mod_vartime(m, r.expose(), self.public.n()))?,
-        )
+        let r = SecretInt::new(pow2_mod_ct(t, phi.expose())?);
+        if *r.expose() == 0 {
+            // Only for a phi(n) that divides 2^t, which no RSA modulus has.
+            return Ok(Integer::from(1));
+        }
+        Ok(pow_mod_ct(m, r.expose(), self.public.n())?)
     }
 
     /// The JSON private key file (secret: write it with mode 0600).
@@ -464,10 +461,10 @@ impl PuzzleKey {
     }
 }
 
-/// `z = phi - (2^t mod phi) + e`.
+/// `z = phi - (2^t mod phi) + e`, with `2^t mod phi` in time independent of `phi`'s value.
 fn z_for(phi: &Integer, t: u64, e: &Integer) -> Result<Integer> {
-    let r = pow_mod_vartime(&Integer::from(2), &Integer::from(t), phi)?;
-    Ok(Integer::from(phi - &r) + e)
+    let r = SecretInt::new(pow2_mod_ct(t, phi)?);
+    Ok(Integer::from(phi - r.expose()) + e)
 }
 
 /// Options for making a puzzle key.
@@ -601,6 +598,7 @@ impl PuzzleKeyGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hourglass_arith::modular::pow_mod_vartime;
 
     /// A measured rate has all 53 bits of an f64; it must read back exactly, or the key's
     /// fingerprint (which covers the rate's bits) no longer matches (a bug found by the README
@@ -645,10 +643,14 @@ mod tests {
         assert!(key.verify(&m, &c, &mut rng).unwrap());
         let other = document_input(&public, PuzzleHash::Sha256, b"doc2").unwrap();
         assert!(!key.verify(&other, &c, &mut rng).unwrap());
-        assert_eq!(
-            key.shortcut_squarings(&m, 1000).unwrap(),
-            square_k_times(&m, 1000, public.n())
-        );
+        // Around the modulus's length too, where 2^t stops being below phi.
+        for t in [1, 2, 100, 509, 510, 511, 512, 513, 1000, 4321] {
+            assert_eq!(
+                key.shortcut_squarings(&m, t).unwrap(),
+                square_k_times(&m, t, public.n()),
+                "t = {t}"
+            );
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ use chacha20poly1305::aead::generic_array::GenericArray;
 use chacha20poly1305::aead::stream::{DecryptorBE32, EncryptorBE32};
 use chacha20poly1305::{KeyInit, XChaCha20Poly1305};
 use hourglass_arith::entropy::{random_range, EntropySource};
-use hourglass_arith::modular::{pow_mod_ct, pow_mod_vartime};
+use hourglass_arith::modular::{pow2_mod_ct, pow_mod_ct};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
 use hourglass_arith::secret::SecretInt;
 use hourglass_arith::squaring::Progress;
@@ -575,12 +575,10 @@ impl SealingKey {
         let one = |x: &SecretInt| SecretInt::new(Integer::from(x.expose() - 1u32));
         let (p1, q1) = (one(&self.p), one(&self.q));
         let phi = SecretInt::new(Integer::from(p1.expose() * q1.expose()));
-        let two = Integer::from(2);
-        let t = Integer::from(t);
-        let r = SecretInt::new(pow_mod_vartime(&two, &t, phi.expose())?);
+        let r = SecretInt::new(pow2_mod_ct(t, phi.expose())?);
         let b = SecretInt::new(pow_mod_ct(a, r.expose(), &self.n)?);
         for (prime, prime_1) in [(&self.p, &p1), (&self.q, &q1)] {
-            let r_i = SecretInt::new(pow_mod_vartime(&two, &t, prime_1.expose())?);
+            let r_i = SecretInt::new(pow2_mod_ct(t, prime_1.expose())?);
             let b_i = SecretInt::new(pow_mod_ct(a, r_i.expose(), prime.expose())?);
             let b_mod = SecretInt::new(Integer::from(b.expose().modulo_ref(prime.expose())));
             if b_mod != b_i {
