@@ -100,6 +100,55 @@ pub fn pow2_mod_ct(t: u64, m: &Integer) -> Result<Integer> {
     Ok(x << s)
 }
 
+/// `base^exp mod n` for an odd 64-bit `n >= 2^63` and `base < n` (the fault check's secret
+/// prime, the exponent and base reduced modulo it) with no branch and no memory address that
+/// depends on `base`, `exp` or `n`: Montgomery arithmetic with the final correction under a
+/// mask, `R^2 mod n` by 64 masked doublings (no division), and 64 steps that each square and
+/// multiply, the product kept or dropped by a mask. Errors for an even or shorter `n` or
+/// `base >= n` (checks of the arguments' form, the same for every call of the fault check).
+pub fn pow_mod_u64_ct(base: u64, exp: u64, n: u64) -> Result<u64> {
+    if n & 1 == 0 || n >> 63 == 0 {
+        return Err(Error::UnsuitableModulus(
+            "64-bit constant-time exponentiation needs an odd modulus >= 2^63",
+        ));
+    }
+    if base >= n {
+        return Err(Error::InvalidArgument("the base must be below the modulus"));
+    }
+    // n^-1 mod 2^64 by Newton's iteration (correct to 3 bits for odd n, doubling each round).
+    let mut inv = n;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(n.wrapping_mul(inv)));
+    }
+    // t R^-1 mod n for t < n R: the low halves of t and m n agree, so the result is the
+    // difference of the high halves, plus n under a mask when it is negative.
+    let reduce = |t: u128| -> u64 {
+        let m = (t as u64).wrapping_mul(inv);
+        let mn = u128::from(m) * u128::from(n);
+        let (r, borrow) = ((t >> 64) as u64).overflowing_sub((mn >> 64) as u64);
+        r.wrapping_add(n & u64::from(borrow).wrapping_neg())
+    };
+    let mul = |a: u64, b: u64| reduce(u128::from(a) * u128::from(b));
+    // R mod n = 2^64 - n (n > 2^63); R^2 mod n by 64 doublings, each reduced under a mask.
+    let one = n.wrapping_neg();
+    let mut r2 = one;
+    for _ in 0..64 {
+        let d = u128::from(r2) << 1;
+        let (e, borrow) = d.overflowing_sub(u128::from(n));
+        let keep = u128::from(borrow).wrapping_neg();
+        r2 = ((d & keep) | (e & !keep)) as u64;
+    }
+    let b = mul(base, r2);
+    let mut acc = one;
+    for i in (0..64).rev() {
+        acc = mul(acc, acc);
+        let product = mul(acc, b);
+        let take = std::hint::black_box((exp >> i & 1).wrapping_neg());
+        acc = (product & take) | (acc & !take);
+    }
+    Ok(reduce(u128::from(acc)))
+}
+
 /// Two [`pow_mod_ct_bits`]s, `base_c^exp_c mod modulus_c` (the two halves of an RSA CRT
 /// private operation) with one public bound `exp_bits` on both exponents' lengths: on AVX-512
 /// IFMA, with moduli of one shape, through [`crate::mont::ifma::IfmaContext::pow_ct_pair`],
@@ -433,6 +482,37 @@ mod tests {
             let want = gmp_pow(&Integer::from(2), &Integer::from(t), &m);
             prop_assert_eq!(pow2_mod_ct(t, &m).unwrap(), want);
         }
+    }
+
+    proptest! {
+        /// The 64-bit exponentiation against GMP, on odd moduli of 64 bits (prime or not).
+        #[test]
+        fn pow_mod_u64_ct_matches_gmp(n in any::<u64>(), base in any::<u64>(), exp in any::<u64>()) {
+            let n = n | 1 | 1 << 63;
+            let base = base % n;
+            let want = gmp_pow(&Integer::from(base), &Integer::from(exp), &Integer::from(n));
+            prop_assert_eq!(Integer::from(pow_mod_u64_ct(base, exp, n).unwrap()), want);
+        }
+    }
+
+    #[test]
+    fn pow_mod_u64_ct_edges() {
+        for n in [
+            u64::MAX,
+            (1 << 63) | 1,
+            18446744073709551557, /* largest 64-bit prime */
+        ] {
+            for base in [0, 1, 2, n - 1] {
+                for exp in [0, 1, 2, n - 2, n - 1, u64::MAX] {
+                    let want =
+                        gmp_pow(&Integer::from(base), &Integer::from(exp), &Integer::from(n));
+                    assert_eq!(Integer::from(pow_mod_u64_ct(base, exp, n).unwrap()), want);
+                }
+            }
+        }
+        assert!(pow_mod_u64_ct(2, 5, 1 << 63).is_err());
+        assert!(pow_mod_u64_ct(2, 5, 1_000_003).is_err());
+        assert!(pow_mod_u64_ct(u64::MAX, 5, u64::MAX).is_err());
     }
 
     #[test]

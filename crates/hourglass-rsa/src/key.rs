@@ -4,7 +4,7 @@ use std::sync::{Mutex, OnceLock};
 
 use hourglass_arith::entropy::{random_below, EntropySource};
 use hourglass_arith::modular::{
-    inverse, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_vartime, CtPair,
+    inverse, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, pow_mod_vartime, CtPair,
 };
 use hourglass_arith::prime::{is_prime_bpsw, random_prime_u64};
 use hourglass_arith::secret::SecretInt;
@@ -498,13 +498,16 @@ fn checked_result(
     if !check {
         return Ok(big);
     }
-    let t_minus_1 = Integer::from(t - 1u32);
-    let x_t = Integer::from(x.modulo_ref(t));
-    let e_t = Integer::from(exp.modulo_ref(&t_minus_1));
+    // x^exp mod t by Fermat (exp reduced modulo t - 1), in 64-bit arithmetic that is constant
+    // time in the secret exponent, base and t (a variable-time exponentiation here ran on
+    // d mod (t - 1) at every private operation of a rebalanced or puzzle key).
+    let t64 = t.to_u64().ok_or(Error::FaultDetected)?;
+    let x_t = Integer::from(x.modulo_ref(t)).to_u64_wrapping();
+    let e_t = SecretInt::new(Integer::from(exp.modulo_ref(&Integer::from(t64 - 1))));
     let expected = if x_t == 0 {
-        Integer::new()
+        0
     } else {
-        pow_mod_vartime(&x_t, &e_t, t)?
+        pow_mod_u64_ct(x_t, e_t.expose().to_u64_wrapping(), t64)?
     };
     if Integer::from(big.modulo_ref(t)) != expected {
         return Err(Error::FaultDetected);

@@ -107,13 +107,21 @@ impl std::fmt::Display for HashAlg {
 }
 
 /// I2OSP: `x` as exactly `len` big-endian bytes.
+///
+/// The same work whatever the number of leading zero bytes (it exported only the significant
+/// bytes, then allocated the zero padding: whether an OAEP decryption's first byte is zero, the
+/// oracle of Manger's attack, showed in the time). The limb export still depends on the number
+/// of significant 64-bit limbs, which changes only when the top eight bytes are all zero.
 pub fn i2osp(x: &Integer, len: usize) -> Result<Vec<u8>> {
     if *x < 0 || x.significant_bits() as usize > len * 8 {
         return Err(Error::InputOutOfRange { len });
     }
-    let digits = x.to_digits::<u8>(Order::Msf);
-    let mut out = vec![0u8; len - digits.len()];
-    out.extend_from_slice(&digits);
+    let mut limbs = zeroize::Zeroizing::new(vec![0u64; len.div_ceil(8)]);
+    x.write_digits(&mut limbs, Order::Lsf);
+    let mut out = vec![0u8; len];
+    for (i, byte) in out.iter_mut().rev().enumerate() {
+        *byte = (limbs[i / 8] >> (8 * (i % 8))) as u8;
+    }
     Ok(out)
 }
 
@@ -565,6 +573,30 @@ mod tests {
             prop_assert!(v15.verify(&public, &msg, &sig).is_ok());
             sig[flip / 8] ^= 1 << (flip % 8);
             prop_assert!(v15.verify(&public, &msg, &sig).is_err());
+        }
+    }
+
+    proptest! {
+        /// I2OSP gives exactly `len` bytes, OS2IP inverts it, whatever the leading zero bytes
+        /// (a whole leading word of zeros too), and a value too long is refused.
+        #[test]
+        fn i2osp_round_trips_at_every_length(
+            bytes in proptest::collection::vec(any::<u8>(), 0..80),
+            zeros in 0usize..20,
+            extra in 0usize..10,
+        ) {
+            let mut v = vec![0u8; zeros];
+            v.extend_from_slice(&bytes);
+            let x = os2ip(&v);
+            let len = v.len() + extra;
+            let out = i2osp(&x, len).unwrap();
+            prop_assert_eq!(out.len(), len);
+            prop_assert_eq!(os2ip(&out), x.clone());
+            prop_assert_eq!(&out[extra..], &v[..]);
+            if x.significant_bits() > 0 {
+                let short = (x.significant_bits() as usize).div_ceil(8) - 1;
+                prop_assert!(i2osp(&x, short).is_err());
+            }
         }
     }
 
