@@ -128,6 +128,9 @@ pub(crate) struct AppState {
     pub queued: Notify,
     /// This server's name in the verifications it records.
     pub server_id: String,
+    /// Private sets' keys, parsed at their first verification and kept, by set name and
+    /// digest (sets are never changed in place).
+    pub keys: worker::KeyCache,
     limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     trusted_proxies: Vec<IpNet>,
 }
@@ -193,6 +196,7 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         metrics: Metrics::new(),
         queued: Notify::new(),
         server_id: format!("{addr}/{}", std::process::id()),
+        keys: worker::KeyCache::default(),
         limiter,
         trusted_proxies: config.trusted_proxies.clone(),
     });

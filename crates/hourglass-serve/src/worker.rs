@@ -1,6 +1,7 @@
 //! Verification workers: claim a queued submission, verify its bundle against its set (with
 //! the institution's keys, or publicly), sign a receipt, record the verdict.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,6 +20,40 @@ use crate::AppState;
 /// How long an idle worker waits before looking at the queue again (other servers of one
 /// PostgreSQL add work without waking this one).
 const POLL: Duration = Duration::from_millis(500);
+
+/// Private sets' keys, parsed once per set (name and digest) and shared by the workers.
+/// Parsing checks each key: primality tests and an inverse on the secret primes, in GMP's
+/// variable-time code. Done for every upload, that let anyone who can upload have it repeated
+/// at will (on a shared machine, traces of the same secret computation as often as wanted),
+/// and took milliseconds per key. The sets are few (made by the admin); the keys stay in memory
+/// for the process's life, as the vault's key does.
+#[derive(Default)]
+pub(crate) struct KeyCache(std::sync::Mutex<HashMap<(String, String), Arc<Vec<PuzzleKey>>>>);
+
+impl KeyCache {
+    /// The keys of set `name` with digest `sha256`, parsed by `parse` on the first call.
+    fn get_or_parse(
+        &self,
+        name: &str,
+        sha256: &str,
+        parse: impl FnOnce() -> Result<Vec<PuzzleKey>, Error>,
+    ) -> Result<Arc<Vec<PuzzleKey>>, Error> {
+        let key = (name.to_owned(), sha256.to_owned());
+        if let Some(keys) = self.lock().get(&key) {
+            return Ok(keys.clone());
+        }
+        // Parsed outside the lock (slow); two workers may both parse a new set once.
+        let keys = Arc::new(parse()?);
+        Ok(self.lock().entry(key).or_insert(keys).clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<Vec<PuzzleKey>>>> {
+        // A panic while holding the lock leaves the map itself consistent.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 /// Runs one worker until the process ends.
 pub(crate) async fn run(state: Arc<AppState>) {
@@ -51,10 +86,8 @@ async fn verify_and_record(state: &Arc<AppState>, job: Job) -> Result<(), Error>
         .ok_or_else(|| Error::Vault {
             set: job.row.set_name.clone(),
         })?;
-    let keys = match &set.sealed_keys {
-        Some(sealed) => Some(state.data.open_sealed(&set.name, sealed)?),
-        None => None,
-    };
+    let sealed = set.sealed_keys.clone();
+    let set_sha256 = set.set_sha256.clone();
     let st = state.clone();
     let bundle_text = job.row.bundle.clone();
     let digest = job.row.document_digest.clone();
@@ -77,6 +110,12 @@ async fn verify_and_record(state: &Arc<AppState>, job: Job) -> Result<(), Error>
         // A bundle that cannot even be checked (a link whose number does not parse, say) is
         // invalid, with the reason: never an error retried forever, which would let one upload
         // occupy a worker for good.
+        let keys = match &sealed {
+            Some(sealed) => Some(st.keys.get_or_parse(&set_name, &set_sha256, || {
+                parse_keys(&set_name, &st.data.open_sealed(&set_name, sealed)?)
+            })?),
+            None => None,
+        };
         let (verdict, reason) = match verify(&set_json, &set_name, keys, &bundle_text, &digest)? {
             Ok(verdict) => {
                 let reason = reason_of(&verdict);
@@ -127,7 +166,7 @@ async fn verify_and_record(state: &Arc<AppState>, job: Job) -> Result<(), Error>
 fn verify(
     set_json: &str,
     set_name: &str,
-    keys: Option<Zeroizing<Vec<u8>>>,
+    keys: Option<Arc<Vec<PuzzleKey>>>,
     bundle: &str,
     digest_hex: &str,
 ) -> Result<Result<BundleVerdict, hourglass_timelock::Error>, Error> {
@@ -138,20 +177,10 @@ fn verify(
     let digest = hex::decode(digest_hex).unwrap_or_default();
     let set = AnySet::from_json(set_json)?;
     let keys = match &set {
-        AnySet::Public(_) => Vec::new(),
-        AnySet::Private(_) => {
-            let keys = keys.ok_or_else(|| Error::Vault {
-                set: set_name.into(),
-            })?;
-            let texts: Zeroizing<Vec<String>> =
-                Zeroizing::new(serde_json::from_slice(&keys).map_err(|_| Error::Vault {
-                    set: set_name.into(),
-                })?);
-            texts
-                .iter()
-                .map(|t| PuzzleKey::from_json(t))
-                .collect::<Result<Vec<_>, _>>()?
-        }
+        AnySet::Public(_) => Arc::new(Vec::new()),
+        AnySet::Private(_) => keys.ok_or_else(|| Error::Vault {
+            set: set_name.into(),
+        })?,
     };
     // The bundle's own faults are the inner error; the set and keys are ours (outer).
     let check = |b: &Bundle| -> Result<BundleVerdict, hourglass_timelock::Error> {
@@ -177,6 +206,18 @@ fn verify(
         }
         len *= 2;
     }
+}
+
+/// The private keys of set `set_name` from the vault's opened bytes (a JSON list of key files).
+fn parse_keys(set_name: &str, opened: &[u8]) -> Result<Vec<PuzzleKey>, Error> {
+    let texts: Zeroizing<Vec<String>> =
+        Zeroizing::new(serde_json::from_slice(opened).map_err(|_| Error::Vault {
+            set: set_name.into(),
+        })?);
+    Ok(texts
+        .iter()
+        .map(|t| PuzzleKey::from_json(t))
+        .collect::<Result<Vec<_>, _>>()?)
 }
 
 /// One sentence for an invalid verdict.
@@ -205,4 +246,32 @@ pub(crate) fn now_ms() -> i64 {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_s_keys_are_parsed_once_and_a_failure_is_not_kept() {
+        let cache = KeyCache::default();
+        let calls = std::cell::Cell::new(0);
+        let parse = || {
+            calls.set(calls.get() + 1);
+            Ok(Vec::new())
+        };
+        let a = cache.get_or_parse("s", "d1", parse).unwrap();
+        let b = cache.get_or_parse("s", "d1", parse).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(calls.get(), 1);
+        // Another digest (or name) is another entry.
+        cache.get_or_parse("s", "d2", parse).unwrap();
+        cache.get_or_parse("t", "d1", parse).unwrap();
+        assert_eq!(calls.get(), 3);
+        // A set whose keys do not parse is tried again next time.
+        let fail = || Err(Error::Vault { set: "u".into() });
+        assert!(cache.get_or_parse("u", "d", fail).is_err());
+        cache.get_or_parse("u", "d", parse).unwrap();
+        assert_eq!(calls.get(), 4);
+    }
 }
