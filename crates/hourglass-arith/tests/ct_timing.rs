@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use hourglass_arith::entropy::{random_below, random_exact_bits, random_u64, SeededEntropy};
-use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_pair};
+use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_pair, pow_mod_u64_ct};
 use rug::Integer;
 
 /// Welch's t between two samples, after cropping the slowest 10% of the pooled samples.
@@ -125,5 +125,49 @@ fn paired_exponent_weight_does_not_show_in_the_time() {
     assert!(
         t.abs() < 10.0,
         "pow_mod_ct_pair's time depends on the exponent's weight: |t| = {t:.2}"
+    );
+}
+
+/// The fault check's 64-bit exponentiation (`pow_mod_u64_ct`, `x^(d mod (t - 1)) mod t` for a
+/// secret prime `t`): an exponent of 64 ones against one of a single bit, on random bases; GMP's
+/// `mpz_powm` on the same 64-bit numbers is the control that must show the difference.
+#[test]
+fn the_64_bit_exponent_weight_does_not_show_in_the_time() {
+    let samples = samples();
+    let n: u64 = 18446744073709551557; // the largest 64-bit prime
+    let modulus = Integer::from(n);
+    let exp = |heavy: bool| if heavy { u64::MAX } else { 1 << 63 };
+    let run = |heavy: bool, b: &Integer| {
+        // Many calls per sample: one takes about a microsecond, near the clock's resolution.
+        let mut x = b.to_u64_wrapping();
+        for _ in 0..16 {
+            x = pow_mod_u64_ct(x, exp(heavy), n).unwrap();
+        }
+        Integer::from(x)
+    };
+    measure(samples / 10, &modulus, run);
+    let (a, b) = measure(samples, &modulus, run);
+    let t_ct = welch_t(&a, &b);
+    let (a, b) = measure(samples, &modulus, |heavy, b| {
+        let e = Integer::from(exp(heavy));
+        let mut x = b.clone();
+        for _ in 0..16 {
+            x = Integer::from(x.pow_mod_ref(&e, &modulus).unwrap());
+        }
+        x
+    });
+    let t_vartime = welch_t(&a, &b);
+    eprintln!(
+        "dudect, {samples} samples at 64 bits: |t| = {:.2} for pow_mod_u64_ct, {:.1} for the variable-time control",
+        t_ct.abs(),
+        t_vartime.abs()
+    );
+    assert!(
+        t_vartime.abs() > 10.0,
+        "the control (variable-time mpz_powm) should show the exponent's weight: |t| = {t_vartime:.1}"
+    );
+    assert!(
+        t_ct.abs() < 10.0,
+        "pow_mod_u64_ct's time depends on the exponent's weight: |t| = {t_ct:.2}"
     );
 }
