@@ -28,7 +28,10 @@ const POLL: Duration = Duration::from_millis(500);
 /// and took milliseconds per key. The sets are few (made by the admin); the keys stay in memory
 /// for the process's life, as the vault's key does.
 #[derive(Default)]
-pub(crate) struct KeyCache(std::sync::Mutex<HashMap<(String, String), Arc<Vec<PuzzleKey>>>>);
+pub(crate) struct KeyCache(std::sync::Mutex<KeyMap>);
+
+/// Parsed keys by set name and digest.
+type KeyMap = HashMap<(String, String), Arc<Vec<PuzzleKey>>>;
 
 impl KeyCache {
     /// The keys of set `name` with digest `sha256`, parsed by `parse` on the first call.
@@ -47,7 +50,7 @@ impl KeyCache {
         Ok(self.lock().entry(key).or_insert(keys).clone())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<Vec<PuzzleKey>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, KeyMap> {
         // A panic while holding the lock leaves the map itself consistent.
         self.0
             .lock()
