@@ -49,7 +49,7 @@ pub fn pow_mod_ct_bits(
     let b = Integer::from(base.modulo_ref(modulus));
     #[cfg(target_arch = "x86_64")]
     if modulus.significant_bits() >= IFMA_CT_MIN_BITS {
-        if let Some(ctx) = crate::mont::ifma::IfmaContext::new(modulus) {
+        if let Some(ctx) = crate::mont::ifma::IfmaContext::new_secret(modulus) {
             return Ok(ctx.pow_ct(&b, exp, exp_bits));
         }
     }
@@ -187,7 +187,10 @@ impl CtPair {
             .all(|m| m.significant_bits() >= IFMA_PAIR_MIN_BITS)
         {
             use crate::mont::ifma::IfmaContext;
-            match (IfmaContext::new(modulus[0]), IfmaContext::new(modulus[1])) {
+            match (
+                IfmaContext::new_secret(modulus[0]),
+                IfmaContext::new_secret(modulus[1]),
+            ) {
                 (Some(p), Some(q)) if p.shape() == q.shape() && p.steps() == q.steps() => {
                     Some([p, q])
                 }

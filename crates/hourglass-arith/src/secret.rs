@@ -14,8 +14,9 @@ use std::ffi::c_void;
 use std::sync::Once;
 
 use gmp_mpfr_sys::gmp;
+use rug::integer::Order;
 use rug::Integer;
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 /// Makes GMP wipe every heap block before freeing it, and the old block when it moves one to
 /// grow it, so that secret limbs in GMP's temporaries do not outlive them in freed memory.
@@ -158,9 +159,42 @@ impl Zeroize for SecretInt {
     }
 }
 
+/// `x mod m` for non-negative `x` and positive `m`, either secret, with GMP's `mpn_sec_div_r`:
+/// its time and memory accesses depend on the two limb counts only (`%` is GMP's schoolbook
+/// division, whose quotient corrections depend on the values). The operands' copies and the
+/// scratch space are wiped.
+pub fn mod_ct(x: &Integer, m: &Integer) -> crate::Result<Integer> {
+    if *m <= 0 || *x < 0 {
+        return Err(crate::Error::InvalidArgument(
+            "x mod m needs x >= 0 and m > 0",
+        ));
+    }
+    let d = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
+    // The dividend needs at least as many limbs as the divisor.
+    let mut n = Zeroizing::new(vec![0u64; x.significant_digits::<u64>().max(d.len())]);
+    x.write_digits(&mut n, Order::Lsf);
+    // SAFETY: pure function of two sizes.
+    let itch = unsafe { gmp::mpn_sec_div_r_itch(n.len() as _, d.len() as _) } as usize;
+    let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
+    // SAFETY: `n` holds `n.len() >= d.len() >= 1` limbs, `d` has a non-zero top limb (GMP's
+    // digits of a positive number), and `scratch` the size GMP asked for; none overlap.
+    let n_len = n.len();
+    unsafe {
+        gmp::mpn_sec_div_r(
+            n.as_mut_ptr(),
+            n_len as _,
+            d.as_ptr(),
+            d.len() as _,
+            scratch.as_mut_ptr(),
+        );
+    }
+    Ok(Integer::from_digits(&n[..d.len()], Order::Lsf))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn debug_hides_value() {
@@ -202,5 +236,35 @@ mod tests {
         // The integer stays usable after wiping.
         x += 5;
         assert_eq!(x, 5);
+    }
+
+    proptest! {
+        /// The constant-time remainder against GMP's, dividends shorter and longer than the
+        /// divisor.
+        #[test]
+        fn mod_ct_matches_gmp(x_bits in 0u32..3000, m_bits in 1u32..1200, seed in any::<u64>()) {
+            let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
+            let x = if x_bits == 0 { Integer::new() } else {
+                crate::entropy::random_exact_bits(&mut rng, x_bits).unwrap()
+            };
+            let m = crate::entropy::random_exact_bits(&mut rng, m_bits).unwrap();
+            prop_assert_eq!(mod_ct(&x, &m).unwrap(), Integer::from(&x % &m));
+        }
+    }
+
+    #[test]
+    fn mod_ct_edges() {
+        let big = (Integer::from(1) << 2000) - 1u32;
+        for (x, m) in [(0u32, 1u32), (5, 1), (5, 7), (7, 7), (8, 7), (u32::MAX, 2)] {
+            let (x, m) = (Integer::from(x), Integer::from(m));
+            assert_eq!(mod_ct(&x, &m).unwrap(), Integer::from(&x % &m));
+        }
+        assert_eq!(mod_ct(&big, &big).unwrap(), 0);
+        assert_eq!(
+            mod_ct(&Integer::from(&big - 1u32), &big).unwrap(),
+            Integer::from(&big - 1u32)
+        );
+        assert!(mod_ct(&big, &Integer::new()).is_err());
+        assert!(mod_ct(&Integer::from(-1), &big).is_err());
     }
 }
