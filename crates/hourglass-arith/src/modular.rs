@@ -294,6 +294,33 @@ pub fn inverse(a: &Integer, m: &Integer) -> Result<Integer> {
         .ok_or(Error::NotInvertible)
 }
 
+/// `a^-1 mod m` for a secret `a` and a public `m`, through GMP's fast, variable-time inversion
+/// of `a r` for a uniformly random unit `r`, times `r`: the inversion's time depends on `a r`,
+/// which is independent of `a`. Errors when `a` is not invertible (or, with negligible
+/// probability for a modulus without small factors, after 64 draws of `r` that were not).
+pub fn inverse_blinded(
+    a: &Integer,
+    m: &Integer,
+    rng: &mut dyn crate::entropy::EntropySource,
+) -> Result<Integer> {
+    if *m <= 1 {
+        return Err(Error::InvalidArgument("an inverse needs a modulus > 1"));
+    }
+    for _ in 0..64 {
+        let r = SecretInt::new(crate::entropy::random_below(rng, m)?);
+        let ar = SecretInt::new(Integer::from(a * r.expose()) % m);
+        if let Some(inv) = ar.expose().invert_ref(m) {
+            let inv = SecretInt::new(Integer::from(inv));
+            return Ok(Integer::from(inv.expose() * r.expose()) % m);
+        }
+        // a r not invertible: a is not (then no r helps), or r shares a factor with m.
+        if Integer::from(a.gcd_ref(m)) != 1 {
+            return Err(Error::NotInvertible);
+        }
+    }
+    Err(Error::NotInvertible)
+}
+
 /// The solution `x` of `x = a (mod m)`, `x = b (mod n)` with `0 <= x < lcm(m, n)`, when the
 /// system is consistent. `m` and `n` need not be coprime.
 pub fn crt_pair(a: &Integer, m: &Integer, b: &Integer, n: &Integer) -> Result<Integer> {
@@ -546,6 +573,19 @@ mod tests {
         assert!(pow2_mod_ct(5, &Integer::from(1)).is_err());
         assert!(pow2_mod_ct(5, &Integer::new()).is_err());
         assert!(pow2_mod_ct(500, &(Integer::from(3) << 64)).is_err());
+    }
+
+    proptest! {
+        /// The blinded inverse is the inverse, and the non-invertible are refused.
+        #[test]
+        fn inverse_blinded_matches_gmp(m in 2u64.., a in any::<u64>(), seed in any::<u64>()) {
+            let (m, a) = (Integer::from(m), Integer::from(a));
+            let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
+            match a.invert_ref(&m).map(Integer::from) {
+                Some(want) => prop_assert_eq!(inverse_blinded(&a, &m, &mut rng).unwrap(), want),
+                None => prop_assert!(inverse_blinded(&a, &m, &mut rng).is_err()),
+            }
+        }
     }
 
     #[test]

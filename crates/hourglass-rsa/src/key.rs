@@ -4,10 +4,10 @@ use std::sync::{Mutex, OnceLock};
 
 use hourglass_arith::entropy::{random_below, EntropySource};
 use hourglass_arith::modular::{
-    inverse, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, pow_mod_vartime, CtPair,
+    inverse_blinded, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, pow_mod_vartime, CtPair,
 };
 use hourglass_arith::prime::{is_prime_bpsw, random_prime_u64};
-use hourglass_arith::secret::SecretInt;
+use hourglass_arith::secret::{inverse_ct, SecretInt};
 use hourglass_arith::Integer;
 
 use crate::{Error, KeyError, Result, WhichPrime};
@@ -261,7 +261,8 @@ impl PrivateKey {
             }
         }
         let qinv =
-            SecretInt::new(inverse(qe, pe).map_err(|_| Error::from(KeyError::QNotInvertible))?);
+            // In constant time: keys are loaded wherever they are used.
+            SecretInt::new(inverse_ct(qe, pe).map_err(|_| Error::from(KeyError::QNotInvertible))?);
         Ok(Self {
             public,
             variant,
@@ -356,7 +357,8 @@ impl PrivateKey {
                     continue;
                 }
                 let v = self.exponentiate(&u, rng)?;
-                let v_inv = inverse(&v, n).map_err(|_| Error::FaultDetected)?;
+                // Blinded: the inversion's time must say nothing about v.
+                let v_inv = inverse_blinded(&v, n, rng).map_err(|_| Error::FaultDetected)?;
                 break Blinding { u, v_inv, uses: 1 };
             },
         };
