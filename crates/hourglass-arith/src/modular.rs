@@ -187,13 +187,12 @@ impl CtPair {
             .all(|m| m.significant_bits() >= IFMA_PAIR_MIN_BITS)
         {
             use crate::mont::ifma::IfmaContext;
+            // Of different shapes, `pow` runs them one after the other.
             match (
                 IfmaContext::new_secret(modulus[0]),
                 IfmaContext::new_secret(modulus[1]),
             ) {
-                (Some(p), Some(q)) if p.shape() == q.shape() && p.steps() == q.steps() => {
-                    Some([p, q])
-                }
+                (Some(p), Some(q)) => Some([p, q]),
                 _ => None,
             }
         } else {

@@ -196,14 +196,21 @@ pub fn mod_ct(x: &Integer, m: &Integer) -> crate::Result<Integer> {
 /// (`mpz_invert`'s extended Euclid takes a value-dependent number of steps). Slow: 160 us at
 /// 1024 bits and 513 us at 2048 against 4.7 and 9.5 for `mpz_invert` (this Xeon); for inverses
 /// needed often, [`crate::modular::inverse_blinded`]. `a` is reduced
-/// by [`mod_ct`] first; the copies and scratch are wiped. Errors when `a` is not invertible.
+/// by [`mod_ct`] first (of any sign); the copies and scratch are wiped. Errors when `a` is not invertible.
 pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
     if m.is_even() || *m <= 1 {
         return Err(crate::Error::UnsuitableModulus(
             "constant-time inverse needs an odd modulus > 1",
         ));
     }
-    let a = SecretInt::new(mod_ct(&Integer::from(a.modulo_ref(m)), m)?);
+    // |a| mod m in constant time (GMP's `modulo` would divide in variable time), then m minus
+    // it for a negative a: the sign is public (m - 0 = m is then refused as not invertible).
+    let reduced = SecretInt::new(mod_ct(&Integer::from(a.abs_ref()), m)?);
+    let a = if *a < 0 {
+        SecretInt::new(Integer::from(m - reduced.expose()))
+    } else {
+        reduced
+    };
     let md = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
     let n = md.len();
     let mut ad = Zeroizing::new(vec![0u64; n]);
@@ -317,6 +324,8 @@ mod tests {
         );
         assert_eq!(inverse_ct(&Integer::from(-1), &m).unwrap(), 1_000_002u32);
         assert!(inverse_ct(&Integer::new(), &m).is_err());
+        assert!(inverse_ct(&Integer::from(-1_000_003i64), &m).is_err());
+        assert_eq!(inverse_ct(&Integer::from(-2_000_005i64), &m).unwrap(), 1);
         assert!(inverse_ct(&Integer::from(9), &Integer::from(27)).is_err());
         assert!(inverse_ct(&Integer::from(3), &Integer::from(10)).is_err());
         assert!(inverse_ct(&Integer::from(3), &Integer::from(1)).is_err());

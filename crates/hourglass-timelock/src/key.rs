@@ -393,11 +393,8 @@ impl PuzzleKey {
         let [_, p, q, ..] = self.rsa.secret_components();
         let phi =
             SecretInt::new(Integer::from(p.expose() - 1u32) * Integer::from(q.expose() - 1u32));
+        // r is never 0: no phi(n) of an RSA modulus divides 2^t (pow_mod_ct would refuse it).
         let r = SecretInt::new(pow2_mod_ct(t, phi.expose())?);
-        if *r.expose() == 0 {
-            // Only for a phi(n) that divides 2^t, which no RSA modulus has.
-            return Ok(Integer::from(1));
-        }
         Ok(pow_mod_ct(m, r.expose(), self.public.n())?)
     }
 

@@ -1204,6 +1204,7 @@ mod tests {
     #[test]
     fn a_secret_modulus_gets_the_same_context() {
         if !available() {
+            eprintln!("skipped: no AVX-512 IFMA on this CPU");
             return;
         }
         for n in moduli() {
