@@ -242,6 +242,141 @@ impl std::fmt::Debug for CtPair {
     }
 }
 
+/// An odd public modulus prepared for repeated work on secret values modulo it (an RSA key's
+/// blinding, unblinding and re-encryption check): products by kept factors in constant time
+/// ([`CtModulus::mul`], [`CtModulus::square`]) and powers by public exponents
+/// ([`CtModulus::pow_vartime`]), on an IFMA context built once (its `R^2 mod n` is a
+/// division: about 2 us of every RSA-2048 private operation's re-encryption when built each
+/// time).
+#[derive(Clone, Debug)]
+pub struct CtModulus {
+    n: Integer,
+    /// `n`'s limbs (for the products without IFMA).
+    limbs: Vec<u64>,
+    #[cfg(target_arch = "x86_64")]
+    ifma: Option<crate::mont::ifma::IfmaContext>,
+}
+
+/// A secret value modulo a [`CtModulus`] kept in the form its products take (Montgomery form
+/// on IFMA), wiped on drop: a factor used again and again, as an RSA key's blinding pair.
+/// Only the modulus that made it may use it.
+#[derive(Clone)]
+pub struct CtFactor(Factor);
+
+#[derive(Clone)]
+enum Factor {
+    /// Montgomery-form digits on the modulus's IFMA context, below `2 n`.
+    #[cfg(target_arch = "x86_64")]
+    Ifma(zeroize::Zeroizing<Vec<u64>>),
+    /// The value's limbs, below `n` and padded to its length (so that their number says
+    /// nothing about the value).
+    Plain(zeroize::Zeroizing<Vec<u64>>),
+}
+
+impl std::fmt::Debug for CtFactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CtFactor(..)")
+    }
+}
+
+impl CtModulus {
+    /// The prepared modulus; an error for an even modulus or one below 3.
+    pub fn new(n: &Integer) -> Result<Self> {
+        check_ct_modulus(n)?;
+        Ok(Self {
+            n: n.clone(),
+            limbs: n.to_digits(rug::integer::Order::Lsf),
+            #[cfg(target_arch = "x86_64")]
+            ifma: if n.significant_bits() >= crate::mont::IFMA_MIN_BITS {
+                crate::mont::ifma::IfmaContext::new(n)
+            } else {
+                None
+            },
+        })
+    }
+
+    /// The modulus.
+    pub fn modulus(&self) -> &Integer {
+        &self.n
+    }
+
+    /// `x` in `[0, n)` as a factor for [`CtModulus::mul`], in constant time.
+    pub fn factor(&self, x: &Integer) -> Result<CtFactor> {
+        self.check_below(x)?;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(ctx) = &self.ifma {
+            return Ok(CtFactor(Factor::Ifma(ctx.to_montgomery_ct(x))));
+        }
+        Ok(CtFactor(Factor::Plain(crate::secret::limbs_ct(
+            x,
+            self.limbs.len(),
+        ))))
+    }
+
+    /// `x f mod n` for `x` in `[0, n)` and a factor `f` of this modulus, in time that depends
+    /// on `n`'s length only: one IFMA Montgomery multiplication and a masked subtraction where
+    /// the CPU has IFMA (about 0.5 us at 2048 bits against 1.6 for GMP's product and
+    /// division), elsewhere [`crate::secret::mul_mod_ct`] (GMP's `mpn_sec_mul` and
+    /// `mpn_sec_div_r`).
+    pub fn mul(&self, x: &Integer, f: &CtFactor) -> Result<Integer> {
+        self.check_below(x)?;
+        match &f.0 {
+            #[cfg(target_arch = "x86_64")]
+            Factor::Ifma(digits) => match &self.ifma {
+                Some(ctx) if digits.len() == ctx.digits() => Ok(ctx.mul_plain_ct(x, digits)),
+                _ => Err(FOREIGN_FACTOR),
+            },
+            Factor::Plain(limbs) if limbs.len() == self.limbs.len() => {
+                let x = crate::secret::limbs_ct(x, limbs.len());
+                let product = crate::secret::mul_mod_limbs_ct(&x, limbs, &self.limbs);
+                Ok(Integer::from_digits(&product, rug::integer::Order::Lsf))
+            }
+            Factor::Plain(_) => Err(FOREIGN_FACTOR),
+        }
+    }
+
+    /// `f^2 mod n` as a factor, in constant time.
+    pub fn square(&self, f: &CtFactor) -> Result<CtFactor> {
+        Ok(CtFactor(match &f.0 {
+            #[cfg(target_arch = "x86_64")]
+            Factor::Ifma(digits) => match &self.ifma {
+                Some(ctx) if digits.len() == ctx.digits() => {
+                    let mut out = zeroize::Zeroizing::new(vec![0; digits.len()]);
+                    ctx.square(&mut out, digits);
+                    Factor::Ifma(out)
+                }
+                _ => return Err(FOREIGN_FACTOR),
+            },
+            Factor::Plain(limbs) if limbs.len() == self.limbs.len() => {
+                Factor::Plain(crate::secret::mul_mod_limbs_ct(limbs, limbs, &self.limbs))
+            }
+            Factor::Plain(_) => return Err(FOREIGN_FACTOR),
+        }))
+    }
+
+    /// `base^exp mod n` for public values, as [`pow_mod_vartime`] but on the kept context.
+    pub fn pow_vartime(&self, base: &Integer, exp: &Integer) -> Result<Integer> {
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(ctx), true) = (&self.ifma, *exp >= 0) {
+            return Ok(ctx.pow_vartime(base, exp));
+        }
+        pow_mod_vartime(base, exp, &self.n)
+    }
+
+    /// An error unless `0 <= x < n`.
+    fn check_below(&self, x: &Integer) -> Result<()> {
+        if *x < 0 || *x >= self.n {
+            return Err(Error::InvalidArgument(
+                "a product modulo n needs factors in [0, n)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A factor made by a modulus of another shape.
+const FOREIGN_FACTOR: Error = Error::InvalidArgument("a factor of another modulus");
+
 /// The constant-time exponentiations' requirements: an odd modulus above 1 (GMP's secure
 /// variant needs it) and a positive exponent.
 fn check_ct_arguments(exp: &Integer, modulus: &Integer) -> Result<()> {
@@ -379,6 +514,76 @@ mod tests {
             }
             prop_assert_eq!(pow_mod_vartime(&b, &e, &n).unwrap(), gmp_pow(&b, &e, &n));
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// A prepared modulus's products by factors and their squares (IFMA from 513 bits
+        /// where the CPU has it, GMP and `mpn_sec_div_r` below) and its powers against GMP,
+        /// for values anywhere in `[0, n)`.
+        #[test]
+        fn prepared_modulus_matches_gmp(
+            n_bytes in prop::collection::vec(any::<u8>(), 1..530),
+            a_bytes in prop::collection::vec(any::<u8>(), 0..530),
+            b_bytes in prop::collection::vec(any::<u8>(), 0..530),
+            e in any::<u32>(),
+        ) {
+            let n = Integer::from_digits(&n_bytes, rug::integer::Order::Msf) | 1u32;
+            prop_assume!(n > 1);
+            let a = Integer::from_digits(&a_bytes, rug::integer::Order::Msf) % &n;
+            let b = Integer::from_digits(&b_bytes, rug::integer::Order::Msf) % &n;
+            let m = CtModulus::new(&n).unwrap();
+            let f = m.factor(&b).unwrap();
+            prop_assert_eq!(m.mul(&a, &f).unwrap(), Integer::from(&a * &b) % &n);
+            // Squared five times: b^32.
+            let mut g = f;
+            for _ in 0..5 {
+                g = m.square(&g).unwrap();
+            }
+            let b32 = gmp_pow(&b, &Integer::from(32), &n);
+            prop_assert_eq!(m.mul(&a, &g).unwrap(), Integer::from(&a * &b32) % &n);
+            let e = Integer::from(e);
+            prop_assert_eq!(m.pow_vartime(&a, &e).unwrap(), gmp_pow(&a, &e, &n));
+        }
+    }
+
+    #[test]
+    fn prepared_modulus_edges() {
+        for bits in [64u32, 512, 513, 1024, 2048, 4096, 4158, 4159, 5000] {
+            for n in [
+                (Integer::from(1) << bits) - 1u32,
+                (Integer::from(1) << (bits - 1)) + 1u32,
+            ] {
+                let m = CtModulus::new(&n).unwrap();
+                assert_eq!(m.modulus(), &n);
+                let top = Integer::from(&n - 1u32);
+                for (a, b) in [
+                    (Integer::ZERO, top.clone()),
+                    (Integer::from(1), top.clone()),
+                    (top.clone(), top.clone()),
+                    (Integer::from(&n >> 1u32), top.clone()),
+                    (top.clone(), Integer::ZERO),
+                ] {
+                    let want = Integer::from(&a * &b) % &n;
+                    assert_eq!(m.mul(&a, &m.factor(&b).unwrap()).unwrap(), want);
+                    assert_eq!(m.mul(&b, &m.factor(&a).unwrap()).unwrap(), want);
+                }
+                let f = m.factor(&top).unwrap();
+                for bad in [Integer::from(-1), n.clone(), Integer::from(&n + 1u32)] {
+                    assert!(m.mul(&bad, &f).is_err());
+                    assert!(m.factor(&bad).is_err());
+                }
+            }
+        }
+        for bad in [Integer::ZERO, Integer::from(1), Integer::from(1) << 100u32] {
+            assert!(CtModulus::new(&bad).is_err());
+        }
+        // A factor of a modulus of another shape is refused where the forms differ.
+        let small = CtModulus::new(&((Integer::from(1) << 1024u32) - 1u32)).unwrap();
+        let large = CtModulus::new(&((Integer::from(1) << 2048u32) - 1u32)).unwrap();
+        let f = large.factor(&Integer::from(5)).unwrap();
+        assert!(small.mul(&Integer::from(3), &f).is_err());
+        assert!(small.square(&f).is_err());
     }
 
     #[test]

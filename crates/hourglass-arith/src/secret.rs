@@ -191,6 +191,50 @@ pub fn mod_ct(x: &Integer, m: &Integer) -> crate::Result<Integer> {
     Ok(Integer::from_digits(&n[..d.len()], Order::Lsf))
 }
 
+/// `x` (non-negative, below `2^(64 len)`) as exactly `len` little-endian limbs, wiped on drop.
+pub(crate) fn limbs_ct(x: &Integer, len: usize) -> Zeroizing<Vec<u64>> {
+    let mut d = Zeroizing::new(vec![0u64; len]);
+    x.write_digits(&mut d, Order::Lsf);
+    d
+}
+
+/// `a b mod m` for `a` and `b` below `m`, any of them secret, all three in `m`'s number of limbs
+/// (its top limb not zero), the result in as many: GMP's `mpn_sec_mul` and `mpn_sec_div_r`,
+/// whose time and memory accesses that number sets (`a * b % m` takes time that depends on the
+/// product's length and the division's values: `x` times 1 is half as long as `x` times
+/// `m - 1`). The scratch is wiped.
+pub(crate) fn mul_mod_limbs_ct(a: &[u64], b: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
+    let n = m.len();
+    assert!(n >= 1 && a.len() == n && b.len() == n && m[n - 1] != 0);
+    let mut product = Zeroizing::new(vec![0u64; 2 * n]);
+    // SAFETY: pure functions of the sizes.
+    let itch = unsafe {
+        gmp::mpn_sec_mul_itch(n as _, n as _).max(gmp::mpn_sec_div_r_itch((2 * n) as _, n as _))
+    } as usize;
+    let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
+    // SAFETY: `a` and `b` hold `n >= 1` limbs, `product` 2 n, `m` n with a non-zero top limb
+    // (checked above), `scratch` the larger of the sizes GMP asked for; nothing overlaps.
+    unsafe {
+        gmp::mpn_sec_mul(
+            product.as_mut_ptr(),
+            a.as_ptr(),
+            n as _,
+            b.as_ptr(),
+            n as _,
+            scratch.as_mut_ptr(),
+        );
+        gmp::mpn_sec_div_r(
+            product.as_mut_ptr(),
+            (2 * n) as _,
+            m.as_ptr(),
+            n as _,
+            scratch.as_mut_ptr(),
+        );
+    }
+    product.truncate(n);
+    product
+}
+
 /// `a^-1 mod m` for an odd modulus `m > 1`, either secret (a blinding factor, `q^-1 mod p`),
 /// with GMP's `mpn_sec_invert`: time and memory accesses set by `m`'s length only
 /// (`mpz_invert`'s extended Euclid takes a value-dependent number of steps). Slow: 160 us at
@@ -241,6 +285,49 @@ pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The oracle's answer and [`mul_mod_limbs_ct`]'s, for `a` and `b` below `m`.
+    fn both_products(a: &Integer, b: &Integer, m: &Integer) -> (Integer, Integer) {
+        let md = m.to_digits::<u64>(Order::Lsf);
+        let (ad, bd) = (limbs_ct(a, md.len()), limbs_ct(b, md.len()));
+        let ours = Integer::from_digits(&mul_mod_limbs_ct(&ad, &bd, &md), Order::Lsf);
+        (ours, Integer::from(a * b) % m)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        /// Against GMP's product and remainder, for moduli of any length and parity.
+        #[test]
+        fn mul_mod_limbs_ct_matches_gmp(
+            m_bytes in prop::collection::vec(any::<u8>(), 1..300),
+            a_bytes in prop::collection::vec(any::<u8>(), 0..300),
+            b_bytes in prop::collection::vec(any::<u8>(), 0..300),
+        ) {
+            let m = Integer::from_digits(&m_bytes, Order::Msf);
+            prop_assume!(m > 0);
+            let a = Integer::from_digits(&a_bytes, Order::Msf) % &m;
+            let b = Integer::from_digits(&b_bytes, Order::Msf) % &m;
+            let (ours, gmp) = both_products(&a, &b, &m);
+            prop_assert_eq!(ours, gmp);
+        }
+    }
+
+    #[test]
+    fn mul_mod_limbs_ct_edges() {
+        for m in [
+            Integer::from(1),
+            Integer::from(2),
+            Integer::from(u64::MAX),
+            Integer::from(1) << 64u32,
+            (Integer::from(1) << 2048u32) - 1u32,
+        ] {
+            let top = Integer::from(&m - 1u32);
+            for (a, b) in [(Integer::ZERO, top.clone()), (top.clone(), top.clone())] {
+                let (ours, gmp) = both_products(&a, &b, &m);
+                assert_eq!(ours, gmp);
+            }
+        }
+    }
 
     #[test]
     fn debug_hides_value() {

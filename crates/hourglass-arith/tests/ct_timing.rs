@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use hourglass_arith::entropy::{random_below, random_exact_bits, random_u64, SeededEntropy};
-use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_pair, pow_mod_u64_ct};
+use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_pair, pow_mod_u64_ct, CtModulus};
 use rug::Integer;
 
 /// Welch's t between two samples, after cropping the slowest 10% of the pooled samples.
@@ -171,6 +171,48 @@ fn the_64_bit_exponent_weight_does_not_show_in_the_time() {
     judge(
         "pow_mod_u64_ct",
         &format!("{samples} samples at 64 bits"),
+        t_ct,
+        t_vartime,
+    );
+}
+
+/// The products of an RSA key's blinding and unblinding (`CtModulus::mul`, a value times a kept
+/// secret factor modulo the public `n`): the factor `n - 1` against the factor 1, on random
+/// values. GMP's product and division on the same numbers is the control: with the factor 1
+/// there is nothing to divide.
+#[test]
+fn the_blinding_factor_does_not_show_in_the_time() {
+    let samples = samples();
+    let bits = 2048;
+    let mut rng = SeededEntropy::new(b"dudect blinding");
+    let n = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
+    let modulus = CtModulus::new(&n).unwrap();
+    let values = [Integer::from(&n - 1u32), Integer::from(1)];
+    let factors = values.each_ref().map(|v| modulus.factor(v).unwrap());
+    // Several products per sample: one takes about a microsecond.
+    let run = |heavy: bool, x: &Integer| {
+        let f = &factors[usize::from(!heavy)];
+        let mut x = x.clone();
+        for _ in 0..8 {
+            x = modulus.mul(&x, f).unwrap();
+        }
+        x
+    };
+    measure(samples / 10, &n, run);
+    let (a, b) = measure(samples, &n, run);
+    let t_ct = welch_t(&a, &b);
+    let (a, b) = measure(samples, &n, |heavy, x| {
+        let f = &values[usize::from(!heavy)];
+        let mut x = x.clone();
+        for _ in 0..8 {
+            x = Integer::from(&x * f) % &n;
+        }
+        x
+    });
+    let t_vartime = welch_t(&a, &b);
+    judge(
+        "CtModulus::mul",
+        &format!("{samples} samples at {bits} bits"),
         t_ct,
         t_vartime,
     );

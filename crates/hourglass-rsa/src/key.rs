@@ -4,7 +4,8 @@ use std::sync::{Mutex, OnceLock};
 
 use hourglass_arith::entropy::{random_below, EntropySource};
 use hourglass_arith::modular::{
-    inverse_blinded, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, pow_mod_vartime, CtPair,
+    inverse_blinded, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, pow_mod_vartime, CtFactor,
+    CtModulus, CtPair,
 };
 use hourglass_arith::prime::{is_prime_bpsw, random_prime_u64};
 use hourglass_arith::secret::{inverse_ct, SecretInt};
@@ -150,8 +151,8 @@ impl Default for Countermeasures {
 
 /// A blinding pair `(u, v^-1)` with `v = u^d mod n`, refreshed by squaring after each use.
 struct Blinding {
-    u: Integer,
-    v_inv: Integer,
+    u: CtFactor,
+    v_inv: CtFactor,
     uses: u32,
 }
 
@@ -173,6 +174,9 @@ pub struct PrivateKey {
     /// The CRT halves' exponentiation contexts, built at the first private operation that
     /// needs them (`None` if that failed: the operation then reports the error).
     crt_contexts: OnceLock<Option<CtPair>>,
+    /// `n` prepared for the blinding's products and the re-encryption check, built at the
+    /// first private operation.
+    modulus_context: OnceLock<CtModulus>,
 }
 
 impl std::fmt::Debug for PrivateKey {
@@ -198,6 +202,7 @@ impl Clone for PrivateKey {
             countermeasures: self.countermeasures,
             blinding: Mutex::new(None),
             crt_contexts: OnceLock::new(),
+            modulus_context: OnceLock::new(),
         }
     }
 }
@@ -275,6 +280,7 @@ impl PrivateKey {
             countermeasures: Countermeasures::default(),
             blinding: Mutex::new(None),
             crt_contexts: OnceLock::new(),
+            modulus_context: OnceLock::new(),
         })
     }
 
@@ -330,36 +336,53 @@ impl PrivateKey {
         if !self.countermeasures.blinding {
             return self.exponentiate(c, rng);
         }
+        let modulus = self.prepared_modulus()?;
         let (u, v_inv) = self.next_blinding(rng)?;
-        let blinded = Integer::from(c * &u) % n;
-        let m = self.exponentiate(&blinded, rng)?;
-        Ok(m * v_inv % n)
+        let blinded = modulus.mul(c, &u)?;
+        let m = SecretInt::new(self.exponentiate(&blinded, rng)?);
+        Ok(modulus.mul(m.expose(), &v_inv)?)
     }
 
-    fn next_blinding(&self, rng: &mut dyn EntropySource) -> Result<(Integer, Integer)> {
+    /// `n` prepared for products in constant time and the re-encryption check (built once).
+    fn prepared_modulus(&self) -> Result<&CtModulus> {
+        if let Some(m) = self.modulus_context.get() {
+            return Ok(m);
+        }
+        let m = CtModulus::new(self.public.n())?;
+        Ok(self.modulus_context.get_or_init(|| m))
+    }
+
+    /// The next blinding pair `(u, v^-1)`: the last one squared (in constant time), or a fresh
+    /// one every [`BLINDING_REFRESH`] uses.
+    fn next_blinding(&self, rng: &mut dyn EntropySource) -> Result<(CtFactor, CtFactor)> {
         let n = self.public.n();
+        let modulus = self.prepared_modulus()?;
         let mut guard = self
             .blinding
             .lock()
             .map_err(|_| Error::from(KeyError::BlindingPoisoned))?;
         let fresh = match guard.as_mut() {
             Some(b) if b.uses < BLINDING_REFRESH => {
-                b.u.square_mut();
-                b.u %= n;
-                b.v_inv.square_mut();
-                b.v_inv %= n;
+                b.u = modulus.square(&b.u)?;
+                b.v_inv = modulus.square(&b.v_inv)?;
                 b.uses += 1;
                 return Ok((b.u.clone(), b.v_inv.clone()));
             }
             _ => loop {
-                let u = random_below(rng, n)?;
-                if u <= 1 || Integer::from(u.gcd_ref(n)) != 1 {
+                let u = SecretInt::new(random_below(rng, n)?);
+                if *u.expose() <= 1 || Integer::from(u.expose().gcd_ref(n)) != 1 {
                     continue;
                 }
-                let v = self.exponentiate(&u, rng)?;
+                let v = SecretInt::new(self.exponentiate(u.expose(), rng)?);
                 // Blinded: the inversion's time must say nothing about v.
-                let v_inv = inverse_blinded(&v, n, rng).map_err(|_| Error::FaultDetected)?;
-                break Blinding { u, v_inv, uses: 1 };
+                let v_inv =
+                    inverse_blinded(v.expose(), n, rng).map_err(|_| Error::FaultDetected)?;
+                let v_inv = SecretInt::new(v_inv);
+                break Blinding {
+                    u: modulus.factor(u.expose())?,
+                    v_inv: modulus.factor(v_inv.expose())?,
+                    uses: 1,
+                };
             },
         };
         let pair = (fresh.u.clone(), fresh.v_inv.clone());
@@ -412,7 +435,7 @@ impl PrivateKey {
             }
             m
         };
-        if reencrypt && pow_mod_vartime(&m, self.public.e(), n)? != *x {
+        if reencrypt && self.prepared_modulus()?.pow_vartime(&m, self.public.e())? != *x {
             return Err(Error::FaultDetected);
         }
         Ok(m)

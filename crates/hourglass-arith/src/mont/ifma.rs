@@ -199,6 +199,27 @@ impl IfmaContext {
         out
     }
 
+    /// `x R mod n` (almost reduced) for a secret `x` below `n`, with no branch or memory
+    /// address that depends on it (no reduction by GMP first, as in [`Self::to_montgomery`]).
+    pub fn to_montgomery_ct(&self, x: &Integer) -> Zeroizing<Vec<u64>> {
+        let len = self.digits();
+        let x = Zeroizing::new(to_digits(x, len));
+        let mut out = Zeroizing::new(vec![0; len]);
+        self.mul(&mut out, &x, &self.r2);
+        out
+    }
+
+    /// `x f R^-1 mod n`, fully reduced, for `x` below `n` and `f` in Montgomery form (so `x`
+    /// times the value `f` stands for), with no branch or memory address that depends on
+    /// either: one multiplication and a masked subtraction. The digit copies are wiped.
+    pub fn mul_plain_ct(&self, x: &Integer, f: &[u64]) -> Integer {
+        let len = self.digits();
+        let x = Zeroizing::new(to_digits(x, len));
+        let mut out = Zeroizing::new(vec![0; len]);
+        self.mul(&mut out, &x, f);
+        self.reduce_ct(&mut out)
+    }
+
     /// The integer `a R^-1 mod n` (fully reduced) of a Montgomery-form value.
     pub fn from_montgomery(&self, a: &[u64]) -> Integer {
         let mut one = vec![0; self.digits()];
@@ -405,7 +426,7 @@ impl IfmaContext {
         })
     }
 
-    /// The integer of `x` (at most `n`, normalised digits) reduced below `n` by a masked
+    /// The integer of `x` (below `2 n`, normalised digits) reduced below `n` by a masked
     /// subtraction.
     fn reduce_ct(&self, x: &mut [u64]) -> Integer {
         let mut diff = Zeroizing::new(vec![0u64; x.len()]);
