@@ -355,7 +355,6 @@ impl PrivateKey {
     /// The next blinding pair `(u, v^-1)`: the last one squared (in constant time), or a fresh
     /// one every [`BLINDING_REFRESH`] uses.
     fn next_blinding(&self, rng: &mut dyn EntropySource) -> Result<(CtFactor, CtFactor)> {
-        let n = self.public.n();
         let modulus = self.prepared_modulus()?;
         let mut guard = self
             .blinding
@@ -368,26 +367,54 @@ impl PrivateKey {
                 b.uses += 1;
                 return Ok((b.u.clone(), b.v_inv.clone()));
             }
-            _ => loop {
-                let u = SecretInt::new(random_below(rng, n)?);
-                if *u.expose() <= 1 || Integer::from(u.expose().gcd_ref(n)) != 1 {
-                    continue;
-                }
-                let v = SecretInt::new(self.exponentiate(u.expose(), rng)?);
-                // Blinded: the inversion's time must say nothing about v.
-                let v_inv =
-                    inverse_blinded(v.expose(), n, rng).map_err(|_| Error::FaultDetected)?;
-                let v_inv = SecretInt::new(v_inv);
-                break Blinding {
-                    u: modulus.factor(u.expose())?,
-                    v_inv: modulus.factor(v_inv.expose())?,
-                    uses: 1,
-                };
-            },
+            _ => self.fresh_blinding(modulus, rng)?,
         };
         let pair = (fresh.u.clone(), fresh.v_inv.clone());
         *guard = Some(fresh);
         Ok(pair)
+    }
+
+    /// A fresh blinding pair from a random `r`. For a public exponent of at most 64 bits, as
+    /// OpenSSL does: `u = r^e` and `v^-1 = r^-1` (`(c r^e)^d = c^d r`), two short
+    /// exponentiations and an inverse, checked together (`u (r^-1)^e = 1`) so that a fault in
+    /// either is not released as a wrongly unblinded result. For the large exponents of
+    /// rebalanced and short-e keys, `u = r` and `v^-1 = (r^d)^-1`, one private operation (the
+    /// cheap direction for those keys). Every value derived from `r` is secret: the
+    /// exponentiations by `e` are constant-time, the inverses blinded.
+    fn fresh_blinding(&self, modulus: &CtModulus, rng: &mut dyn EntropySource) -> Result<Blinding> {
+        let (n, e) = (self.public.n(), self.public.e());
+        let r = loop {
+            let r = SecretInt::new(random_below(rng, n)?);
+            if *r.expose() > 1 {
+                break r;
+            }
+        };
+        // Not invertible: r shares a factor with n (probability about 2^-1000).
+        let inverse = |x: &Integer, rng: &mut dyn EntropySource| {
+            inverse_blinded(x, n, rng).map_err(|_| Error::FaultDetected)
+        };
+        let (u, v_inv) = if e.significant_bits() <= 64 {
+            #[allow(unused_mut)]
+            let mut u = SecretInt::new(pow_mod_ct_bits(r.expose(), e, n, 64)?);
+            #[cfg(test)]
+            if INJECT_BLINDING_FAULT.with(|f| f.take()) {
+                u.expose_mut().toggle_bit(3);
+            }
+            let r_inv = SecretInt::new(inverse(r.expose(), rng)?);
+            let check = SecretInt::new(pow_mod_ct_bits(r_inv.expose(), e, n, 64)?);
+            if modulus.mul(check.expose(), &modulus.factor(u.expose())?)? != 1 {
+                return Err(Error::FaultDetected);
+            }
+            (u, r_inv)
+        } else {
+            let v = SecretInt::new(self.exponentiate(r.expose(), rng)?);
+            (r, SecretInt::new(inverse(v.expose(), rng)?))
+        };
+        Ok(Blinding {
+            u: modulus.factor(u.expose())?,
+            v_inv: modulus.factor(v_inv.expose())?,
+            uses: 1,
+        })
     }
 
     /// `x^d mod n`, by the CRT or directly, with the fault check if enabled.
@@ -544,6 +571,8 @@ fn checked_result(
 thread_local! {
     /// Test-only fault injection: when set, flips this bit of the next modulo-`m t` result.
     static INJECT_FAULT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+    /// Test-only fault injection: when set, corrupts the next fresh blinding factor `r^e`.
+    static INJECT_BLINDING_FAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
@@ -618,6 +647,42 @@ mod tests {
             assert_ne!(bad, good);
             INJECT_FAULT.with(|f| f.set(None));
         }
+    }
+
+    #[test]
+    fn blinding_agrees_across_refreshes_for_short_and_long_public_exponents() {
+        // Crt: e = 65537 (u = r^e); Rebalanced and SchemeA: e as long as n (u = r).
+        for variant in [Variant::Crt, Variant::Rebalanced, Variant::SchemeA] {
+            let k = key(variant);
+            let mut plain = k.clone();
+            plain.set_countermeasures(Countermeasures {
+                blinding: false,
+                fault_check: true,
+            });
+            let mut rng = SeededEntropy::new(b"refresh");
+            // Past two refreshes.
+            for i in 0..2 * BLINDING_REFRESH + 3 {
+                let c = random_below(&mut rng, k.public.n()).unwrap();
+                let m = k.private_op(&c, &mut rng).unwrap();
+                assert_eq!(m, plain.private_op(&c, &mut rng).unwrap(), "{variant} {i}");
+                assert_eq!(k.public.public_op(&m).unwrap(), c, "{variant} {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_fault_in_a_fresh_blinding_factor_is_caught() {
+        let k = key(Variant::Crt);
+        let mut rng = SeededEntropy::new(b"blinding fault");
+        let c = Integer::from(42u32);
+        INJECT_BLINDING_FAULT.with(|f| f.set(true));
+        assert!(matches!(
+            k.private_op(&c, &mut rng),
+            Err(Error::FaultDetected)
+        ));
+        // The next draw is sound again.
+        let m = k.private_op(&c, &mut rng).unwrap();
+        assert_eq!(k.public.public_op(&m).unwrap(), c);
     }
 
     #[test]
