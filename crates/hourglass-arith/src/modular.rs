@@ -316,8 +316,8 @@ impl CtModulus {
     /// `x f mod n` for `x` in `[0, n)` and a factor `f` of this modulus, in time that depends
     /// on `n`'s length only: one IFMA Montgomery multiplication and a masked subtraction where
     /// the CPU has IFMA (about 0.5 us at 2048 bits against 1.6 for GMP's product and
-    /// division), elsewhere [`crate::secret::mul_mod_ct`] (GMP's `mpn_sec_mul` and
-    /// `mpn_sec_div_r`).
+    /// division), elsewhere GMP's `mpn_sec_mul` and `mpn_sec_div_r` on limbs padded to `n`'s
+    /// length.
     pub fn mul(&self, x: &Integer, f: &CtFactor) -> Result<Integer> {
         self.check_below(x)?;
         match &f.0 {
