@@ -198,41 +198,86 @@ pub(crate) fn limbs_ct(x: &Integer, len: usize) -> Zeroizing<Vec<u64>> {
     d
 }
 
-/// `a b mod m` for `a` and `b` below `m`, any of them secret, all three in `m`'s number of limbs
-/// (its top limb not zero), the result in as many: GMP's `mpn_sec_mul` and `mpn_sec_div_r`,
-/// whose time and memory accesses that number sets (`a * b % m` takes time that depends on the
-/// product's length and the division's values: `x` times 1 is half as long as `x` times
-/// `m - 1`). The scratch is wiped.
-pub(crate) fn mul_mod_limbs_ct(a: &[u64], b: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
+/// `x R mod m` for `R = 2^(64 L)` and `x` below `m`, both in `m`'s number of limbs `L` (its top
+/// limb not zero), the Montgomery form of a secret: GMP's `mpn_sec_div_r`, whose time and memory
+/// accesses the lengths set. The copy is wiped.
+pub(crate) fn montgomery_limbs_ct(x: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
     let n = m.len();
-    assert!(n >= 1 && a.len() == n && b.len() == n && m[n - 1] != 0);
-    let mut product = Zeroizing::new(vec![0u64; 2 * n]);
-    // SAFETY: pure functions of the sizes.
-    let itch = unsafe {
-        gmp::mpn_sec_mul_itch(n as _, n as _).max(gmp::mpn_sec_div_r_itch((2 * n) as _, n as _))
-    } as usize;
+    assert!(n >= 1 && x.len() == n && m[n - 1] != 0);
+    let mut t = Zeroizing::new(vec![0u64; 2 * n]);
+    t[n..].copy_from_slice(x);
+    // SAFETY: pure function of the sizes.
+    let itch = unsafe { gmp::mpn_sec_div_r_itch((2 * n) as _, n as _) } as usize;
     let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
-    // SAFETY: `a` and `b` hold `n >= 1` limbs, `product` 2 n, `m` n with a non-zero top limb
-    // (checked above), `scratch` the larger of the sizes GMP asked for; nothing overlaps.
+    // SAFETY: `t` holds 2 n limbs, `m` n with a non-zero top limb, `scratch` the size GMP
+    // asked for; nothing overlaps.
     unsafe {
-        gmp::mpn_sec_mul(
-            product.as_mut_ptr(),
-            a.as_ptr(),
-            n as _,
-            b.as_ptr(),
-            n as _,
-            scratch.as_mut_ptr(),
-        );
         gmp::mpn_sec_div_r(
-            product.as_mut_ptr(),
+            t.as_mut_ptr(),
             (2 * n) as _,
             m.as_ptr(),
             n as _,
             scratch.as_mut_ptr(),
         );
     }
-    product.truncate(n);
-    product
+    t.truncate(n);
+    t
+}
+
+/// `a b R^-1 mod m` (`R = 2^(64 L)`), fully reduced, for `a` and `b` below an odd `m`, all in
+/// `m`'s number of limbs `L`; `m0 = -m^-1 mod 2^64`. Any of them may be secret: the product by
+/// GMP's `mpn_sec_mul`, then word-by-word Montgomery reduction with its carries added at fixed
+/// positions and the final subtraction under a mask, so no branch or address depends on the
+/// values. The scratch is wiped.
+pub(crate) fn mont_mul_limbs_ct(a: &[u64], b: &[u64], m: &[u64], m0: u64) -> Zeroizing<Vec<u64>> {
+    let n = m.len();
+    assert!(n >= 1 && a.len() == n && b.len() == n && m[n - 1] != 0);
+    let mut t = Zeroizing::new(vec![0u64; 2 * n]);
+    // SAFETY: pure function of the sizes.
+    let itch = unsafe { gmp::mpn_sec_mul_itch(n as _, n as _) } as usize;
+    let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
+    // SAFETY: `a` and `b` hold `n >= 1` limbs, `t` 2 n, `scratch` the size GMP asked for;
+    // nothing overlaps.
+    unsafe {
+        gmp::mpn_sec_mul(
+            t.as_mut_ptr(),
+            a.as_ptr(),
+            n as _,
+            b.as_ptr(),
+            n as _,
+            scratch.as_mut_ptr(),
+        );
+    }
+    // t < m^2 < m R: after the n steps, t / R < 2 m, with its top bit in `top`.
+    let mut top = 0u64;
+    for i in 0..n {
+        let q = u128::from(t[i].wrapping_mul(m0));
+        let mut carry = 0u64;
+        for (tj, &mj) in t[i..i + n].iter_mut().zip(m) {
+            let s = q * u128::from(mj) + u128::from(*tj) + u128::from(carry);
+            *tj = s as u64;
+            carry = (s >> 64) as u64;
+        }
+        let s = u128::from(t[i + n]) + u128::from(carry) + u128::from(top);
+        t[i + n] = s as u64;
+        top = (s >> 64) as u64;
+    }
+    let mut out = Zeroizing::new(t[n..].to_vec());
+    let mut diff = Zeroizing::new(vec![0u64; n]);
+    let mut borrow = 0u64;
+    for ((d, &v), &mj) in diff.iter_mut().zip(out.iter()).zip(m) {
+        let s = u128::from(v)
+            .wrapping_sub(u128::from(mj))
+            .wrapping_sub(u128::from(borrow));
+        *d = s as u64;
+        borrow = ((s >> 64) as u64) & 1;
+    }
+    // Subtract when the top bit is set or no borrow came out (out >= m).
+    let take = std::hint::black_box((top | (borrow ^ 1)).wrapping_neg());
+    for (o, &d) in out.iter_mut().zip(diff.iter()) {
+        *o = (d & take) | (*o & !take);
+    }
+    out
 }
 
 /// `a^-1 mod m` for an odd modulus `m > 1`, either secret (a blinding factor, `q^-1 mod p`),
@@ -286,45 +331,67 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The oracle's answer and [`mul_mod_limbs_ct`]'s, for `a` and `b` below `m`.
-    fn both_products(a: &Integer, b: &Integer, m: &Integer) -> (Integer, Integer) {
+    /// The oracle's `a b R^-1 mod m` and [`mont_mul_limbs_ct`]'s, and the oracle's `a R mod m`
+    /// and [`montgomery_limbs_ct`]'s, for `a` and `b` below an odd `m`.
+    fn both_ways(a: &Integer, b: &Integer, m: &Integer) -> [(Integer, Integer); 2] {
         let md = m.to_digits::<u64>(Order::Lsf);
-        let (ad, bd) = (limbs_ct(a, md.len()), limbs_ct(b, md.len()));
-        let ours = Integer::from_digits(&mul_mod_limbs_ct(&ad, &bd, &md), Order::Lsf);
-        (ours, Integer::from(a * b) % m)
+        let n = md.len();
+        let (ad, bd) = (limbs_ct(a, n), limbs_ct(b, n));
+        let m0 = (Integer::from(1) << 64u32)
+            - Integer::from(m.invert_ref(&(Integer::from(1) << 64u32)).unwrap());
+        let r = Integer::from(1) << (64 * n as u32);
+        let r_inv = Integer::from(r.invert_ref(m).unwrap());
+        let ours = Integer::from_digits(
+            &mont_mul_limbs_ct(&ad, &bd, &md, m0.to_u64().unwrap()),
+            Order::Lsf,
+        );
+        let mont = Integer::from_digits(&montgomery_limbs_ct(&ad, &md), Order::Lsf);
+        [
+            (ours, Integer::from(a * b) * r_inv % m),
+            (mont, Integer::from(a * &r) % m),
+        ]
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
-        /// Against GMP's product and remainder, for moduli of any length and parity.
+        /// Against GMP, for odd moduli of any length.
         #[test]
-        fn mul_mod_limbs_ct_matches_gmp(
+        fn montgomery_limbs_match_gmp(
             m_bytes in prop::collection::vec(any::<u8>(), 1..300),
             a_bytes in prop::collection::vec(any::<u8>(), 0..300),
             b_bytes in prop::collection::vec(any::<u8>(), 0..300),
         ) {
-            let m = Integer::from_digits(&m_bytes, Order::Msf);
-            prop_assume!(m > 0);
+            let m = Integer::from_digits(&m_bytes, Order::Msf) | 1u32;
+            prop_assume!(m > 1);
             let a = Integer::from_digits(&a_bytes, Order::Msf) % &m;
             let b = Integer::from_digits(&b_bytes, Order::Msf) % &m;
-            let (ours, gmp) = both_products(&a, &b, &m);
-            prop_assert_eq!(ours, gmp);
+            for (ours, gmp) in both_ways(&a, &b, &m) {
+                prop_assert_eq!(ours, gmp);
+            }
         }
     }
 
     #[test]
-    fn mul_mod_limbs_ct_edges() {
+    fn montgomery_limbs_edges() {
+        // Moduli just below a limb boundary (where t / R comes closest to 2 m and the top bit
+        // is set) and just above one.
         for m in [
-            Integer::from(1),
-            Integer::from(2),
+            Integer::from(3),
             Integer::from(u64::MAX),
-            Integer::from(1) << 64u32,
+            (Integer::from(1) << 128u32) - 159u32,
+            (Integer::from(1) << 512u32) - 569u32,
+            (Integer::from(1) << 512u32) + 1u32,
             (Integer::from(1) << 2048u32) - 1u32,
         ] {
             let top = Integer::from(&m - 1u32);
-            for (a, b) in [(Integer::ZERO, top.clone()), (top.clone(), top.clone())] {
-                let (ours, gmp) = both_products(&a, &b, &m);
-                assert_eq!(ours, gmp);
+            for (a, b) in [
+                (Integer::ZERO, top.clone()),
+                (top.clone(), top.clone()),
+                (Integer::from(1), Integer::from(1)),
+            ] {
+                for (ours, gmp) in both_ways(&a, &b, &m) {
+                    assert_eq!(ours, gmp);
+                }
             }
         }
     }
