@@ -254,22 +254,28 @@ pub struct CtModulus {
     /// `n`'s limbs and `-n^-1 mod 2^64` (for the products without IFMA).
     limbs: Vec<u64>,
     n0: u64,
+    /// A digest of `n` that its factors carry (see [`CtFactor`]).
+    origin: u64,
     #[cfg(target_arch = "x86_64")]
     ifma: Option<crate::mont::ifma::IfmaContext>,
 }
 
-/// A secret value modulo a [`CtModulus`] kept in the form its products take (Montgomery form
-/// on IFMA), wiped on drop: a factor used again and again, as an RSA key's blinding pair.
-/// Only the modulus that made it may use it.
+/// A secret value modulo a [`CtModulus`] kept in the form its products take (Montgomery form),
+/// wiped on drop: a factor used again and again, as an RSA key's blinding pair. It carries a
+/// 64-bit digest of the modulus that made it, and another modulus refuses it (a guard against
+/// mix-ups, not against forgery).
 #[derive(Clone)]
-pub struct CtFactor(Factor);
+pub struct CtFactor {
+    origin: u64,
+    form: Factor,
+}
 
 #[derive(Clone)]
 enum Factor {
     /// Montgomery-form digits on the modulus's IFMA context, below `2 n`.
     #[cfg(target_arch = "x86_64")]
     Ifma(zeroize::Zeroizing<Vec<u64>>),
-    /// The value's Montgomery form in `n`'s number of limbs (`R = 2^(64 L)`), below `n`.
+    /// Montgomery form in `n`'s number of limbs (`R = 2^(64 L)`), below `n`.
     Limbs(zeroize::Zeroizing<Vec<u64>>),
 }
 
@@ -293,6 +299,7 @@ impl CtModulus {
             n: n.clone(),
             limbs: n.to_digits(rug::integer::Order::Lsf),
             n0: inv.wrapping_neg(),
+            origin: digest(n),
             #[cfg(target_arch = "x86_64")]
             ifma: if n.significant_bits() >= crate::mont::IFMA_MIN_BITS {
                 crate::mont::ifma::IfmaContext::new(n)
@@ -312,10 +319,10 @@ impl CtModulus {
         self.check_below(x)?;
         #[cfg(target_arch = "x86_64")]
         if let Some(ctx) = &self.ifma {
-            return Ok(CtFactor(Factor::Ifma(ctx.to_montgomery_ct(x))));
+            return Ok(self.made(Factor::Ifma(ctx.to_montgomery_ct(x))));
         }
         let x = crate::secret::limbs_ct(x, self.limbs.len());
-        Ok(CtFactor(Factor::Limbs(crate::secret::montgomery_limbs_ct(
+        Ok(self.made(Factor::Limbs(crate::secret::montgomery_limbs_ct(
             &x,
             &self.limbs,
         ))))
@@ -328,38 +335,46 @@ impl CtModulus {
     /// a masked final subtraction, on limbs padded to `n`'s length.
     pub fn mul(&self, x: &Integer, f: &CtFactor) -> Result<Integer> {
         self.check_below(x)?;
-        match &f.0 {
+        self.check_origin(f)?;
+        match &f.form {
             #[cfg(target_arch = "x86_64")]
             Factor::Ifma(digits) => match &self.ifma {
-                Some(ctx) if digits.len() == ctx.digits() => Ok(ctx.mul_plain_ct(x, digits)),
-                _ => Err(FOREIGN_FACTOR),
+                Some(ctx) => Ok(ctx.mul_plain_ct(x, digits)),
+                None => Err(FOREIGN_FACTOR),
             },
-            Factor::Limbs(f) if f.len() == self.limbs.len() => {
+            Factor::Limbs(f) => {
                 let x = crate::secret::limbs_ct(x, f.len());
                 let product = crate::secret::mont_mul_limbs_ct(&x, f, &self.limbs, self.n0);
                 Ok(Integer::from_digits(&product, rug::integer::Order::Lsf))
             }
-            Factor::Limbs(_) => Err(FOREIGN_FACTOR),
         }
     }
 
     /// `f^2 mod n` as a factor, in constant time.
     pub fn square(&self, f: &CtFactor) -> Result<CtFactor> {
-        Ok(CtFactor(match &f.0 {
-            #[cfg(target_arch = "x86_64")]
-            Factor::Ifma(digits) => match &self.ifma {
-                Some(ctx) if digits.len() == ctx.digits() => {
-                    let mut out = zeroize::Zeroizing::new(vec![0; digits.len()]);
-                    ctx.square(&mut out, digits);
-                    Factor::Ifma(out)
+        self.product(f, f)
+    }
+
+    /// `x^e mod n` for a secret `x` in `[0, n)` and a public `e > 0` (an RSA result's
+    /// re-encryption, a blinding factor `r^e`), in time that depends on `e` and `n`'s length
+    /// only: on IFMA, square-and-multiply over `e`'s bits with the constant-time products on
+    /// the kept context; elsewhere GMP's `mpz_powm_sec`.
+    pub fn pow_public(&self, x: &Integer, e: &Integer) -> Result<Integer> {
+        check_ct_exponent(e)?;
+        self.check_below(x)?;
+        #[cfg(target_arch = "x86_64")]
+        if self.ifma.is_some() {
+            let base = self.factor(x)?;
+            let mut acc = base.clone();
+            for i in (0..e.significant_bits() - 1).rev() {
+                acc = self.product(&acc, &acc)?;
+                if e.get_bit(i) {
+                    acc = self.product(&acc, &base)?;
                 }
-                _ => return Err(FOREIGN_FACTOR),
-            },
-            Factor::Limbs(f) if f.len() == self.limbs.len() => {
-                Factor::Limbs(crate::secret::mont_mul_limbs_ct(f, f, &self.limbs, self.n0))
             }
-            Factor::Limbs(_) => return Err(FOREIGN_FACTOR),
-        }))
+            return self.mul(&Integer::from(1), &acc);
+        }
+        Ok(Integer::from(x.secure_pow_mod_ref(e, &self.n)))
     }
 
     /// `base^exp mod n` for public values, as [`pow_mod_vartime`] but on the kept context.
@@ -369,6 +384,45 @@ impl CtModulus {
             return Ok(ctx.pow_vartime(base, exp));
         }
         pow_mod_vartime(base, exp, &self.n)
+    }
+
+    /// `f g mod n` as a factor, in constant time.
+    fn product(&self, f: &CtFactor, g: &CtFactor) -> Result<CtFactor> {
+        self.check_origin(f)?;
+        self.check_origin(g)?;
+        let form = match (&f.form, &g.form) {
+            #[cfg(target_arch = "x86_64")]
+            (Factor::Ifma(a), Factor::Ifma(b)) => match &self.ifma {
+                Some(ctx) => {
+                    let mut out = zeroize::Zeroizing::new(vec![0; a.len()]);
+                    ctx.mul(&mut out, a, b);
+                    Factor::Ifma(out)
+                }
+                None => return Err(FOREIGN_FACTOR),
+            },
+            (Factor::Limbs(a), Factor::Limbs(b)) => {
+                Factor::Limbs(crate::secret::mont_mul_limbs_ct(a, b, &self.limbs, self.n0))
+            }
+            #[cfg(target_arch = "x86_64")]
+            _ => return Err(FOREIGN_FACTOR),
+        };
+        Ok(self.made(form))
+    }
+
+    /// A factor of this modulus in `form`.
+    fn made(&self, form: Factor) -> CtFactor {
+        CtFactor {
+            origin: self.origin,
+            form,
+        }
+    }
+
+    /// An error unless this modulus made `f`.
+    fn check_origin(&self, f: &CtFactor) -> Result<()> {
+        if f.origin != self.origin {
+            return Err(FOREIGN_FACTOR);
+        }
+        Ok(())
     }
 
     /// An error unless `0 <= x < n`.
@@ -382,7 +436,16 @@ impl CtModulus {
     }
 }
 
-/// A factor made by a modulus of another shape.
+/// A 64-bit digest of a public `n`'s limbs (multiply and rotate): what [`CtFactor`] carries.
+fn digest(n: &Integer) -> u64 {
+    n.to_digits::<u64>(rug::integer::Order::Lsf)
+        .iter()
+        .fold(u64::from(n.significant_bits()), |h, &w| {
+            (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+        })
+}
+
+/// A factor made by another modulus.
 const FOREIGN_FACTOR: Error = Error::InvalidArgument("a factor of another modulus");
 
 /// The constant-time exponentiations' requirements: an odd modulus above 1 (GMP's secure
@@ -552,6 +615,8 @@ mod tests {
             prop_assert_eq!(m.mul(&a, &g).unwrap(), Integer::from(&a * &b32) % &n);
             let e = Integer::from(e);
             prop_assert_eq!(m.pow_vartime(&a, &e).unwrap(), gmp_pow(&a, &e, &n));
+            let e = e + 1u32;
+            prop_assert_eq!(m.pow_public(&a, &e).unwrap(), gmp_pow(&a, &e, &n));
         }
     }
 
@@ -586,12 +651,27 @@ mod tests {
         for bad in [Integer::ZERO, Integer::from(1), Integer::from(1) << 100u32] {
             assert!(CtModulus::new(&bad).is_err());
         }
-        // A factor of a modulus of another shape is refused where the forms differ.
-        let small = CtModulus::new(&((Integer::from(1) << 1024u32) - 1u32)).unwrap();
-        let large = CtModulus::new(&((Integer::from(1) << 2048u32) - 1u32)).unwrap();
-        let f = large.factor(&Integer::from(5)).unwrap();
-        assert!(small.mul(&Integer::from(3), &f).is_err());
-        assert!(small.square(&f).is_err());
+        // A factor of another modulus is refused, of another shape or of the same one.
+        let large = (Integer::from(1) << 2048u32) - 1u32;
+        let f = CtModulus::new(&large)
+            .unwrap()
+            .factor(&Integer::from(5))
+            .unwrap();
+        for other in [
+            (Integer::from(1) << 1024u32) - 1u32,
+            Integer::from(&large - 2u32),
+            &large - (Integer::from(1) << 64u32),
+            (Integer::from(1) << 2000u32) - 1u32,
+        ] {
+            let m = CtModulus::new(&other).unwrap();
+            assert!(m.mul(&Integer::from(3), &f).is_err());
+            assert!(m.square(&f).is_err());
+        }
+        // Public exponents must be positive; bases below n.
+        let m = CtModulus::new(&large).unwrap();
+        assert!(m.pow_public(&Integer::from(3), &Integer::ZERO).is_err());
+        assert!(m.pow_public(&large, &Integer::from(3)).is_err());
+        assert_eq!(m.pow_public(&Integer::ZERO, &Integer::from(3)).unwrap(), 0);
     }
 
     #[test]

@@ -176,10 +176,12 @@ fn the_64_bit_exponent_weight_does_not_show_in_the_time() {
     );
 }
 
-/// The products of an RSA key's blinding and unblinding (`CtModulus::mul`, a value times a kept
-/// secret factor modulo the public `n`): the factor `n - 1` against the factor 1, on random
-/// values. GMP's product and division on the same numbers is the control: with the factor 1
-/// there is nothing to divide.
+/// The products of an RSA key's blinding and unblinding (`CtModulus::mul` by a kept secret
+/// factor, then the factor squared for the next use, modulo the public `n`): the factor
+/// `R^-1 mod n`, whose Montgomery digits are 1, 0, 0, ... (`R = 2^(52 D)` on IFMA, `2^(64 L)`
+/// without), against a random factor, on random values. The control is GMP's product and
+/// division with the factor 1 against the same random one (GMP's time follows the plain
+/// value's length; `R^-1` is as long as any other value).
 #[test]
 fn the_blinding_factor_does_not_show_in_the_time() {
     let samples = samples();
@@ -187,31 +189,40 @@ fn the_blinding_factor_does_not_show_in_the_time() {
     let mut rng = SeededEntropy::new(b"dudect blinding");
     let n = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
     let modulus = CtModulus::new(&n).unwrap();
-    let values = [Integer::from(&n - 1u32), Integer::from(1)];
+    let r_bits = if hourglass_arith::mont::ifma::available() {
+        52 * (bits + 2).div_ceil(52)
+    } else {
+        64 * bits.div_ceil(64)
+    };
+    let r_inv = Integer::from((Integer::from(1) << r_bits).invert_ref(&n).unwrap());
+    let values = [random_below(&mut rng, &n).unwrap(), r_inv];
     let factors = values.each_ref().map(|v| modulus.factor(v).unwrap());
     // Several products per sample: one takes about a microsecond.
     let run = |heavy: bool, x: &Integer| {
-        let f = &factors[usize::from(!heavy)];
+        let mut f = factors[usize::from(!heavy)].clone();
         let mut x = x.clone();
-        for _ in 0..8 {
-            x = modulus.mul(&x, f).unwrap();
+        for _ in 0..4 {
+            x = modulus.mul(&x, &f).unwrap();
+            f = modulus.square(&f).unwrap();
         }
         x
     };
     measure(samples / 10, &n, run);
     let (a, b) = measure(samples, &n, run);
     let t_ct = welch_t(&a, &b);
+    let plain = [values[0].clone(), Integer::from(1)];
     let (a, b) = measure(samples, &n, |heavy, x| {
-        let f = &values[usize::from(!heavy)];
+        let mut f = plain[usize::from(!heavy)].clone();
         let mut x = x.clone();
-        for _ in 0..8 {
-            x = Integer::from(&x * f) % &n;
+        for _ in 0..4 {
+            x = Integer::from(&x * &f) % &n;
+            f = Integer::from(&f * &f) % &n;
         }
         x
     });
     let t_vartime = welch_t(&a, &b);
     judge(
-        "CtModulus::mul",
+        "CtModulus::mul and square",
         &format!("{samples} samples at {bits} bits"),
         t_ct,
         t_vartime,

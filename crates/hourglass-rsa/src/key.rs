@@ -175,10 +175,11 @@ impl PublicKey {
 pub struct Countermeasures {
     /// Multiply the input by a random value whose d-th power is known, and divide it out after.
     pub blinding: bool,
-    /// Bellcore countermeasure: verify the result before releasing it, by re-encryption for
-    /// public exponents of at most 64 bits, otherwise by computing each half modulo `p*t`
-    /// (`t` a random 64-bit prime), checking it modulo `t`, and checking the CRT
-    /// recombination. A mismatch withholds the result ([`Error::FaultDetected`]).
+    /// Bellcore countermeasure: verify the result before releasing it, by re-encryption of
+    /// the released (unblinded) value for public exponents of at most 64 bits, otherwise by
+    /// computing each half modulo `p*t` (`t` a random 64-bit prime), checking it modulo `t`,
+    /// and checking the CRT recombination (the blinding pair is then checked when drawn, not
+    /// at each use). A mismatch withholds the result ([`Error::FaultDetected`]).
     pub fault_check: bool,
 }
 
@@ -370,14 +371,28 @@ impl PrivateKey {
         if *c < 0 || c >= n {
             return Err(Error::InputOutOfRange { len: self.size() });
         }
-        if !self.countermeasures.blinding {
-            return self.exponentiate(c, rng);
-        }
         let modulus = self.public.context()?;
-        let (u, v_inv) = self.next_blinding(rng)?;
-        let blinded = modulus.mul(c, &u)?;
-        let m = SecretInt::new(self.exponentiate(&blinded, rng)?);
-        Ok(modulus.mul(m.expose(), &v_inv)?)
+        let m = if self.countermeasures.blinding {
+            let (u, v_inv) = self.next_blinding(rng)?;
+            let blinded = SecretInt::new(modulus.mul(c, &u)?);
+            let m = SecretInt::new(self.exponentiate(blinded.expose(), rng)?);
+            modulus.mul(m.expose(), &v_inv)?
+        } else {
+            self.exponentiate(c, rng)?
+        };
+        // The released value itself re-encrypted (constant time in it), after unblinding: a
+        // fault in the exponentiation, the blinding pair or its products is caught.
+        if self.reencrypts() && modulus.pow_public(&m, self.public.e())? != *c {
+            return Err(Error::FaultDetected);
+        }
+        Ok(m)
+    }
+
+    /// Whether the fault check is a re-encryption of the result (public exponents of at most
+    /// 64 bits, where it costs about 2% of a private operation); longer ones use the modulus
+    /// extension inside [`Self::exponentiate`].
+    fn reencrypts(&self) -> bool {
+        self.countermeasures.fault_check && self.public.e().significant_bits() <= 64
     }
 
     /// The next blinding pair `(u, v^-1)`: the last one squared (in constant time), or a fresh
@@ -392,6 +407,10 @@ impl PrivateKey {
             Some(b) if b.uses < BLINDING_REFRESH => {
                 b.u = modulus.square(&b.u)?;
                 b.v_inv = modulus.square(&b.v_inv)?;
+                #[cfg(test)]
+                if INJECT_PAIR_FAULT.with(|f| f.take()) {
+                    b.v_inv = modulus.square(&b.v_inv)?;
+                }
                 b.uses += 1;
                 return Ok((b.u.clone(), b.v_inv.clone()));
             }
@@ -421,41 +440,41 @@ impl PrivateKey {
         let inverse = |x: &Integer, rng: &mut dyn EntropySource| {
             inverse_blinded(x, n, rng).map_err(|_| Error::FaultDetected)
         };
+        // The factors kept are the ones checked: u against v^-1 (u (r^-1)^e = 1), and v^-1
+        // against what it inverts.
         let (u, v_inv) = if e.significant_bits() <= 64 {
             #[allow(unused_mut)]
-            let mut u = SecretInt::new(pow_mod_ct_bits(r.expose(), e, n, 64)?);
+            let mut u = SecretInt::new(modulus.pow_public(r.expose(), e)?);
             #[cfg(test)]
             if INJECT_BLINDING_FAULT.with(|f| f.take()) {
                 u.expose_mut().toggle_bit(3);
             }
+            let u = modulus.factor(u.expose())?;
             let r_inv = SecretInt::new(inverse(r.expose(), rng)?);
-            let check = SecretInt::new(pow_mod_ct_bits(r_inv.expose(), e, n, 64)?);
-            if modulus.mul(check.expose(), &modulus.factor(u.expose())?)? != 1 {
+            let v_inv = modulus.factor(r_inv.expose())?;
+            let check = SecretInt::new(modulus.pow_public(r_inv.expose(), e)?);
+            if modulus.mul(check.expose(), &u)? != 1 || modulus.mul(r.expose(), &v_inv)? != 1 {
                 return Err(Error::FaultDetected);
             }
-            (u, r_inv)
+            (u, v_inv)
         } else {
             let v = SecretInt::new(self.exponentiate(r.expose(), rng)?);
-            (r, SecretInt::new(inverse(v.expose(), rng)?))
+            let v_inv = modulus.factor(&inverse(v.expose(), rng)?)?;
+            if modulus.mul(v.expose(), &v_inv)? != 1 {
+                return Err(Error::FaultDetected);
+            }
+            (modulus.factor(r.expose())?, v_inv)
         };
-        Ok(Blinding {
-            u: modulus.factor(u.expose())?,
-            v_inv: modulus.factor(v_inv.expose())?,
-            uses: 1,
-        })
+        Ok(Blinding { u, v_inv, uses: 1 })
     }
 
-    /// `x^d mod n`, by the CRT or directly, with the fault check if enabled.
-    ///
-    /// The fault check picks the cheaper of two Bellcore countermeasures: for a public
-    /// exponent of at most 64 bits, re-encrypt the result and compare (about 1% of the cost);
-    /// for the large exponents of rebalanced and short-e keys, the modulus-extension check
-    /// of each half plus a check of the CRT recombination.
+    /// `x^d mod n`, by the CRT or directly. With the fault check on and a public exponent
+    /// longer than 64 bits (rebalanced and short-e keys), each half is checked by the modulus
+    /// extension and the CRT recombination is checked; shorter exponents are checked by
+    /// [`Self::private_op`]'s re-encryption of the released value instead.
     fn exponentiate(&self, x: &Integer, rng: &mut dyn EntropySource) -> Result<Integer> {
         let n = self.public.n();
-        let check = self.countermeasures.fault_check;
-        let reencrypt = check && self.public.e().significant_bits() <= 64;
-        let extend = check && !reencrypt;
+        let extend = self.countermeasures.fault_check && !self.reencrypts();
         let t = if extend {
             random_check_prime(rng)?
         } else {
@@ -490,9 +509,6 @@ impl PrivateKey {
             }
             m
         };
-        if reencrypt && self.public.context()?.pow_vartime(&m, self.public.e())? != *x {
-            return Err(Error::FaultDetected);
-        }
         Ok(m)
     }
 }
@@ -601,6 +617,9 @@ thread_local! {
     static INJECT_FAULT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
     /// Test-only fault injection: when set, corrupts the next fresh blinding factor `r^e`.
     static INJECT_BLINDING_FAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Test-only fault injection: when set, the next update of the stored blinding pair squares
+    /// `v^-1` twice.
+    static INJECT_PAIR_FAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
@@ -711,6 +730,28 @@ mod tests {
         // The next draw is sound again.
         let m = k.private_op(&c, &mut rng).unwrap();
         assert_eq!(k.public.public_op(&m).unwrap(), c);
+    }
+
+    #[test]
+    fn a_fault_in_the_stored_blinding_pair_is_caught_at_release() {
+        let k = key(Variant::Crt);
+        let mut rng = SeededEntropy::new(b"pair fault");
+        let c = Integer::from(4242u32);
+        let good = k.private_op(&c, &mut rng).unwrap();
+        INJECT_PAIR_FAULT.with(|f| f.set(true));
+        assert!(matches!(
+            k.private_op(&c, &mut rng),
+            Err(Error::FaultDetected)
+        ));
+        // Without the check the same fault is released as a wrong result.
+        let mut unchecked = k.clone();
+        unchecked.set_countermeasures(Countermeasures {
+            blinding: true,
+            fault_check: false,
+        });
+        unchecked.private_op(&c, &mut rng).unwrap();
+        INJECT_PAIR_FAULT.with(|f| f.set(true));
+        assert_ne!(unchecked.private_op(&c, &mut rng).unwrap(), good);
     }
 
     #[test]

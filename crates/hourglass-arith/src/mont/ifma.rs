@@ -201,7 +201,7 @@ impl IfmaContext {
 
     /// `x R mod n` (almost reduced) for a secret `x` below `n`, with no branch or memory
     /// address that depends on it (no reduction by GMP first, as in [`Self::to_montgomery`]).
-    pub fn to_montgomery_ct(&self, x: &Integer) -> Zeroizing<Vec<u64>> {
+    pub(crate) fn to_montgomery_ct(&self, x: &Integer) -> Zeroizing<Vec<u64>> {
         let len = self.digits();
         let x = Zeroizing::new(to_digits(x, len));
         let mut out = Zeroizing::new(vec![0; len]);
@@ -212,7 +212,7 @@ impl IfmaContext {
     /// `x f R^-1 mod n`, fully reduced, for `x` below `n` and `f` in Montgomery form (so `x`
     /// times the value `f` stands for), with no branch or memory address that depends on
     /// either: one multiplication and a masked subtraction. The digit copies are wiped.
-    pub fn mul_plain_ct(&self, x: &Integer, f: &[u64]) -> Integer {
+    pub(crate) fn mul_plain_ct(&self, x: &Integer, f: &[u64]) -> Integer {
         let len = self.digits();
         let x = Zeroizing::new(to_digits(x, len));
         let mut out = Zeroizing::new(vec![0; len]);
