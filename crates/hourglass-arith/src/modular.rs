@@ -357,24 +357,20 @@ impl CtModulus {
 
     /// `x^e mod n` for a secret `x` in `[0, n)` and a public `e > 0` (an RSA result's
     /// re-encryption, a blinding factor `r^e`), in time that depends on `e` and `n`'s length
-    /// only: on IFMA, square-and-multiply over `e`'s bits with the constant-time products on
-    /// the kept context; elsewhere GMP's `mpz_powm_sec`.
+    /// only: square-and-multiply over `e`'s bits with the constant-time products. (GMP's
+    /// `mpz_powm_sec` runs over whole exponent limbs: 23-31 us for `e = 65537` at 1024 bits,
+    /// against 3.7 here with IFMA.)
     pub fn pow_public(&self, x: &Integer, e: &Integer) -> Result<Integer> {
         check_ct_exponent(e)?;
-        self.check_below(x)?;
-        #[cfg(target_arch = "x86_64")]
-        if self.ifma.is_some() {
-            let base = self.factor(x)?;
-            let mut acc = base.clone();
-            for i in (0..e.significant_bits() - 1).rev() {
-                acc = self.product(&acc, &acc)?;
-                if e.get_bit(i) {
-                    acc = self.product(&acc, &base)?;
-                }
+        let base = self.factor(x)?;
+        let mut acc = base.clone();
+        for i in (0..e.significant_bits() - 1).rev() {
+            acc = self.product(&acc, &acc)?;
+            if e.get_bit(i) {
+                acc = self.product(&acc, &base)?;
             }
-            return self.mul(&Integer::from(1), &acc);
         }
-        Ok(Integer::from(x.secure_pow_mod_ref(e, &self.n)))
+        self.mul(&Integer::from(1), &acc)
     }
 
     /// `base^exp mod n` for public values, as [`pow_mod_vartime`] but on the kept context.

@@ -371,19 +371,29 @@ impl PrivateKey {
         if *c < 0 || c >= n {
             return Err(Error::InputOutOfRange { len: self.size() });
         }
-        let modulus = self.public.context()?;
-        let m = if self.countermeasures.blinding {
-            let (u, v_inv) = self.next_blinding(rng)?;
-            let blinded = SecretInt::new(modulus.mul(c, &u)?);
-            let m = SecretInt::new(self.exponentiate(blinded.expose(), rng)?);
-            modulus.mul(m.expose(), &v_inv)?
-        } else {
-            self.exponentiate(c, rng)?
-        };
-        // The released value itself re-encrypted (constant time in it), after unblinding: a
-        // fault in the exponentiation, the blinding pair or its products is caught.
-        if self.reencrypts() && modulus.pow_public(&m, self.public.e())? != *c {
-            return Err(Error::FaultDetected);
+        let (modulus, e) = (self.public.context()?, self.public.e());
+        // The released value is re-encrypted (for e of at most 64 bits), so that a fault in the
+        // exponentiation, the blinding pair or its products is caught.
+        if !self.countermeasures.blinding {
+            let m = self.exponentiate(c, rng)?;
+            if self.reencrypts() && modulus.pow_public(&m, e)? != *c {
+                return Err(Error::FaultDetected);
+            }
+            return Ok(m);
+        }
+        let (u, v_inv) = self.next_blinding(rng)?;
+        let blinded = SecretInt::new(modulus.mul(c, &u)?);
+        let m = SecretInt::new(self.exponentiate(blinded.expose(), rng)?);
+        let m = modulus.mul(m.expose(), &v_inv)?;
+        if self.reencrypts() {
+            // m^e = c through the pair (u = s^e, v^-1 = s^-1 for keys with such e): the
+            // exponentiation by e runs on the blinded y = m s^-1, where variable time says
+            // nothing of m, and y^e u = m^e. A pair that faulted no longer cancels.
+            let y = SecretInt::new(modulus.mul(&m, &v_inv)?);
+            let ye = SecretInt::new(modulus.pow_vartime(y.expose(), e)?);
+            if modulus.mul(ye.expose(), &u)? != *c {
+                return Err(Error::FaultDetected);
+            }
         }
         Ok(m)
     }
