@@ -373,6 +373,32 @@ impl CtModulus {
         self.mul(&Integer::from(1), &acc)
     }
 
+    /// `x^-1 mod n` for a secret `x` in `[0, n)` (a blinding factor), through GMP's fast,
+    /// variable-time inversion of `x r` for a uniformly random unit `r`, the two products in
+    /// constant time: the inversion's time depends on `x r`, which is independent of `x`.
+    /// Errors when `x` is not invertible (or, with negligible probability for a modulus without
+    /// small factors, after 64 draws of `r` that were not).
+    pub fn inverse(
+        &self,
+        x: &Integer,
+        rng: &mut dyn crate::entropy::EntropySource,
+    ) -> Result<Integer> {
+        self.check_below(x)?;
+        for _ in 0..64 {
+            let r = self.factor(&crate::entropy::random_below(rng, &self.n)?)?;
+            let xr = SecretInt::new(self.mul(x, &r)?);
+            if let Some(inv) = xr.expose().invert_ref(&self.n) {
+                let inv = SecretInt::new(Integer::from(inv));
+                return self.mul(inv.expose(), &r);
+            }
+            // x r not invertible: x is not (then no r helps), or r shares a factor with n.
+            if Integer::from(x.gcd_ref(&self.n)) != 1 {
+                return Err(Error::NotInvertible);
+            }
+        }
+        Err(Error::NotInvertible)
+    }
+
     /// `base^exp mod n` for public values, as [`pow_mod_vartime`] but on the kept context.
     pub fn pow_vartime(&self, base: &Integer, exp: &Integer) -> Result<Integer> {
         #[cfg(target_arch = "x86_64")]
@@ -493,33 +519,6 @@ pub fn inverse(a: &Integer, m: &Integer) -> Result<Integer> {
     a.invert_ref(m)
         .map(Integer::from)
         .ok_or(Error::NotInvertible)
-}
-
-/// `a^-1 mod m` for a secret `a` and a public `m`, through GMP's fast, variable-time inversion
-/// of `a r` for a uniformly random unit `r`, times `r`: the inversion's time depends on `a r`,
-/// which is independent of `a`. Errors when `a` is not invertible (or, with negligible
-/// probability for a modulus without small factors, after 64 draws of `r` that were not).
-pub fn inverse_blinded(
-    a: &Integer,
-    m: &Integer,
-    rng: &mut dyn crate::entropy::EntropySource,
-) -> Result<Integer> {
-    if *m <= 1 {
-        return Err(Error::InvalidArgument("an inverse needs a modulus > 1"));
-    }
-    for _ in 0..64 {
-        let r = SecretInt::new(crate::entropy::random_below(rng, m)?);
-        let ar = SecretInt::new(Integer::from(a * r.expose()) % m);
-        if let Some(inv) = ar.expose().invert_ref(m) {
-            let inv = SecretInt::new(Integer::from(inv));
-            return Ok(Integer::from(inv.expose() * r.expose()) % m);
-        }
-        // a r not invertible: a is not (then no r helps), or r shares a factor with m.
-        if Integer::from(a.gcd_ref(m)) != 1 {
-            return Err(Error::NotInvertible);
-        }
-    }
-    Err(Error::NotInvertible)
 }
 
 /// The solution `x` of `x = a (mod m)`, `x = b (mod n)` with `0 <= x < lcm(m, n)`, when the
@@ -864,14 +863,24 @@ mod tests {
     }
 
     proptest! {
-        /// The blinded inverse is the inverse, and the non-invertible are refused.
+        /// The blinded inverse is the inverse, and the non-invertible are refused: odd moduli
+        /// of one limb (small factors, so many values share one) and of IFMA sizes.
         #[test]
-        fn inverse_blinded_matches_gmp(m in 2u64.., a in any::<u64>(), seed in any::<u64>()) {
-            let (m, a) = (Integer::from(m), Integer::from(a));
+        fn blinded_inverse_matches_gmp(
+            small in 3u64..,
+            n_bytes in prop::collection::vec(any::<u8>(), 65..300),
+            a in any::<u64>(),
+            seed in any::<u64>(),
+        ) {
             let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
-            match a.invert_ref(&m).map(Integer::from) {
-                Some(want) => prop_assert_eq!(inverse_blinded(&a, &m, &mut rng).unwrap(), want),
-                None => prop_assert!(inverse_blinded(&a, &m, &mut rng).is_err()),
+            let large = Integer::from_digits(&n_bytes, rug::integer::Order::Msf) | 1u32;
+            for m in [Integer::from(small | 1), large] {
+                let modulus = CtModulus::new(&m).unwrap();
+                let a = Integer::from(a) % &m;
+                match a.invert_ref(&m).map(Integer::from) {
+                    Some(want) => prop_assert_eq!(modulus.inverse(&a, &mut rng).unwrap(), want),
+                    None => prop_assert!(modulus.inverse(&a, &mut rng).is_err()),
+                }
             }
         }
     }

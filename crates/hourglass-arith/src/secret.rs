@@ -284,7 +284,7 @@ pub(crate) fn mont_mul_limbs_ct(a: &[u64], b: &[u64], m: &[u64], m0: u64) -> Zer
 /// with GMP's `mpn_sec_invert`: time and memory accesses set by `m`'s length only
 /// (`mpz_invert`'s extended Euclid takes a value-dependent number of steps). Slow: 160 us at
 /// 1024 bits and 513 us at 2048 against 4.7 and 9.5 for `mpz_invert` (this Xeon); for inverses
-/// needed often, [`crate::modular::inverse_blinded`]. `a` is reduced
+/// needed often, [`crate::modular::CtModulus::inverse`]. `a` is reduced
 /// by [`mod_ct`] first (of any sign); the copies and scratch are wiped. Errors when `a` is not invertible.
 pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
     if m.is_even() || *m <= 1 {

@@ -4,7 +4,7 @@ use std::sync::{Mutex, OnceLock};
 
 use hourglass_arith::entropy::{random_below, EntropySource};
 use hourglass_arith::modular::{
-    inverse_blinded, pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, CtFactor, CtModulus, CtPair,
+    pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, CtFactor, CtModulus, CtPair,
 };
 use hourglass_arith::prime::{is_prime_bpsw, random_prime_u64};
 use hourglass_arith::secret::{inverse_ct, SecretInt};
@@ -448,7 +448,7 @@ impl PrivateKey {
         };
         // Not invertible: r shares a factor with n (probability about 2^-1000).
         let inverse = |x: &Integer, rng: &mut dyn EntropySource| {
-            inverse_blinded(x, n, rng).map_err(|_| Error::FaultDetected)
+            modulus.inverse(x, rng).map_err(|_| Error::FaultDetected)
         };
         // The factors kept are the ones checked: u against v^-1 (u (r^-1)^e = 1), and v^-1
         // against what it inverts.
