@@ -115,11 +115,7 @@ pub fn pow_mod_u64_ct(base: u64, exp: u64, n: u64) -> Result<u64> {
     if base >= n {
         return Err(Error::InvalidArgument("the base must be below the modulus"));
     }
-    // n^-1 mod 2^64 by Newton's iteration (correct to 3 bits for odd n, doubling each round).
-    let mut inv = n;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u64.wrapping_sub(n.wrapping_mul(inv)));
-    }
+    let inv = crate::mont::inverse_mod_2_64(n);
     // t R^-1 mod n for t < n R: the low halves of t and m n agree, so the result is the
     // difference of the high halves, plus n under a mask when it is negative.
     let reduce = |t: u128| -> u64 {
@@ -289,16 +285,10 @@ impl CtModulus {
     /// The prepared modulus; an error for an even modulus or one below 3.
     pub fn new(n: &Integer) -> Result<Self> {
         check_ct_modulus(n)?;
-        // -n^-1 mod 2^64 by Newton's iteration (n is odd).
-        let low = n.to_u64_wrapping();
-        let mut inv = low;
-        for _ in 0..5 {
-            inv = inv.wrapping_mul(2u64.wrapping_sub(low.wrapping_mul(inv)));
-        }
         Ok(Self {
             n: n.clone(),
             limbs: n.to_digits(rug::integer::Order::Lsf),
-            n0: inv.wrapping_neg(),
+            n0: crate::mont::inverse_mod_2_64(n.to_u64_wrapping()).wrapping_neg(),
             origin: digest(n),
             #[cfg(target_arch = "x86_64")]
             ifma: if n.significant_bits() >= crate::mont::IFMA_MIN_BITS {

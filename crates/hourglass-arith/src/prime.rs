@@ -553,11 +553,7 @@ struct Mont64 {
 
 impl Mont64 {
     fn new(n: u64) -> Self {
-        // Newton's iteration: correct to 3 bits for odd n, doubling each round.
-        let mut inv = n;
-        for _ in 0..5 {
-            inv = inv.wrapping_mul(2u64.wrapping_sub(n.wrapping_mul(inv)));
-        }
+        let inv = crate::mont::inverse_mod_2_64(n);
         let r = n.wrapping_neg() % n;
         let r2 = (u128::from(r) * u128::from(r) % u128::from(n)) as u64;
         Self { n, inv, r2 }

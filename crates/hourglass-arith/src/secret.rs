@@ -173,22 +173,29 @@ pub fn mod_ct(x: &Integer, m: &Integer) -> crate::Result<Integer> {
     // The dividend needs at least as many limbs as the divisor.
     let mut n = Zeroizing::new(vec![0u64; x.significant_digits::<u64>().max(d.len())]);
     x.write_digits(&mut n, Order::Lsf);
+    remainder_in_place(&mut n, &d);
+    Ok(Integer::from_digits(&n[..d.len()], Order::Lsf))
+}
+
+/// `n mod d` into `n`'s low `d.len()` limbs with GMP's `mpn_sec_div_r` (time and memory
+/// accesses set by the two lengths); `n` at least as long as `d`, whose top limb is not zero.
+/// The scratch is wiped.
+fn remainder_in_place(n: &mut [u64], d: &[u64]) {
+    assert!(!d.is_empty() && n.len() >= d.len() && d[d.len() - 1] != 0);
     // SAFETY: pure function of two sizes.
     let itch = unsafe { gmp::mpn_sec_div_r_itch(n.len() as _, d.len() as _) } as usize;
     let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
-    // SAFETY: `n` holds `n.len() >= d.len() >= 1` limbs, `d` has a non-zero top limb (GMP's
-    // digits of a positive number), and `scratch` the size GMP asked for; none overlap.
-    let n_len = n.len();
+    // SAFETY: `n` holds `n.len() >= d.len() >= 1` limbs, `d` has a non-zero top limb (checked
+    // above), and `scratch` the size GMP asked for; none overlap.
     unsafe {
         gmp::mpn_sec_div_r(
             n.as_mut_ptr(),
-            n_len as _,
+            n.len() as _,
             d.as_ptr(),
             d.len() as _,
             scratch.as_mut_ptr(),
         );
     }
-    Ok(Integer::from_digits(&n[..d.len()], Order::Lsf))
 }
 
 /// `x` (non-negative, below `2^(64 len)`) as exactly `len` little-endian limbs, wiped on drop.
@@ -206,20 +213,7 @@ pub(crate) fn montgomery_limbs_ct(x: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
     assert!(n >= 1 && x.len() == n && m[n - 1] != 0);
     let mut t = Zeroizing::new(vec![0u64; 2 * n]);
     t[n..].copy_from_slice(x);
-    // SAFETY: pure function of the sizes.
-    let itch = unsafe { gmp::mpn_sec_div_r_itch((2 * n) as _, n as _) } as usize;
-    let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
-    // SAFETY: `t` holds 2 n limbs, `m` n with a non-zero top limb, `scratch` the size GMP
-    // asked for; nothing overlaps.
-    unsafe {
-        gmp::mpn_sec_div_r(
-            t.as_mut_ptr(),
-            (2 * n) as _,
-            m.as_ptr(),
-            n as _,
-            scratch.as_mut_ptr(),
-        );
-    }
+    remainder_in_place(&mut t, m);
     t.truncate(n);
     t
 }
@@ -302,8 +296,7 @@ pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
     };
     let md = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
     let n = md.len();
-    let mut ad = Zeroizing::new(vec![0u64; n]);
-    a.expose().write_digits(&mut ad, Order::Lsf);
+    let mut ad = limbs_ct(a.expose(), n);
     let mut rd = Zeroizing::new(vec![0u64; n]);
     // SAFETY: pure function of the size.
     let itch = unsafe { gmp::mpn_sec_invert_itch(n as _) } as usize;

@@ -146,14 +146,8 @@ impl IfmaContext {
             return None;
         }
         let len = LANES * vectors;
-        // -n^-1 mod 2^52 by Newton's iteration on the low limb (no branch on n: the modulus may
-        // be a secret prime of a CRT half).
-        let n0 = n.to_u64_wrapping();
-        let mut inv = n0; // correct to 3 bits for odd n0
-        for _ in 0..5 {
-            inv = inv.wrapping_mul(2u64.wrapping_sub(n0.wrapping_mul(inv)));
-        }
-        let k0 = inv.wrapping_neg() & MASK;
+        // -n^-1 mod 2^52 from the low limb (no branch on n: it may be a secret CRT prime).
+        let k0 = super::inverse_mod_2_64(n.to_u64_wrapping()).wrapping_neg() & MASK;
         let r = Integer::from(1) << (DIGIT_BITS * steps as u32);
         let r2 = reduce(Integer::from(&r * &r), n)?;
         Some(Self {

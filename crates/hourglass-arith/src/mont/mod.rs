@@ -91,6 +91,16 @@ impl std::fmt::Display for Kernel {
     }
 }
 
+/// `n^-1 mod 2^64` for an odd `n`, by Newton's iteration (correct to 3 bits, doubling each
+/// round), with no branch on `n` (it may be the low limb of a secret prime).
+pub(crate) fn inverse_mod_2_64(n: u64) -> u64 {
+    let mut inv = n;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(n.wrapping_mul(inv)));
+    }
+    inv
+}
+
 /// Precomputed Montgomery arithmetic for one odd modulus.
 #[derive(Clone)]
 pub struct MontContext {
