@@ -192,7 +192,8 @@ impl Default for Countermeasures {
     }
 }
 
-/// A blinding pair `(u, v^-1)` with `v = u^d mod n`, refreshed by squaring after each use.
+/// A blinding pair `(u, v^-1)` with `u^d = v mod n` (`u = s^e`, `v = s` for keys with a public
+/// exponent of at most 64 bits, else `u = s`, `v = s^d`), refreshed by squaring after each use.
 struct Blinding {
     u: CtFactor,
     v_inv: CtFactor,
