@@ -46,11 +46,13 @@ pub fn pow_mod_ct_bits(
     exp_bits: u32,
 ) -> Result<Integer> {
     check_ct_arguments(exp, modulus)?;
-    let b = Integer::from(base.modulo_ref(modulus));
+    // Reduced in constant time: the modulus may be secret (a CRT prime), and so may the base.
+    let b = SecretInt::new(crate::secret::mod_ct(base, modulus)?);
+    let b = b.expose();
     #[cfg(target_arch = "x86_64")]
     if modulus.significant_bits() >= IFMA_CT_MIN_BITS {
         if let Some(ctx) = crate::mont::ifma::IfmaContext::new_secret(modulus) {
-            return Ok(ctx.pow_ct(&b, exp, exp_bits));
+            return Ok(ctx.pow_ct(b, exp, exp_bits));
         }
     }
     Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
@@ -234,6 +236,98 @@ impl std::fmt::Debug for CtPair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CtPair")
             .field("bits", &self.moduli().map(Integer::significant_bits))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The CRT recombination of an RSA private operation (Garner's formula) for the secret primes
+/// `p` and `q`, in constant time: `m = sq + q ((sp - sq) q^-1 mod p)` from `sp = m mod p` and
+/// `sq = m mod q`. Every step runs on limbs padded to the primes' lengths, so no branch or
+/// memory address depends on the values: `sq mod p` by GMP's `mpn_sec_div_r`, the difference
+/// modulo `p` with the correction added under a mask, the product by `q^-1` as one Montgomery
+/// multiplication by `q^-1 R mod p` (kept, wiped on drop), the product by `q` by GMP's
+/// `mpn_sec_mul`. GMP's integer arithmetic would take value-dependent time (a zero difference
+/// skips the products; the division's corrections depend on the quotient), with `p` the
+/// divisor.
+#[derive(Clone)]
+pub struct CtCrt {
+    p: zeroize::Zeroizing<Vec<u64>>,
+    /// `-p^-1 mod 2^64`.
+    p0: u64,
+    q: zeroize::Zeroizing<Vec<u64>>,
+    /// `q^-1 R mod p` with `R = 2^(64 L)`, `L` the limbs of `p`.
+    qinv: zeroize::Zeroizing<Vec<u64>>,
+}
+
+impl CtCrt {
+    /// The recombination for odd `p > 1`, `q > 1` and `qinv = q^-1 mod p`; an error when
+    /// `qinv` is not `q`'s inverse (checked in constant time).
+    pub fn new(p: &Integer, q: &Integer, qinv: &Integer) -> Result<Self> {
+        check_ct_modulus(p)?;
+        if *q <= 1 || *qinv < 0 {
+            return Err(Error::InvalidArgument(
+                "CRT recombination needs q > 1 and a non-negative q^-1 mod p",
+            ));
+        }
+        use crate::secret::{limbs_ct, mont_mul_limbs_ct, montgomery_limbs_ct, reduce_limbs_ct};
+        let p_limbs = zeroize::Zeroizing::new(p.to_digits::<u64>(rug::integer::Order::Lsf));
+        let q_limbs = zeroize::Zeroizing::new(q.to_digits::<u64>(rug::integer::Order::Lsf));
+        let qinv_limbs = limbs_ct(qinv, qinv.significant_digits::<u64>().max(1));
+        let qinv_mont = montgomery_limbs_ct(&reduce_limbs_ct(&qinv_limbs, &p_limbs), &p_limbs);
+        let p0 = crate::mont::inverse_mod_2_64(p.to_u64_wrapping()).wrapping_neg();
+        // (q mod p) (q^-1 R) R^-1 = q q^-1 mod p, which must be 1.
+        let one = mont_mul_limbs_ct(
+            &reduce_limbs_ct(&q_limbs, &p_limbs),
+            &qinv_mont,
+            &p_limbs,
+            p0,
+        );
+        let is_one = one
+            .iter()
+            .enumerate()
+            .fold(0u64, |acc, (i, &w)| acc | (w ^ u64::from(i == 0)));
+        if is_one != 0 {
+            return Err(Error::NotInvertible);
+        }
+        Ok(Self {
+            p: p_limbs,
+            p0,
+            q: q_limbs,
+            qinv: qinv_mont,
+        })
+    }
+
+    /// `m` in `[0, p q)` with `m = sp mod p` and `m = sq mod q`, for `sp` in `[0, p)` and `sq`
+    /// in `[0, q)` (an error when either is negative or longer than its prime in limbs).
+    pub fn combine(&self, sp: &Integer, sq: &Integer) -> Result<Integer> {
+        use crate::secret::{add_masked_in_place_ct, limbs_ct, mont_mul_limbs_ct, mul_ct};
+        use crate::secret::{reduce_limbs_ct, sub_in_place_ct};
+        let (lp, lq) = (self.p.len(), self.q.len());
+        if *sp < 0
+            || *sq < 0
+            || sp.significant_digits::<u64>() > lp
+            || sq.significant_digits::<u64>() > lq
+        {
+            return Err(Error::InvalidArgument(
+                "CRT recombination needs each half below its prime",
+            ));
+        }
+        let sq_limbs = limbs_ct(sq, lp + lq);
+        // (sp - sq mod p) mod p: p added back under the borrow's mask.
+        let mut diff = limbs_ct(sp, lp);
+        let borrow = sub_in_place_ct(&mut diff, &reduce_limbs_ct(&sq_limbs[..lq], &self.p));
+        add_masked_in_place_ct(&mut diff, &self.p, borrow.wrapping_neg());
+        let h = mont_mul_limbs_ct(&diff, &self.qinv, &self.p, self.p0);
+        let mut m = mul_ct(&h, &self.q);
+        add_masked_in_place_ct(&mut m, &sq_limbs, u64::MAX);
+        Ok(Integer::from_digits(&m, rug::integer::Order::Lsf))
+    }
+}
+
+impl std::fmt::Debug for CtCrt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtCrt")
+            .field("limbs", &[self.p.len(), self.q.len()])
             .finish_non_exhaustive()
     }
 }
@@ -657,6 +751,88 @@ mod tests {
         assert!(m.pow_public(&Integer::from(3), &Integer::ZERO).is_err());
         assert!(m.pow_public(&large, &Integer::from(3)).is_err());
         assert_eq!(m.pow_public(&Integer::ZERO, &Integer::from(3)).unwrap(), 0);
+    }
+
+    /// Garner's recombination with GMP's integer arithmetic: the oracle for [`CtCrt`].
+    fn garner(sp: &Integer, sq: &Integer, p: &Integer, q: &Integer) -> Integer {
+        let qinv = Integer::from(q.invert_ref(p).unwrap());
+        let mut h = Integer::from(sp - sq) * qinv;
+        h.modulo_mut(p);
+        h * q + sq
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        /// The constant-time recombination against GMP's, for coprime `p` (odd) and `q` of any
+        /// lengths (one limb to past 4096 bits, either the longer) and halves anywhere below
+        /// them; the result reduces to both halves.
+        #[test]
+        fn crt_recombination_matches_gmp(
+            p_bytes in prop::collection::vec(any::<u8>(), 1..530),
+            q_bytes in prop::collection::vec(any::<u8>(), 1..530),
+            a_bytes in prop::collection::vec(any::<u8>(), 0..530),
+            b_bytes in prop::collection::vec(any::<u8>(), 0..530),
+        ) {
+            let p = Integer::from_digits(&p_bytes, rug::integer::Order::Msf) | 1u32;
+            let q = Integer::from_digits(&q_bytes, rug::integer::Order::Msf);
+            prop_assume!(p > 1 && q > 1 && Integer::from(p.gcd_ref(&q)) == 1);
+            let sp = Integer::from_digits(&a_bytes, rug::integer::Order::Msf) % &p;
+            let sq = Integer::from_digits(&b_bytes, rug::integer::Order::Msf) % &q;
+            let qinv = Integer::from(q.invert_ref(&p).unwrap());
+            let m = CtCrt::new(&p, &q, &qinv).unwrap().combine(&sp, &sq).unwrap();
+            prop_assert_eq!(&m, &garner(&sp, &sq, &p, &q));
+            prop_assert!(m < Integer::from(&p * &q));
+            prop_assert_eq!(Integer::from(&m % &p), sp);
+            prop_assert_eq!(Integer::from(&m % &q), sq);
+        }
+    }
+
+    #[test]
+    fn crt_recombination_edges() {
+        for (pb, qb) in [
+            (64u32, 64u32),
+            (512, 512),
+            (1024, 1024),
+            (1024, 1088),
+            (1088, 1024),
+        ] {
+            // Odd p and q of the given lengths, all ones and all ones but bit 1.
+            let p = (Integer::from(1) << pb) - 1u32;
+            let q = (Integer::from(1) << qb) - 3u32;
+            assert_eq!(Integer::from(p.gcd_ref(&q)), 1);
+            let qinv = Integer::from(q.invert_ref(&p).unwrap());
+            let crt = CtCrt::new(&p, &q, &qinv).unwrap();
+            let (tp, tq) = (Integer::from(&p - 1u32), Integer::from(&q - 1u32));
+            for (sp, sq) in [
+                (Integer::ZERO, Integer::ZERO),
+                (tp.clone(), tq.clone()),
+                (Integer::ZERO, tq.clone()),
+                (tp.clone(), Integer::ZERO),
+                (Integer::from(1), Integer::from(1)),
+                (tp.clone(), Integer::from(1)),
+            ] {
+                assert_eq!(crt.combine(&sp, &sq).unwrap(), garner(&sp, &sq, &p, &q));
+            }
+            // Halves negative or longer than their prime in limbs are refused.
+            let long_p = Integer::from(1) << (64 * pb.div_ceil(64));
+            let long_q = Integer::from(1) << (64 * qb.div_ceil(64));
+            assert!(crt.combine(&Integer::from(-1), &Integer::ZERO).is_err());
+            assert!(crt.combine(&Integer::ZERO, &Integer::from(-1)).is_err());
+            assert!(crt.combine(&long_p, &Integer::ZERO).is_err());
+            assert!(crt.combine(&Integer::ZERO, &long_q).is_err());
+            // A coefficient that is not q's inverse, or a bad prime, is refused.
+            for bad in [Integer::from(&qinv + 1u32), Integer::ZERO] {
+                assert!(CtCrt::new(&p, &q, &bad).is_err());
+            }
+            // An unreduced coefficient is reduced first.
+            assert!(CtCrt::new(&p, &q, &Integer::from(&qinv + &p)).is_ok());
+        }
+        let q = Integer::from(7);
+        for p in [Integer::from(1), Integer::from(10), Integer::from(-5)] {
+            assert!(CtCrt::new(&p, &q, &Integer::from(1)).is_err());
+        }
+        assert!(CtCrt::new(&Integer::from(11), &Integer::from(1), &Integer::from(1)).is_err());
+        assert!(CtCrt::new(&Integer::from(11), &Integer::from(3), &Integer::from(-4)).is_err());
     }
 
     #[test]

@@ -159,22 +159,30 @@ impl Zeroize for SecretInt {
     }
 }
 
-/// `x mod m` for non-negative `x` and positive `m`, either secret, with GMP's `mpn_sec_div_r`:
-/// its time and memory accesses depend on the two limb counts only (`%` is GMP's schoolbook
-/// division, whose quotient corrections depend on the values). The operands' copies and the
-/// scratch space are wiped.
+/// `x mod m` in `[0, m)` for `x` of any sign and positive `m`, either secret, with GMP's
+/// `mpn_sec_div_r`: its time and memory accesses depend on the two limb counts (and `x`'s sign)
+/// only (`%` is GMP's schoolbook division, whose quotient corrections depend on the values).
+/// The operands' copies and the scratch space are wiped.
 pub fn mod_ct(x: &Integer, m: &Integer) -> crate::Result<Integer> {
-    if *m <= 0 || *x < 0 {
-        return Err(crate::Error::InvalidArgument(
-            "x mod m needs x >= 0 and m > 0",
-        ));
+    if *m <= 0 {
+        return Err(crate::Error::InvalidArgument("x mod m needs m > 0"));
     }
     let d = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
-    // The dividend needs at least as many limbs as the divisor.
-    let mut n = Zeroizing::new(vec![0u64; x.significant_digits::<u64>().max(d.len())]);
-    x.write_digits(&mut n, Order::Lsf);
-    remainder_in_place(&mut n, &d);
-    Ok(Integer::from_digits(&n[..d.len()], Order::Lsf))
+    Ok(Integer::from_digits(&residue_limbs_ct(x, &d), Order::Lsf))
+}
+
+/// The least non-negative residue of `x` (of any sign, which is public) modulo `m`, given as
+/// limbs with a non-zero top limb, in `m`'s number of limbs: `|x| mod m` by
+/// [`reduce_limbs_ct`], and for negative `x`, `m` minus that, reduced once more. Wiped.
+pub(crate) fn residue_limbs_ct(x: &Integer, m: &[u64]) -> Zeroizing<Vec<u64>> {
+    // `to_digits` ignores the sign.
+    let r = reduce_limbs_ct(&Zeroizing::new(x.to_digits::<u64>(Order::Lsf)), m);
+    if *x >= 0 {
+        return r;
+    }
+    let mut neg = Zeroizing::new(m.to_vec());
+    sub_in_place_ct(&mut neg, &r);
+    reduce_limbs_ct(&neg, m)
 }
 
 /// `n mod d` into `n`'s low `d.len()` limbs with GMP's `mpn_sec_div_r` (time and memory
@@ -213,9 +221,7 @@ pub(crate) fn montgomery_limbs_ct(x: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
     assert!(n >= 1 && x.len() == n && m[n - 1] != 0);
     let mut t = Zeroizing::new(vec![0u64; 2 * n]);
     t[n..].copy_from_slice(x);
-    remainder_in_place(&mut t, m);
-    t.truncate(n);
-    t
+    reduce_limbs_ct(&t, m)
 }
 
 /// `a b R^-1 mod m` (`R = 2^(64 L)`), fully reduced, for `a` and `b` below an odd `m`, all in
@@ -226,22 +232,7 @@ pub(crate) fn montgomery_limbs_ct(x: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
 pub(crate) fn mont_mul_limbs_ct(a: &[u64], b: &[u64], m: &[u64], m0: u64) -> Zeroizing<Vec<u64>> {
     let n = m.len();
     assert!(n >= 1 && a.len() == n && b.len() == n && m[n - 1] != 0);
-    let mut t = Zeroizing::new(vec![0u64; 2 * n]);
-    // SAFETY: pure function of the sizes.
-    let itch = unsafe { gmp::mpn_sec_mul_itch(n as _, n as _) } as usize;
-    let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
-    // SAFETY: `a` and `b` hold `n >= 1` limbs, `t` 2 n, `scratch` the size GMP asked for;
-    // nothing overlaps.
-    unsafe {
-        gmp::mpn_sec_mul(
-            t.as_mut_ptr(),
-            a.as_ptr(),
-            n as _,
-            b.as_ptr(),
-            n as _,
-            scratch.as_mut_ptr(),
-        );
-    }
+    let mut t = mul_ct(a, b);
     // t < m^2 < m R: after the n steps, t / R < 2 m, with its top bit in `top`.
     let mut top = 0u64;
     for i in 0..n {
@@ -257,21 +248,81 @@ pub(crate) fn mont_mul_limbs_ct(a: &[u64], b: &[u64], m: &[u64], m0: u64) -> Zer
         top = (s >> 64) as u64;
     }
     let mut out = Zeroizing::new(t[n..].to_vec());
-    let mut diff = Zeroizing::new(vec![0u64; n]);
-    let mut borrow = 0u64;
-    for ((d, &v), &mj) in diff.iter_mut().zip(out.iter()).zip(m) {
-        let s = u128::from(v)
-            .wrapping_sub(u128::from(mj))
-            .wrapping_sub(u128::from(borrow));
-        *d = s as u64;
-        borrow = ((s >> 64) as u64) & 1;
-    }
+    let mut diff = out.clone();
+    let borrow = sub_in_place_ct(&mut diff, m);
     // Subtract when the top bit is set or no borrow came out (out >= m).
     let take = std::hint::black_box((top | (borrow ^ 1)).wrapping_neg());
     for (o, &d) in out.iter_mut().zip(diff.iter()) {
         *o = (d & take) | (*o & !take);
     }
     out
+}
+
+/// The product `a b` in `a.len() + b.len()` limbs, both non-empty, either secret: GMP's
+/// `mpn_sec_mul`, whose time and memory accesses the two lengths set. The scratch is wiped.
+pub(crate) fn mul_ct(a: &[u64], b: &[u64]) -> Zeroizing<Vec<u64>> {
+    // GMP wants the longer operand first.
+    let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    assert!(!b.is_empty());
+    let mut t = Zeroizing::new(vec![0u64; a.len() + b.len()]);
+    // SAFETY: pure function of the sizes.
+    let itch = unsafe { gmp::mpn_sec_mul_itch(a.len() as _, b.len() as _) } as usize;
+    let mut scratch = Zeroizing::new(vec![0u64; itch.max(1)]);
+    // SAFETY: `a` holds at least as many limbs as `b`, which holds at least one; `t` holds
+    // their sum, `scratch` the size GMP asked for; nothing overlaps.
+    unsafe {
+        gmp::mpn_sec_mul(
+            t.as_mut_ptr(),
+            a.as_ptr(),
+            a.len() as _,
+            b.as_ptr(),
+            b.len() as _,
+            scratch.as_mut_ptr(),
+        );
+    }
+    t
+}
+
+/// `a -= b` over `b.len()` limbs, then the borrow through the rest of `a` (no longer than `a`);
+/// returns the borrow out of `a` (0 or 1). No branch or address depends on the values.
+pub(crate) fn sub_in_place_ct(a: &mut [u64], b: &[u64]) -> u64 {
+    let mut borrow = 0u64;
+    for (i, x) in a.iter_mut().enumerate() {
+        let y = b.get(i).copied().unwrap_or(0);
+        let s = u128::from(*x)
+            .wrapping_sub(u128::from(y))
+            .wrapping_sub(u128::from(borrow));
+        *x = s as u64;
+        borrow = ((s >> 64) as u64) & 1;
+    }
+    borrow
+}
+
+/// `a += b & mask` over `b.len()` limbs, then the carry through the rest of `a` (`b` no longer
+/// than `a`, `mask` all ones or zero); returns the carry out of `a`. No branch or address
+/// depends on the values.
+pub(crate) fn add_masked_in_place_ct(a: &mut [u64], b: &[u64], mask: u64) -> u64 {
+    // Opaque to the compiler: a mask it can see is 0 or all ones (one made from a borrow bit)
+    // lets it skip the additions under a branch.
+    let mask = std::hint::black_box(mask);
+    let mut carry = 0u64;
+    for (i, x) in a.iter_mut().enumerate() {
+        let y = b.get(i).copied().unwrap_or(0) & mask;
+        let s = u128::from(*x) + u128::from(y) + u128::from(carry);
+        *x = s as u64;
+        carry = (s >> 64) as u64;
+    }
+    carry
+}
+
+/// `x mod m` in `m`'s number of limbs for `x` given as limbs (any length) and `m` with a
+/// non-zero top limb, either secret: [`remainder_in_place`] on a wiped copy.
+pub(crate) fn reduce_limbs_ct(x: &[u64], m: &[u64]) -> Zeroizing<Vec<u64>> {
+    let mut t = Zeroizing::new(vec![0u64; x.len().max(m.len())]);
+    t[..x.len()].copy_from_slice(x);
+    remainder_in_place(&mut t, m);
+    t.truncate(m.len());
+    t
 }
 
 /// `a^-1 mod m` for an odd modulus `m > 1`, either secret (a blinding factor, `q^-1 mod p`),
@@ -286,17 +337,10 @@ pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
             "constant-time inverse needs an odd modulus > 1",
         ));
     }
-    // |a| mod m in constant time (GMP's `modulo` would divide in variable time), then m minus
-    // it for a negative a: the sign is public (m - 0 = m is then refused as not invertible).
-    let reduced = SecretInt::new(mod_ct(&Integer::from(a.abs_ref()), m)?);
-    let a = if *a < 0 {
-        SecretInt::new(Integer::from(m - reduced.expose()))
-    } else {
-        reduced
-    };
+    // a mod m in constant time (GMP's `modulo` would divide in variable time).
     let md = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
     let n = md.len();
-    let mut ad = limbs_ct(a.expose(), n);
+    let mut ad = residue_limbs_ct(a, &md);
     let mut rd = Zeroizing::new(vec![0u64; n]);
     // SAFETY: pure function of the size.
     let itch = unsafe { gmp::mpn_sec_invert_itch(n as _) } as usize;
@@ -432,16 +476,24 @@ mod tests {
     }
 
     proptest! {
-        /// The constant-time remainder against GMP's, dividends shorter and longer than the
-        /// divisor.
+        /// The constant-time remainder against GMP's, dividends of both signs, shorter and
+        /// longer than the divisor.
         #[test]
-        fn mod_ct_matches_gmp(x_bits in 0u32..3000, m_bits in 1u32..1200, seed in any::<u64>()) {
+        fn mod_ct_matches_gmp(
+            x_bits in 0u32..3000,
+            m_bits in 1u32..1200,
+            negative in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
             let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
-            let x = if x_bits == 0 { Integer::new() } else {
+            let mut x = if x_bits == 0 { Integer::new() } else {
                 crate::entropy::random_exact_bits(&mut rng, x_bits).unwrap()
             };
+            if negative {
+                x = -x;
+            }
             let m = crate::entropy::random_exact_bits(&mut rng, m_bits).unwrap();
-            prop_assert_eq!(mod_ct(&x, &m).unwrap(), Integer::from(&x % &m));
+            prop_assert_eq!(mod_ct(&x, &m).unwrap(), Integer::from(x.modulo_ref(&m)));
         }
     }
 
@@ -491,6 +543,13 @@ mod tests {
             Integer::from(&big - 1u32)
         );
         assert!(mod_ct(&big, &Integer::new()).is_err());
-        assert!(mod_ct(&Integer::from(-1), &big).is_err());
+        assert!(mod_ct(&big, &Integer::from(-7)).is_err());
+        // Negative dividends give the least non-negative residue.
+        assert_eq!(
+            mod_ct(&Integer::from(-1), &big).unwrap(),
+            Integer::from(&big - 1u32)
+        );
+        assert_eq!(mod_ct(&Integer::from(&big * -3i32), &big).unwrap(), 0);
+        assert_eq!(mod_ct(&Integer::from(-8), &Integer::from(7)).unwrap(), 6);
     }
 }

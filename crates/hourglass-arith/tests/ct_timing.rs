@@ -4,7 +4,9 @@
 //! interleaved order, the slowest tenth of the pooled samples is cropped, and Welch's t
 //! statistic between the classes must stay below 10 (dudect's "definitely not constant time"
 //! line). The same statistic on GMP's variable-time `mpz_powm` must exceed it, so the test can
-//! fail. The time is measured, never asserted.
+//! fail. The other secrets of a private operation (the blinding pair's products, the CRT
+//! recombination) are tested the same way, each against GMP's variable-time arithmetic on the
+//! same classes. The time is measured, never asserted.
 //!
 //! Longer runs (more samples, a smaller detectable difference):
 //! `HOURGLASS_DUDECT_SAMPLES=200000 cargo test --release -p hourglass-arith --test ct_timing -- --nocapture`.
@@ -12,7 +14,7 @@
 use std::time::Instant;
 
 use hourglass_arith::entropy::{random_below, random_exact_bits, random_u64, SeededEntropy};
-use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_pair, pow_mod_u64_ct, CtModulus};
+use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_pair, pow_mod_u64_ct, CtCrt, CtModulus};
 use rug::Integer;
 
 /// Welch's t between two samples, after cropping the slowest 10% of the pooled samples.
@@ -91,8 +93,8 @@ fn secret_exponent_weight_does_not_show_in_the_time() {
     );
 }
 
-/// Prints both statistics and asserts the verdicts: the variable-time control must show the
-/// exponent's weight (|t| above 10, so the test can fail) and the subject must not.
+/// Prints both statistics and asserts the verdicts: the variable-time control must tell the two
+/// classes of secret apart (|t| above 10, so the test can fail) and the subject must not.
 fn judge(subject: &str, setting: &str, t_ct: f64, t_vartime: f64) {
     eprintln!(
         "dudect, {setting}: |t| = {:.2} for {subject}, {:.1} for the variable-time control",
@@ -101,11 +103,11 @@ fn judge(subject: &str, setting: &str, t_ct: f64, t_vartime: f64) {
     );
     assert!(
         t_vartime.abs() > 10.0,
-        "the control (variable-time mpz_powm) should show the exponent's weight: |t| = {t_vartime:.1}"
+        "the variable-time control should tell the two classes apart: |t| = {t_vartime:.1}"
     );
     assert!(
         t_ct.abs() < 10.0,
-        "{subject}'s time depends on the exponent's weight: |t| = {t_ct:.2}"
+        "{subject}'s time depends on the secret's class: |t| = {t_ct:.2}"
     );
 }
 
@@ -224,6 +226,69 @@ fn the_blinding_factor_does_not_show_in_the_time() {
     judge(
         "CtModulus::mul and square",
         &format!("{samples} samples at {bits} bits"),
+        t_ct,
+        t_vartime,
+    );
+}
+
+/// The CRT recombination of an RSA private operation (`CtCrt::combine`, Garner's formula with
+/// the secret primes): halves whose difference `sp - sq` is short and never negative (`sq = sp -
+/// (sp >> 512)`) against random halves (the same made from a random value below `q`, so the
+/// difference is full-length and negative about half the time). GMP's arithmetic, the
+/// control, multiplies and divides shorter numbers for the first class and adds `p` back under
+/// a branch for the second. Both classes give results of full length (a zero difference would
+/// give `m = sq`, shorter, and the conversion to GMP's integers takes time by length).
+#[test]
+fn the_crt_halves_do_not_show_in_the_recombination_time() {
+    let samples = samples();
+    let bits = 1024;
+    let mut rng = SeededEntropy::new(b"dudect crt");
+    let p = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
+    // Stand-ins for the primes, of one length with p < q: the classes' halves have the same
+    // lengths.
+    let q = loop {
+        let q = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
+        if q > p && Integer::from(q.gcd_ref(&p)) == 1 {
+            break q;
+        }
+    };
+    let n = Integer::from(&p * &q);
+    let qinv = Integer::from(q.invert_ref(&p).unwrap());
+    let crt = CtCrt::new(&p, &q, &qinv).unwrap();
+    // Both classes reduce the value modulo both primes and take a short part off one half.
+    let halves = |short: bool, x: &Integer| {
+        let sp = Integer::from(x % &p);
+        let sq = Integer::from(x % &q);
+        let from = if short { &sp } else { &sq };
+        let sq = from - Integer::from(from >> (bits / 2));
+        (sp, sq)
+    };
+    // Several recombinations per sample: one takes about a microsecond.
+    let run = |short: bool, x: &Integer| {
+        let (sp, sq) = halves(short, x);
+        let mut m = Integer::ZERO;
+        for _ in 0..4 {
+            m = crt.combine(&sp, &sq).unwrap();
+        }
+        m
+    };
+    measure(samples / 10, &n, run);
+    let (a, b) = measure(samples, &n, run);
+    let t_ct = welch_t(&a, &b);
+    let (a, b) = measure(samples, &n, |short, x| {
+        let (sp, sq) = halves(short, x);
+        let mut m = Integer::ZERO;
+        for _ in 0..4 {
+            let mut h = Integer::from(&sp - &sq) * &qinv;
+            h.modulo_mut(&p);
+            m = h * &q + &sq;
+        }
+        m
+    });
+    let t_vartime = welch_t(&a, &b);
+    judge(
+        "CtCrt::combine",
+        &format!("{samples} samples at {bits}-bit halves"),
         t_ct,
         t_vartime,
     );

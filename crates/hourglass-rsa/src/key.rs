@@ -4,10 +4,10 @@ use std::sync::{Mutex, OnceLock};
 
 use hourglass_arith::entropy::{random_below, EntropySource};
 use hourglass_arith::modular::{
-    pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, CtFactor, CtModulus, CtPair,
+    pow_mod_ct_bits, pow_mod_ct_pair, pow_mod_u64_ct, CtCrt, CtFactor, CtModulus, CtPair,
 };
 use hourglass_arith::prime::{is_prime_bpsw, random_prime_u64};
-use hourglass_arith::secret::{inverse_ct, SecretInt};
+use hourglass_arith::secret::{inverse_ct, mod_ct, SecretInt};
 use hourglass_arith::Integer;
 
 use crate::{Error, KeyError, Result, WhichPrime};
@@ -218,6 +218,8 @@ pub struct PrivateKey {
     /// The CRT halves' exponentiation contexts, built at the first private operation that
     /// needs them (`None` if that failed: the operation then reports the error).
     crt_contexts: OnceLock<Option<CtPair>>,
+    /// The CRT recombination, prepared at the first private operation that needs it.
+    crt_combine: OnceLock<CtCrt>,
 }
 
 impl std::fmt::Debug for PrivateKey {
@@ -243,6 +245,7 @@ impl Clone for PrivateKey {
             countermeasures: self.countermeasures,
             blinding: Mutex::new(None),
             crt_contexts: OnceLock::new(),
+            crt_combine: OnceLock::new(),
         }
     }
 }
@@ -320,6 +323,7 @@ impl PrivateKey {
             countermeasures: Countermeasures::default(),
             blinding: Mutex::new(None),
             crt_contexts: OnceLock::new(),
+            crt_combine: OnceLock::new(),
         })
     }
 
@@ -506,15 +510,24 @@ impl PrivateKey {
             };
             let exps = [self.dp.expose(), self.dq.expose()];
             let [sp, sq] = checked_pow_pair(x, exps, [p, q], &t, extend, prepared)?;
-            // Garner: m = sq + q * ((sp - sq) * qinv mod p).
-            let mut h = Integer::from(&sp - &sq) * self.qinv.expose();
-            h.modulo_mut(p);
-            let m = h * q + &sq;
+            let sp = SecretInt::new(sp);
+            let sq = SecretInt::new(sq);
+            // Garner's recombination, in constant time.
+            let crt = match self.crt_combine.get() {
+                Some(crt) => crt,
+                None => {
+                    // The key's invariants (checked when it was made) rule out an error.
+                    let crt = CtCrt::new(p, q, self.qinv.expose())
+                        .map_err(|_| Error::from(KeyError::Coefficient))?;
+                    self.crt_combine.get_or_init(|| crt)
+                }
+            };
+            let m = crt.combine(sp.expose(), sq.expose())?;
             if extend {
                 // Recombination check: m must reduce to both halves.
-                let mp = Integer::from(m.modulo_ref(p));
-                let mq = Integer::from(m.modulo_ref(q));
-                if mp != sp || mq != sq || m >= *n {
+                let mp = SecretInt::new(mod_ct(&m, p)?);
+                let mq = SecretInt::new(mod_ct(&m, q)?);
+                if mp.expose() != sp.expose() || mq.expose() != sq.expose() || m >= *n {
                     return Err(Error::FaultDetected);
                 }
             }
@@ -610,7 +623,7 @@ fn checked_result(
     // d mod (t - 1) at every private operation of a rebalanced or puzzle key).
     let t64 = t.to_u64().ok_or(Error::FaultDetected)?;
     let x_t = Integer::from(x.modulo_ref(t)).to_u64_wrapping();
-    let e_t = SecretInt::new(Integer::from(exp.modulo_ref(&Integer::from(t64 - 1))));
+    let e_t = SecretInt::new(mod_ct(exp, &Integer::from(t64 - 1))?);
     let expected = if x_t == 0 {
         0
     } else {
@@ -619,7 +632,8 @@ fn checked_result(
     if Integer::from(big.modulo_ref(t)) != expected {
         return Err(Error::FaultDetected);
     }
-    Ok(big % m)
+    let big = SecretInt::new(big);
+    Ok(mod_ct(big.expose(), m)?)
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use chacha20poly1305::{KeyInit, XChaCha20Poly1305};
 use hourglass_arith::entropy::{random_range, EntropySource};
 use hourglass_arith::modular::{pow2_mod_ct, pow_mod_ct};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
-use hourglass_arith::secret::SecretInt;
+use hourglass_arith::secret::{mod_ct, SecretInt};
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use rug::integer::Order;
@@ -580,7 +580,7 @@ impl SealingKey {
         for (prime, prime_1) in [(&self.p, &p1), (&self.q, &q1)] {
             let r_i = SecretInt::new(pow2_mod_ct(t, prime_1.expose())?);
             let b_i = SecretInt::new(pow_mod_ct(a, r_i.expose(), prime.expose())?);
-            let b_mod = SecretInt::new(Integer::from(b.expose().modulo_ref(prime.expose())));
+            let b_mod = SecretInt::new(mod_ct(b.expose(), prime.expose())?);
             if b_mod != b_i {
                 return Err(TlockError::FaultDetected);
             }

@@ -203,6 +203,17 @@ impl IfmaContext {
         out
     }
 
+    /// `x R mod n` (almost reduced) for a secret `x` of any size and sign, reduced modulo `n`
+    /// first by GMP's `mpn_sec_div_r` ([`crate::secret::mod_ct`]): the time and memory
+    /// accesses depend on the lengths of `x` and `n` only (GMP's division, as in
+    /// [`Self::to_montgomery`], on the values; `n` may be a secret prime).
+    pub(crate) fn to_montgomery_secret(&self, x: &Integer) -> Zeroizing<Vec<u64>> {
+        let n = Zeroizing::new(self.n.to_digits::<u64>(Order::Lsf));
+        let r = crate::secret::residue_limbs_ct(x, &n);
+        let r = crate::secret::SecretInt::new(Integer::from_digits(&r, Order::Lsf));
+        self.to_montgomery_ct(r.expose())
+    }
+
     /// `x f R^-1 mod n`, fully reduced, for `x` below `n` and `f` in Montgomery form (so `x`
     /// times the value `f` stands for), with no branch or memory address that depends on
     /// either: one multiplication and a masked subtraction. The digit copies are wiped.
@@ -292,8 +303,8 @@ impl IfmaContext {
     /// by a masked subtraction. The multiplication itself has no data-dependent branch or
     /// address. The table and the exponent's digits are wiped before returning.
     ///
-    /// `exp` must be non-negative; `base` is reduced modulo `n` (with GMP, variable-time in
-    /// `base`: blind it when it is secret, as RSA does).
+    /// `exp` must be non-negative; `base`, of any size and sign, is reduced modulo `n` in
+    /// constant time.
     pub fn pow_ct(&self, base: &Integer, exp: &Integer, exp_bits: u32) -> Integer {
         let [r] = Self::pow_ct_multi([self], [base], [exp], exp_bits);
         r
@@ -354,7 +365,8 @@ impl IfmaContext {
         // table[0] = R mod n (Montgomery 1), table[1] = base R, table[i] = table[i-1] base.
         let mut table: [Zeroizing<Vec<u64>>; K] =
             std::array::from_fn(|_| Zeroizing::new(vec![0u64; ENTRIES * len]));
-        let b: [Vec<u64>; K] = std::array::from_fn(|c| ctx[c].to_montgomery(base[c]));
+        let b: [Zeroizing<Vec<u64>>; K] =
+            std::array::from_fn(|c| ctx[c].to_montgomery_secret(base[c]));
         for c in 0..K {
             ctx[c].mul(&mut table[c][..len], &one, &ctx[c].r2);
             table[c][len..2 * len].copy_from_slice(&b[c]);
@@ -368,7 +380,7 @@ impl IfmaContext {
             Self::mul_multi::<K, false>(
                 both.map(|(o, _)| o),
                 prev,
-                b.each_ref().map(Vec::as_slice),
+                b.each_ref().map(|v| v.as_slice()),
                 ctx,
             );
         }
