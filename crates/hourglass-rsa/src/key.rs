@@ -280,18 +280,19 @@ impl PrivateKey {
         let pm1 = SecretInt::new(Integer::from(pe - 1u32));
         let qm1 = SecretInt::new(Integer::from(qe - 1u32));
         let d = SecretInt::new(d);
+        // Reductions modulo p - 1 and q - 1 in constant time (GMP's division would take time
+        // that depends on them): keys are loaded wherever they are used.
         let check = |prime: WhichPrime, m: &Integer| -> Result<()> {
-            let mut t = Integer::from(public.e() * d.expose());
-            t.modulo_mut(m);
-            if t != 1 {
+            let ed = SecretInt::new(Integer::from(public.e() * d.expose()));
+            if *SecretInt::new(mod_ct(ed.expose(), m)?).expose() != 1 {
                 return Err(KeyError::PrivateExponent { prime }.into());
             }
             Ok(())
         };
         check(WhichPrime::P, pm1.expose())?;
         check(WhichPrime::Q, qm1.expose())?;
-        let dp_derived = SecretInt::new(Integer::from(d.expose().modulo_ref(pm1.expose())));
-        let dq_derived = SecretInt::new(Integer::from(d.expose().modulo_ref(qm1.expose())));
+        let dp_derived = SecretInt::new(mod_ct(d.expose(), pm1.expose())?);
+        let dq_derived = SecretInt::new(mod_ct(d.expose(), qm1.expose())?);
         if let Some(given) = dp.map(SecretInt::new) {
             if given != dp_derived {
                 return Err(KeyError::CrtExponent {

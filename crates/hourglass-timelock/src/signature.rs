@@ -6,6 +6,7 @@
 use std::sync::atomic::AtomicBool;
 
 use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::modular::pow_mod_ct;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use hourglass_rsa::padding::{os2ip, Pss};
@@ -69,15 +70,17 @@ pub fn verify_digest(
 }
 
 /// Checks a delayed signature instantly with the private key (the issuer's shortcut): `s` must
-/// be the PSS signature of `digest` under `d`.
+/// be the PSS signature of `digest` under `d`. A puzzle key's `e` is its trapdoor (`m^e` solves
+/// any of its puzzles at once), so `s^e` is a constant-time exponentiation, not the public
+/// operation, whose time follows the exponent's bits.
 pub fn verify_with_private_key(key: &PuzzleKey, digest: &[u8], signature: &[u8]) -> Result<bool> {
     let k = key.public().bits().div_ceil(8) as usize;
-    if signature.len() != k {
+    let s = os2ip(signature);
+    let public = key.rsa().public();
+    if signature.len() != k || s >= *public.n() {
         return Ok(false);
     }
-    let Ok(m) = key.rsa().public().public_op(&os2ip(signature)) else {
-        return Ok(false);
-    };
+    let m = pow_mod_ct(&s, public.e(), public.n())?;
     Ok(Pss::new(HashAlg::Sha256)
         .verify_opened(key.public().bits(), digest, &m)
         .is_ok())
@@ -118,5 +121,12 @@ mod tests {
             verify_digest(key.public(), &digest, &sig[1..], &opts, &stop, &mut |_| {}).unwrap(),
             DelayedVerdict::Invalid
         );
+        // The issuer's shortcut refuses the same: another digest, a flipped bit, a short
+        // signature, and n itself (of the right length, not below n).
+        assert!(!verify_with_private_key(&key, &other, &sig).unwrap());
+        assert!(!verify_with_private_key(&key, &digest, &bad).unwrap());
+        assert!(!verify_with_private_key(&key, &digest, &sig[1..]).unwrap());
+        let n = hourglass_rsa::padding::i2osp(key.public().n(), sig.len()).unwrap();
+        assert!(!verify_with_private_key(&key, &digest, &n).unwrap());
     }
 }

@@ -23,7 +23,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use hourglass_arith::checkpoint::{Checkpoint, CheckpointFile};
+use hourglass_arith::modular::{pow2_mod_ct, pow_mod_ct};
 use hourglass_arith::mont::MontContext;
+use hourglass_arith::secret::SecretInt;
 use hourglass_arith::squaring::{Outcome, Progress, SquaringRun, SquaringState};
 use rug::integer::Order;
 use rug::Integer;
@@ -77,7 +79,9 @@ impl Evaluation {
     /// An evaluation computed with the group order (the trapdoor): every power is one
     /// exponentiation modulo `N` instead of sequential squarings. For whoever made the modulus
     /// (a trusted setup before it discards the factors) and for tests of very long `T`.
-    /// `stride` is `kappa` (any positive value; the provers work with any).
+    /// `stride` is `kappa` (any positive value; the provers work with any). The order is
+    /// secret (it factors `N`): `2^e mod order` and `x^(2^e mod order)` are constant-time
+    /// exponentiations.
     pub fn with_group_order(
         group: &RsaGroup,
         x: &Integer,
@@ -88,25 +92,20 @@ impl Evaluation {
         check_iterations(iterations)?;
         let stride = stride.max(1);
         let n = group.modulus();
-        let power = |e: u64| -> Integer {
-            let exp = Integer::from(2)
-                .pow_mod(&Integer::from(e), order)
-                .unwrap_or_else(|_| unreachable!("positive exponent"));
-            Integer::from(
-                x.pow_mod_ref(&exp, n)
-                    .unwrap_or_else(|| unreachable!("exp >= 0")),
-            )
+        let power = |e: u64| -> Result<Integer> {
+            let exp = SecretInt::new(pow2_mod_ct(e, order)?);
+            Ok(pow_mod_ct(x, exp.expose(), n)?)
         };
         let powers = (0..=iterations / stride)
             .map(|i| power(i * stride))
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(Self {
             group: group.clone(),
             x: x.clone(),
             iterations,
             stride,
             powers,
-            y_raw: power(iterations),
+            y_raw: power(iterations)?,
         })
     }
 
