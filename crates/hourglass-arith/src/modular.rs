@@ -531,9 +531,17 @@ impl CtModulus {
         Ok(())
     }
 
-    /// An error unless `0 <= x < n`.
+    /// An error unless `0 <= x < n`. `x` may be secret (an unblinded result): the comparison
+    /// with `n` is a subtraction over all of `n`'s limbs (GMP's compares the lengths first,
+    /// which for a modulus with a short top limb says whether `x` is shorter); only the sign
+    /// and a length beyond `n`'s, both out of range, are looked at directly.
     fn check_below(&self, x: &Integer) -> Result<()> {
-        if *x < 0 || *x >= self.n {
+        let len = self.limbs.len();
+        let below = *x >= 0 && x.significant_digits::<u64>() <= len && {
+            let mut d = crate::secret::limbs_ct(x, len);
+            crate::secret::sub_in_place_ct(&mut d, &self.limbs) == 1
+        };
+        if !below {
             return Err(Error::InvalidArgument(
                 "a product modulo n needs factors in [0, n)",
             ));

@@ -206,6 +206,26 @@ fn remainder_in_place(n: &mut [u64], d: &[u64]) {
     }
 }
 
+/// Whether `a == b`, for values expected in `[0, n)` of which one may be secret (an unreleased
+/// result checked against a claimed one): both are compared over all of `n`'s limbs, with no
+/// exit at the first difference and no look at their lengths (GMP's comparison stops at the
+/// first limb that differs and compares the lengths first, which for a modulus with a short top
+/// limb says whether a secret is shorter). A negative value, or one longer than `n`, is unequal
+/// to everything (it is out of range).
+pub fn eq_ct(a: &Integer, b: &Integer, n: &Integer) -> bool {
+    let len = n.significant_digits::<u64>();
+    let fits = |x: &Integer| *x >= 0 && x.significant_digits::<u64>() <= len;
+    if !fits(a) || !fits(b) {
+        return false;
+    }
+    let (a, b) = (limbs_ct(a, len), limbs_ct(b, len));
+    let diff = a
+        .iter()
+        .zip(b.iter())
+        .fold(0u64, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
 /// `x` (non-negative, below `2^(64 len)`) as exactly `len` little-endian limbs, wiped on drop.
 pub(crate) fn limbs_ct(x: &Integer, len: usize) -> Zeroizing<Vec<u64>> {
     let mut d = Zeroizing::new(vec![0u64; len]);
@@ -528,6 +548,23 @@ mod tests {
         assert!(inverse_ct(&Integer::from(9), &Integer::from(27)).is_err());
         assert!(inverse_ct(&Integer::from(3), &Integer::from(10)).is_err());
         assert!(inverse_ct(&Integer::from(3), &Integer::from(1)).is_err());
+    }
+
+    #[test]
+    fn eq_ct_compares_values_in_range() {
+        let n = (Integer::from(1) << 1025u32) + 1u32; // a short top limb
+        let small = Integer::from(5);
+        let big = Integer::from(&n - 1u32);
+        assert!(eq_ct(&small, &Integer::from(5), &n));
+        assert!(eq_ct(&big, &big.clone(), &n));
+        assert!(eq_ct(&Integer::ZERO, &Integer::new(), &n));
+        assert!(!eq_ct(&small, &big, &n));
+        assert!(!eq_ct(&big, &Integer::from(&big - 1u32), &n));
+        assert!(!eq_ct(&(Integer::from(1) << 64u32), &Integer::from(1), &n));
+        // Out of range: negative or longer than n.
+        assert!(!eq_ct(&Integer::from(-5), &Integer::from(-5), &n));
+        let long = Integer::from(1) << 1100u32;
+        assert!(!eq_ct(&long, &long.clone(), &n));
     }
 
     #[test]

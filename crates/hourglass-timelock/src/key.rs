@@ -5,7 +5,7 @@ use hourglass_arith::entropy::{random_exact_bits, EntropySource};
 use hourglass_arith::hash_to_int::hash_to_residue;
 use hourglass_arith::modular::{inverse, pow2_mod_ct, pow_mod_ct};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
-use hourglass_arith::secret::SecretInt;
+use hourglass_arith::secret::{eq_ct, SecretInt};
 use hourglass_arith::squaring::{check_modulus_bits, MAX_MODULUS_BITS};
 use hourglass_arith::Integer;
 use hourglass_rsa::{PrivateKey, Variant};
@@ -384,7 +384,9 @@ impl PuzzleKey {
         if *c <= 0 || c >= self.public.n() {
             return Ok(false);
         }
-        Ok(self.rsa.private_op(c, rng)? == *m)
+        // c^d is not released: compared over all of n's limbs, with no early exit.
+        let cd = SecretInt::new(self.rsa.private_op(c, rng)?);
+        Ok(eq_ct(cd.expose(), m, self.public.n()))
     }
 
     /// `m^(2^t mod phi(n)) mod n`: the result of `t` squarings of `m`, by the trapdoor (for the

@@ -19,6 +19,7 @@ use std::time::Duration;
 use hourglass_arith::checkpoint::CheckpointFile;
 use hourglass_arith::entropy::EntropySource;
 use hourglass_arith::hash_to_int::hash_to_residue;
+use hourglass_arith::secret::{eq_ct, SecretInt};
 use hourglass_arith::squaring::{Outcome, Progress, SquaringRun};
 use hourglass_arith::Integer;
 use rug::integer::Order;
@@ -690,7 +691,10 @@ fn verify_link(
     let ok = match link {
         Link::Puzzle { t, .. } => *t == public.t() && key.verify(&m, &c, rng)?,
         Link::Squarings { t, .. } => {
-            *t > 0 && c < *public.n() && key.shortcut_squarings(&m, *t)? == c
+            *t > 0 && c < *public.n() && {
+                let shortcut = SecretInt::new(key.shortcut_squarings(&m, *t)?);
+                eq_ct(shortcut.expose(), &c, public.n())
+            }
         }
         // Refused when the bundle is parsed; kept false here for bundles built in memory.
         Link::Vdf { .. } => false,
