@@ -4,7 +4,7 @@
 //! (`1..k-1`) are invertible, which holds for a prime `P > k`, for the sieving modulus (a
 //! product of primes `>= k`) and for a candidate `N` without small factors.
 
-use hourglass_arith::secret::SecretInt;
+use hourglass_arith::secret::{mod_ct, SecretInt};
 use rug::ops::RemRounding;
 use rug::Integer;
 
@@ -20,8 +20,11 @@ pub struct Shamir {
 }
 
 impl Shamir {
-    /// The context for `k` parties modulo `modulus`.
+    /// The context for `k` parties modulo `modulus` (above 1).
     pub fn new(modulus: Integer, k: usize) -> Result<Self> {
+        if modulus <= 1 {
+            return Err(ParamError::ShamirModulus { parties: k }.into());
+        }
         let mut lambda = Vec::with_capacity(k);
         for j in 1..=k as i64 {
             let mut num = Integer::from(1);
@@ -68,7 +71,7 @@ impl Shamir {
     /// dropped.
     pub fn share(&self, secret: &Integer, degree: usize, rng: &mut Drbg) -> Vec<SecretInt> {
         let mut coeffs: Vec<SecretInt> = Vec::with_capacity(degree + 1);
-        coeffs.push(SecretInt::new(Integer::from(secret % &self.modulus)));
+        coeffs.push(SecretInt::new(self.reduce(secret)));
         coeffs.extend((0..degree).map(|_| SecretInt::new(rng.below(&self.modulus))));
         (1..=self.parties() as u32)
             .map(|x| {
@@ -78,8 +81,7 @@ impl Shamir {
                     *acc.expose_mut() *= x;
                     *acc.expose_mut() += c.expose();
                 }
-                acc.expose_mut().modulo_mut(&self.modulus);
-                acc
+                SecretInt::new(self.reduce(acc.expose()))
             })
             .collect()
     }
@@ -100,8 +102,9 @@ impl Shamir {
                 acc += Integer::from(&z * &self.lambda[j]);
             }
         }
-        let own = -(acc % &self.modulus) * &self.lambda_inv[position - 1];
-        own.rem_euc(&self.modulus)
+        let acc = SecretInt::new(acc);
+        let own = SecretInt::new(-self.reduce(acc.expose()) * &self.lambda_inv[position - 1]);
+        self.reduce(own.expose())
     }
 
     /// `sum_j lambda_j * values[j-1] mod m`: the value at zero of the polynomial through the
@@ -111,13 +114,28 @@ impl Shamir {
         for (v, l) in values.iter().zip(&self.lambda) {
             acc += Integer::from(v * l);
         }
-        acc.rem_euc(&self.modulus)
+        let acc = SecretInt::new(acc);
+        self.reduce(acc.expose())
+    }
+
+    /// `x mod m` in `[0, m)` for a secret `x` of any sign, in constant time ([`mod_ct`]: GMP's
+    /// division takes time that depends on the dividend). The modulus is above 1 (checked by
+    /// [`Shamir::new`]), the one case `mod_ct` refuses.
+    fn reduce(&self, x: &Integer) -> Integer {
+        mod_ct(x, &self.modulus).unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_modulus_below_2_is_refused() {
+        for m in [0i32, 1, -7] {
+            assert!(Shamir::new(Integer::from(m), 3).is_err());
+        }
+    }
 
     #[test]
     fn shares_interpolate_back_and_products_of_sharings_too() {

@@ -10,6 +10,7 @@
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use chacha20::ChaCha12;
 use hourglass_arith::entropy::EntropySource;
+use hourglass_arith::secret::{mod_ct, SecretInt};
 use rug::integer::Order;
 use rug::Integer;
 use zeroize::{Zeroize, Zeroizing};
@@ -86,9 +87,10 @@ impl Drbg {
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())),
         );
         self.bytes = bytes;
-        let mut x = Integer::from_digits(&self.limbs, Order::Lsf);
-        x %= bound;
-        x
+        let x = SecretInt::new(Integer::from_digits(&self.limbs, Order::Lsf));
+        // In constant time: the draw becomes a secret coefficient, share or unit, and GMP's
+        // division takes time that depends on it. A bound of 0 (no value below it) gives 0.
+        mod_ct(x.expose(), bound).unwrap_or_default()
     }
 
     /// A uniform integer in `[0, bound)` that is coprime to `bound`.
