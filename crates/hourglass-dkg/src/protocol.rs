@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::EntropySource;
 use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_bits};
-use hourglass_arith::secret::SecretInt;
+use hourglass_arith::secret::{mod_ct, SecretInt};
 use hourglass_rsa::PublicKey;
 use rug::ops::{RemRounding, SubFrom};
 use rug::Integer;
@@ -607,10 +607,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 let mut next: Vec<SecretInt> = row
                     .into_iter()
                     .map(|[x, y, z]| {
-                        let xy = Integer::from(x.expose() * y.expose()) + z.expose();
-                        SecretInt::new(xy.rem_euc(&m) * &lambda % &m)
+                        let xy =
+                            SecretInt::new(Integer::from(x.expose() * y.expose()) + z.expose());
+                        let xy = SecretInt::new(mod_ct(xy.expose(), &m)?);
+                        let scaled = SecretInt::new(Integer::from(xy.expose() * &lambda));
+                        Ok(SecretInt::new(mod_ct(scaled.expose(), &m)?))
                     })
-                    .collect();
+                    .collect::<Result<_>>()?;
                 if shape.len() % 2 == 1 {
                     next.push(vals.pop().unwrap_or_else(|| SecretInt::new(Integer::new())));
                 }
@@ -682,10 +685,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
             r.end().map_err(|e| bad(sender, e))?;
         }
+        // The points are broadcast, but the quotients of their reductions are not.
         let points: Vec<Integer> = sums
             .into_iter()
-            .map(|[x, y, z]| (Integer::from(x.expose() * y.expose()) + z.expose()).rem_euc(&big_p))
-            .collect();
+            .map(|[x, y, z]| {
+                let xyz = SecretInt::new(Integer::from(x.expose() * y.expose()) + z.expose());
+                mod_ct(xyz.expose(), &big_p)
+            })
+            .collect::<std::result::Result<_, _>>()?;
         let mut w = Writer::new();
         for v in &points {
             w.int(v);
@@ -868,7 +875,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             Self::check_biprimality(&column, pair.lead, n)
         });
         let [sr, sx, sz] = &sums;
-        let point = (Integer::from(sr.expose() * sx.expose()) + sz.expose()).rem_euc(n);
+        let point = SecretInt::new(Integer::from(sr.expose() * sx.expose()) + sz.expose());
+        let point = mod_ct(point.expose(), n)?;
         let points = self.broadcast_value(32, point, n)?;
         let z = over_n.interpolate(&points);
         if !all_pass || Integer::from(z.gcd_ref(n)) != 1 {
@@ -895,7 +903,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .map(|_| SecretInt::new(self.rng.below(&e)))
             .collect();
         let sum_parts: Integer = parts.iter().map(SecretInt::expose).sum();
-        let own = (phi_j.expose() - sum_parts).rem_euc(&e);
+        let own = SecretInt::new(phi_j.expose() - sum_parts);
+        let own = mod_ct(own.expose(), &e)?;
         let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
         let mut next = parts.iter();
         for (q, w) in out.iter_mut().enumerate() {
@@ -911,7 +920,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         for (_, v) in self.single_values(replies, &e)? {
             sigma += v;
         }
-        sigma = sigma.rem_euc(&e);
+        sigma = mod_ct(&sigma, &e)?;
         let sigmas = self.broadcast_value(41, sigma, &e)?;
         let phi_mod_e = sigmas.into_iter().sum::<Integer>().rem_euc(&e);
         let Ok(inv) = phi_mod_e.invert(&e) else {
@@ -924,7 +933,11 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             numerator += 1u32;
         }
         drop(phi_j);
-        let d_j = SecretInt::new(numerator.div_rem_floor(e.clone()).0);
+        // floor(numerator / e) as an exact division of numerator minus its residue (GMP's
+        // division with remainder takes time that depends on the secret numerator).
+        let numerator = SecretInt::new(numerator);
+        let rest = SecretInt::new(numerator.expose() - mod_ct(numerator.expose(), &e)?);
+        let d_j = SecretInt::new(rest.expose().div_exact_ref(&e).into());
         // Rounding: sum d_j = d - r for some r in 0..k; find r on a test message.
         let m = self.public_base(n, u32::MAX);
         let partial = self.partial_power(&m, d_j.expose(), n)?;

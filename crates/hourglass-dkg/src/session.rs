@@ -31,6 +31,12 @@ impl From<Error> for Halt {
     }
 }
 
+impl From<hourglass_arith::Error> for Halt {
+    fn from(e: hourglass_arith::Error) -> Self {
+        Halt::Fatal(e.into())
+    }
+}
+
 /// Results of a round.
 pub type RoundResult<T> = std::result::Result<T, Halt>;
 
