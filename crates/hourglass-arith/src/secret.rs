@@ -383,6 +383,52 @@ pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
     Ok(Integer::from_digits(&rd, Order::Lsf))
 }
 
+/// `u^-1 mod m` for an odd `u > 1` and any `m > 1` (an even `phi(n)` or `lambda(n)`), either
+/// secret, in constant time: with `k = -m^-1 mod u` (by [`inverse_ct`], modulo the odd `u`),
+/// `u^-1 mod m = (1 + k m) / u`, and that exact division is a product by `u^-1 mod 2^(64 L)`
+/// (Newton's iteration on `L` limbs, `L` those of `m`), since the quotient is below `m`.
+/// GMP's `mpz_invert` (an extended Euclid) and exact division take time that depends on the
+/// values. Errors when `u` is even or below 3, `m` below 2, or `gcd(u, m) != 1`.
+pub fn inverse_odd_ct(u: &Integer, m: &Integer) -> crate::Result<Integer> {
+    if u.is_even() || *u <= 1 || *m <= 1 {
+        return Err(crate::Error::InvalidArgument(
+            "an inverse modulo m by the odd-unit method needs an odd u > 1 and m > 1",
+        ));
+    }
+    // (-m)^-1 mod u = -(m^-1) mod u; not invertible exactly when gcd(u, m) != 1.
+    let k = SecretInt::new(inverse_ct(&Integer::from(-m), u)?);
+    let len = m.significant_digits::<u64>();
+    let u_len = u.significant_digits::<u64>();
+    // 1 + k m < u m, kept modulo 2^(64 L): the quotient is below m, so that is enough.
+    let mut n = mul_ct(&limbs_ct(k.expose(), u_len), &limbs_ct(m, len));
+    add_masked_in_place_ct(&mut n, &[1], u64::MAX);
+    let mut u_low = limbs_ct(u, u_len.max(len));
+    u_low.truncate(len);
+    let u_inv = inverse_mod_2_limbs(&u_low);
+    let q = mul_ct(&n[..len], &u_inv);
+    Ok(Integer::from_digits(&q[..len], Order::Lsf))
+}
+
+/// `u^-1 mod 2^(64 L)` for an odd `u` of `L` limbs, by Newton's iteration `x (2 - u x)`, which
+/// doubles the number of correct low limbs from the one of `mont::inverse_mod_2_64`; the
+/// number of steps depends on `L` only.
+fn inverse_mod_2_limbs(u: &[u64]) -> Zeroizing<Vec<u64>> {
+    let len = u.len();
+    let mut x = Zeroizing::new(vec![0u64; len]);
+    x[0] = crate::mont::inverse_mod_2_64(u[0]);
+    let mut correct = 1;
+    while correct < len {
+        let ux = mul_ct(u, &x);
+        let mut two_minus = Zeroizing::new(vec![0u64; len]);
+        two_minus[0] = 2;
+        sub_in_place_ct(&mut two_minus, &ux[..len]);
+        let next = mul_ct(&x, &two_minus);
+        x.copy_from_slice(&next[..len]);
+        correct *= 2;
+    }
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,6 +611,50 @@ mod tests {
         assert!(!eq_ct(&Integer::from(-5), &Integer::from(-5), &n));
         let long = Integer::from(1) << 1100u32;
         assert!(!eq_ct(&long, &long.clone(), &n));
+    }
+
+    proptest! {
+        /// The odd-unit inverse against GMP's, for odd and even moduli, including pairs that
+        /// share a factor (an error) and units longer than the modulus.
+        #[test]
+        fn inverse_odd_ct_matches_gmp(
+            u_bits in 2u32..1100,
+            m_bits in 2u32..1200,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = crate::entropy::SeededEntropy::new(&seed.to_le_bytes());
+            let u = crate::entropy::random_exact_bits(&mut rng, u_bits).unwrap() | 1u32;
+            let m = crate::entropy::random_exact_bits(&mut rng, m_bits).unwrap();
+            prop_assume!(u > 1 && m > 1);
+            match u.invert_ref(&m).map(Integer::from) {
+                Some(want) => prop_assert_eq!(inverse_odd_ct(&u, &m).unwrap(), want),
+                None => prop_assert!(inverse_odd_ct(&u, &m).is_err()),
+            }
+        }
+    }
+
+    #[test]
+    fn inverse_odd_ct_edges() {
+        let phi = Integer::from(1_000_002u32) * Integer::from(1_000_036u32); // even
+        assert_eq!(
+            inverse_odd_ct(&Integer::from(65537), &phi).unwrap(),
+            Integer::from(Integer::from(65537).invert_ref(&phi).unwrap())
+        );
+        // Units and moduli on limb boundaries.
+        for bits in [64u32, 128, 1024] {
+            let m = Integer::from(1) << bits; // 2^bits: every odd u is a unit
+            let u = Integer::from(&m - 1u32);
+            assert_eq!(inverse_odd_ct(&u, &m).unwrap(), u);
+            let m = Integer::from(&m - 2u32);
+            assert_eq!(
+                inverse_odd_ct(&Integer::from(3), &m).unwrap(),
+                Integer::from(Integer::from(3).invert_ref(&m).unwrap())
+            );
+        }
+        assert!(inverse_odd_ct(&Integer::from(3), &Integer::from(6)).is_err());
+        assert!(inverse_odd_ct(&Integer::from(4), &Integer::from(7)).is_err());
+        assert!(inverse_odd_ct(&Integer::from(1), &Integer::from(7)).is_err());
+        assert!(inverse_odd_ct(&Integer::from(3), &Integer::from(1)).is_err());
     }
 
     #[test]

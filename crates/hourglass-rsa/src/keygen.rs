@@ -6,6 +6,7 @@ use hourglass_arith::prime::{
     first_prime_in_progression, inverse_mod_small, is_probable_prime, random_prime, small_primes,
     small_primorial, PrimalityTest, PrimeRequest, SIEVE_WINDOW,
 };
+use hourglass_arith::secret::{inverse_ct, inverse_odd_ct};
 use hourglass_arith::Integer;
 use rug::Assign;
 
@@ -249,7 +250,8 @@ impl KeyGenOptions {
     fn generate_standard(&self, rng: &mut dyn EntropySource) -> Result<PrivateKey> {
         let e = self.public_exponent_or_default();
         let (pb, qb) = self.prime_sizes();
-        let coprime = |c: &Integer| Integer::from(c - 1u32).gcd(&e) == 1;
+        // gcd(c - 1, e) = 1 in constant time: c becomes a secret prime.
+        let coprime = |c: &Integer| inverse_ct(&Integer::from(c - 1u32), &e).is_ok();
         loop {
             let (p, q) = in_parallel(self.threads, rng, &|rng, which| {
                 let bits = if which == 0 { pb } else { qb };
@@ -264,7 +266,7 @@ impl KeyGenOptions {
                 continue;
             }
             let lambda = lcm(&Integer::from(&p - 1u32), &Integer::from(&q - 1u32));
-            let d = inverse(&e, &lambda)?;
+            let d = inverse_odd_ct(&e, &lambda)?;
             if d.significant_bits() <= self.bits / 2 {
                 continue; // FIPS 186-5: d > 2^(nlen/2)
             }
@@ -308,7 +310,8 @@ impl KeyGenOptions {
             // gcd(p-1, q-1) = 2.
             let d = crt_pair(&dp, &pm1, &dq, &qm1)?;
             let lambda = lcm(&pm1, &qm1);
-            let e = inverse(&d, &lambda)?;
+            // d is odd (it is d_p modulo the even p - 1).
+            let e = inverse_odd_ct(&d, &lambda)?;
             let n = Integer::from(&p * &q);
             return PrivateKey::from_components(
                 n,

@@ -3,9 +3,9 @@
 use digest::DynDigest;
 use hourglass_arith::entropy::{random_exact_bits, EntropySource};
 use hourglass_arith::hash_to_int::hash_to_residue;
-use hourglass_arith::modular::{inverse, pow2_mod_ct, pow_mod_ct};
+use hourglass_arith::modular::{pow2_mod_ct, pow_mod_ct};
 use hourglass_arith::prime::{random_prime, PrimeRequest};
-use hourglass_arith::secret::{eq_ct, SecretInt};
+use hourglass_arith::secret::{eq_ct, inverse_odd_ct, SecretInt};
 use hourglass_arith::squaring::{check_modulus_bits, MAX_MODULUS_BITS};
 use hourglass_arith::Integer;
 use hourglass_rsa::{PrivateKey, Variant};
@@ -577,14 +577,18 @@ impl PuzzleKeyGen {
                 continue;
             }
             let phi = SecretInt::new(Integer::from(&p - 1u32) * Integer::from(&q - 1u32));
-            let d = loop {
-                let mut d = random_exact_bits(rng, self.d_bits)?;
-                d.set_bit(0, true);
-                if Integer::from(d.gcd_ref(phi.expose())) == 1 {
-                    break d;
+            // e = d^-1 mod phi is the trapdoor: found in constant time (GMP's gcd and
+            // inversion take time that depends on d and phi); a d that shares a factor with
+            // phi is drawn again.
+            let (d, e) = loop {
+                let mut d = SecretInt::new(random_exact_bits(rng, self.d_bits)?);
+                d.expose_mut().set_bit(0, true);
+                match inverse_odd_ct(d.expose(), phi.expose()) {
+                    Ok(e) => break (d.expose_owned(), e),
+                    Err(hourglass_arith::Error::NotInvertible) => continue,
+                    Err(other) => return Err(other.into()),
                 }
             };
-            let e = inverse(&d, phi.expose())?;
             let z = z_for(phi.expose(), self.t, &e)?;
             let n = Integer::from(&p * &q);
             let public = PuzzlePublicKey::new(n.clone(), self.t, z, self.meta.clone())?;
