@@ -46,16 +46,16 @@ pub fn pow_mod_ct_bits(
     exp_bits: u32,
 ) -> Result<Integer> {
     check_ct_arguments(exp, modulus)?;
-    // Reduced in constant time: the modulus may be secret (a CRT prime), and so may the base.
-    let b = SecretInt::new(crate::secret::mod_ct(base, modulus)?);
-    let b = b.expose();
+    // The base is reduced in constant time on both paths (the IFMA exponentiation reduces it
+    // itself): the modulus may be secret (a CRT prime), and so may the base.
     #[cfg(target_arch = "x86_64")]
     if modulus.significant_bits() >= IFMA_CT_MIN_BITS {
         if let Some(ctx) = crate::mont::ifma::IfmaContext::new_secret(modulus) {
-            return Ok(ctx.pow_ct(b, exp, exp_bits));
+            return Ok(ctx.pow_ct(base, exp, exp_bits));
         }
     }
-    Ok(Integer::from(b.secure_pow_mod_ref(exp, modulus)))
+    let b = SecretInt::new(crate::secret::mod_ct(base, modulus)?);
+    Ok(Integer::from(b.expose().secure_pow_mod_ref(exp, modulus)))
 }
 
 /// `2^t mod m` for a public `t` and a secret modulus `m > 1`, odd or even: the time-lock

@@ -162,21 +162,34 @@ impl Zeroize for SecretInt {
 /// `x mod m` in `[0, m)` for `x` of any sign and positive `m`, either secret, with GMP's
 /// `mpn_sec_div_r`: its time and memory accesses depend on the two limb counts (and `x`'s sign)
 /// only (`%` is GMP's schoolbook division, whose quotient corrections depend on the values).
-/// The operands' copies and the scratch space are wiped.
+/// The operands' copies and the scratch space are wiped. `x`'s limb count is its own; when it
+/// varies with the secret, [`mod_ct_padded`] fixes it.
 pub fn mod_ct(x: &Integer, m: &Integer) -> crate::Result<Integer> {
+    mod_ct_padded(x, m, 0)
+}
+
+/// [`mod_ct`] with the dividend padded to at least `limbs` limbs: for a secret whose length
+/// varies (a sum of products, say), a public bound on its length makes the work independent
+/// of it.
+pub fn mod_ct_padded(x: &Integer, m: &Integer, limbs: usize) -> crate::Result<Integer> {
     if *m <= 0 {
         return Err(crate::Error::InvalidArgument("x mod m needs m > 0"));
     }
     let d = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
-    Ok(Integer::from_digits(&residue_limbs_ct(x, &d), Order::Lsf))
+    Ok(Integer::from_digits(
+        &residue_limbs_ct(x, &d, limbs),
+        Order::Lsf,
+    ))
 }
 
 /// The least non-negative residue of `x` (of any sign, which is public) modulo `m`, given as
 /// limbs with a non-zero top limb, in `m`'s number of limbs: `|x| mod m` by
-/// [`reduce_limbs_ct`], and for negative `x`, `m` minus that, reduced once more. Wiped.
-pub(crate) fn residue_limbs_ct(x: &Integer, m: &[u64]) -> Zeroizing<Vec<u64>> {
-    // `to_digits` ignores the sign.
-    let r = reduce_limbs_ct(&Zeroizing::new(x.to_digits::<u64>(Order::Lsf)), m);
+/// [`reduce_limbs_ct`] on at least `limbs` limbs, and for negative `x`, `m` minus that, reduced
+/// once more. Wiped.
+pub(crate) fn residue_limbs_ct(x: &Integer, m: &[u64], limbs: usize) -> Zeroizing<Vec<u64>> {
+    // `write_digits` ignores the sign.
+    let abs = limbs_ct(x, x.significant_digits::<u64>().max(limbs));
+    let r = reduce_limbs_ct(&abs, m);
     if *x >= 0 {
         return r;
     }
@@ -210,8 +223,9 @@ fn remainder_in_place(n: &mut [u64], d: &[u64]) {
 /// result checked against a claimed one): both are compared over all of `n`'s limbs, with no
 /// exit at the first difference and no look at their lengths (GMP's comparison stops at the
 /// first limb that differs and compares the lengths first, which for a modulus with a short top
-/// limb says whether a secret is shorter). A negative value, or one longer than `n`, is unequal
-/// to everything (it is out of range).
+/// limb says whether a secret is shorter). A negative value, or one longer than `n` in limbs,
+/// is unequal to everything; callers check that values are below `n` (equal values from `n` up
+/// to the limbs' capacity compare equal).
 pub fn eq_ct(a: &Integer, b: &Integer, n: &Integer) -> bool {
     let len = n.significant_digits::<u64>();
     let fits = |x: &Integer| *x >= 0 && x.significant_digits::<u64>() <= len;
@@ -360,7 +374,7 @@ pub fn inverse_ct(a: &Integer, m: &Integer) -> crate::Result<Integer> {
     // a mod m in constant time (GMP's `modulo` would divide in variable time).
     let md = Zeroizing::new(m.to_digits::<u64>(Order::Lsf));
     let n = md.len();
-    let mut ad = residue_limbs_ct(a, &md);
+    let mut ad = residue_limbs_ct(a, &md, 0);
     let mut rd = Zeroizing::new(vec![0u64; n]);
     // SAFETY: pure function of the size.
     let itch = unsafe { gmp::mpn_sec_invert_itch(n as _) } as usize;
@@ -559,7 +573,11 @@ mod tests {
                 x = -x;
             }
             let m = crate::entropy::random_exact_bits(&mut rng, m_bits).unwrap();
-            prop_assert_eq!(mod_ct(&x, &m).unwrap(), Integer::from(x.modulo_ref(&m)));
+            let want = Integer::from(x.modulo_ref(&m));
+            prop_assert_eq!(&mod_ct(&x, &m).unwrap(), &want);
+            // Padding the dividend (shorter or longer than it is) changes nothing.
+            let pad = (seed % 60) as usize;
+            prop_assert_eq!(mod_ct_padded(&x, &m, pad).unwrap(), want);
         }
     }
 

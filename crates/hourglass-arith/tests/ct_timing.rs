@@ -232,60 +232,71 @@ fn the_blinding_factor_does_not_show_in_the_time() {
 }
 
 /// The CRT recombination of an RSA private operation (`CtCrt::combine`, Garner's formula with
-/// the secret primes): halves whose difference `sp - sq` is short and never negative (`sq = sp -
-/// (sp >> 512)`) against random halves (the same made from a random value below `q`, so the
-/// difference is full-length and negative about half the time). GMP's arithmetic, the
-/// control, multiplies and divides shorter numbers for the first class and adds `p` back under
-/// a branch for the second. Both classes give results of full length (a zero difference would
-/// give `m = sq`, shorter, and the conversion to GMP's integers takes time by length).
+/// the secret primes), on two classes of halves that differ where a leak would be: `sp >= sq`
+/// with a short difference (`sq = sp - (sp >> 512)`: the correction by `p` never taken, the
+/// products short in GMP's arithmetic) against `sp < sq` with a full-length difference (the
+/// correction always taken). The halves are made before the clock starts. Both classes give
+/// results of full length (a zero difference would give `m = sq`, shorter, and the conversion
+/// to GMP's integers takes time by length). The control is the same formula in GMP's
+/// arithmetic.
 #[test]
 fn the_crt_halves_do_not_show_in_the_recombination_time() {
     let samples = samples();
     let bits = 1024;
     let mut rng = SeededEntropy::new(b"dudect crt");
     let p = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
-    // Stand-ins for the primes, of one length with p < q: the classes' halves have the same
-    // lengths.
+    // A stand-in for the other prime, of the same length and above p.
     let q = loop {
         let q = random_exact_bits(&mut rng, bits).unwrap() | 1u32;
         if q > p && Integer::from(q.gcd_ref(&p)) == 1 {
             break q;
         }
     };
-    let n = Integer::from(&p * &q);
     let qinv = Integer::from(q.invert_ref(&p).unwrap());
     let crt = CtCrt::new(&p, &q, &qinv).unwrap();
-    // Both classes reduce the value modulo both primes and take a short part off one half.
-    let halves = |short: bool, x: &Integer| {
-        let sp = Integer::from(x % &p);
-        let sq = Integer::from(x % &q);
-        let from = if short { &sp } else { &sq };
-        let sq = from - Integer::from(from >> (bits / 2));
-        (sp, sq)
-    };
-    // Several recombinations per sample: one takes about a microsecond.
-    let run = |short: bool, x: &Integer| {
-        let (sp, sq) = halves(short, x);
-        let mut m = Integer::ZERO;
-        for _ in 0..4 {
-            m = crt.combine(&sp, &sq).unwrap();
+    // Halves in [p/4, p), so that neither is short; (class, sp, sq) for every sample.
+    let quarter = Integer::from(&p >> 2u32);
+    let span = Integer::from(&p - &quarter);
+    let inputs: Vec<(bool, Integer, Integer)> = (0..samples + samples / 10)
+        .map(|_| {
+            let short = random_u64(&mut rng).unwrap() & 1 == 1;
+            let u = random_below(&mut rng, &span).unwrap() + &quarter;
+            let v = random_below(&mut rng, &span).unwrap() + &quarter;
+            let (lo, hi) = if u < v { (u, v) } else { (v, u) };
+            if short {
+                let sq = &hi - Integer::from(&hi >> (bits / 2));
+                (true, hi, sq)
+            } else {
+                (false, lo, hi)
+            }
+        })
+        .collect();
+    // Several recombinations per sample: one takes about a microsecond. The first tenth warms
+    // up (caches, frequency) and is not counted.
+    let time = |f: &dyn Fn(&Integer, &Integer) -> Integer| {
+        let (mut short, mut long) = (Vec::new(), Vec::new());
+        for (i, (class, sp, sq)) in inputs.iter().enumerate() {
+            let t = Instant::now();
+            for _ in 0..4 {
+                std::hint::black_box(f(sp, sq));
+            }
+            let ns = t.elapsed().as_nanos() as f64;
+            if i >= samples / 10 {
+                if *class {
+                    short.push(ns)
+                } else {
+                    long.push(ns)
+                }
+            }
         }
-        m
+        welch_t(&short, &long)
     };
-    measure(samples / 10, &n, run);
-    let (a, b) = measure(samples, &n, run);
-    let t_ct = welch_t(&a, &b);
-    let (a, b) = measure(samples, &n, |short, x| {
-        let (sp, sq) = halves(short, x);
-        let mut m = Integer::ZERO;
-        for _ in 0..4 {
-            let mut h = Integer::from(&sp - &sq) * &qinv;
-            h.modulo_mut(&p);
-            m = h * &q + &sq;
-        }
-        m
+    let t_ct = time(&|sp, sq| crt.combine(sp, sq).unwrap());
+    let t_vartime = time(&|sp, sq| {
+        let mut h = Integer::from(sp - sq) * &qinv;
+        h.modulo_mut(&p);
+        h * &q + sq
     });
-    let t_vartime = welch_t(&a, &b);
     judge(
         "CtCrt::combine",
         &format!("{samples} samples at {bits}-bit halves"),

@@ -4,7 +4,7 @@
 //! (`1..k-1`) are invertible, which holds for a prime `P > k`, for the sieving modulus (a
 //! product of primes `>= k`) and for a candidate `N` without small factors.
 
-use hourglass_arith::secret::{mod_ct, SecretInt};
+use hourglass_arith::secret::{mod_ct_padded, SecretInt};
 use rug::ops::RemRounding;
 use rug::Integer;
 
@@ -118,12 +118,21 @@ impl Shamir {
         self.reduce(acc.expose())
     }
 
-    /// `x mod m` in `[0, m)` for a secret `x` of any sign, in constant time ([`mod_ct`]: GMP's
-    /// division takes time that depends on the dividend). The modulus is above 1 (checked by
-    /// [`Shamir::new`]), the one case `mod_ct` refuses.
+    /// `x mod m` in `[0, m)` for a secret `x` of any sign, in constant time
+    /// ([`reduce_secret`]). The modulus is above 1 (checked by [`Shamir::new`]), the one case
+    /// that refuses.
     fn reduce(&self, x: &Integer) -> Integer {
-        mod_ct(x, &self.modulus).unwrap_or_default()
+        reduce_secret(x, &self.modulus).unwrap_or_default()
     }
+}
+
+/// `x mod m` in `[0, m)` for a secret `x` of any sign made of shares (a product of two sums of
+/// shares plus a third, a polynomial at a small point), in constant time: GMP's
+/// `mpn_sec_div_r` on the dividend padded to twice `m`'s limbs and four more, so that the
+/// work does not follow the dividend's length (GMP's division takes time that depends on the
+/// values). An error for `m <= 0`.
+pub(crate) fn reduce_secret(x: &Integer, m: &Integer) -> hourglass_arith::Result<Integer> {
+    mod_ct_padded(x, m, 2 * m.significant_digits::<u64>() + 4)
 }
 
 #[cfg(test)]

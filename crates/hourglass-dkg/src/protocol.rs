@@ -33,7 +33,7 @@ use rug::ops::{RemRounding, SubFrom};
 use rug::Integer;
 use sha2::{Digest, Sha256};
 
-use crate::bgw::Shamir;
+use crate::bgw::{reduce_secret, Shamir};
 use crate::keyshare::KeyShare;
 use crate::params::Settings;
 use crate::rng::Drbg;
@@ -609,9 +609,9 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                     .map(|[x, y, z]| {
                         let xy =
                             SecretInt::new(Integer::from(x.expose() * y.expose()) + z.expose());
-                        let xy = SecretInt::new(mod_ct(xy.expose(), &m)?);
+                        let xy = SecretInt::new(reduce_secret(xy.expose(), &m)?);
                         let scaled = SecretInt::new(Integer::from(xy.expose() * &lambda));
-                        Ok(SecretInt::new(mod_ct(scaled.expose(), &m)?))
+                        Ok(SecretInt::new(reduce_secret(scaled.expose(), &m)?))
                     })
                     .collect::<Result<_>>()?;
                 if shape.len() % 2 == 1 {
@@ -690,7 +690,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .into_iter()
             .map(|[x, y, z]| {
                 let xyz = SecretInt::new(Integer::from(x.expose() * y.expose()) + z.expose());
-                mod_ct(xyz.expose(), &big_p)
+                reduce_secret(xyz.expose(), &big_p)
             })
             .collect::<std::result::Result<_, _>>()?;
         let mut w = Writer::new();
@@ -876,7 +876,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         });
         let [sr, sx, sz] = &sums;
         let point = SecretInt::new(Integer::from(sr.expose() * sx.expose()) + sz.expose());
-        let point = mod_ct(point.expose(), n)?;
+        let point = reduce_secret(point.expose(), n)?;
         let points = self.broadcast_value(32, point, n)?;
         let z = over_n.interpolate(&points);
         if !all_pass || Integer::from(z.gcd_ref(n)) != 1 {
@@ -936,7 +936,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         // floor(numerator / e) as an exact division of numerator minus its residue (GMP's
         // division with remainder takes time that depends on the secret numerator).
         let numerator = SecretInt::new(numerator);
-        let rest = SecretInt::new(numerator.expose() - mod_ct(numerator.expose(), &e)?);
+        let residue = SecretInt::new(mod_ct(numerator.expose(), &e)?);
+        let rest = SecretInt::new(Integer::from(numerator.expose() - residue.expose()));
         let d_j = SecretInt::new(rest.expose().div_exact_ref(&e).into());
         // Rounding: sum d_j = d - r for some r in 0..k; find r on a test message.
         let m = self.public_base(n, u32::MAX);

@@ -73,7 +73,7 @@ impl Drbg {
     }
 
     /// A uniform integer in `[0, bound)` (128 extra bits reduced: statistical distance below
-    /// 2^-128).
+    /// 2^-128), for a positive `bound` (0 for any other).
     pub fn below(&mut self, bound: &Integer) -> Integer {
         // Native 64-bit words, least significant first, which GMP imports with a copy.
         let words = (bound.significant_bits() as usize).div_ceil(64) + 2;
@@ -89,11 +89,12 @@ impl Drbg {
         self.bytes = bytes;
         let x = SecretInt::new(Integer::from_digits(&self.limbs, Order::Lsf));
         // In constant time: the draw becomes a secret coefficient, share or unit, and GMP's
-        // division takes time that depends on it. A bound of 0 (no value below it) gives 0.
+        // division takes time that depends on it. `mod_ct` refuses only bounds of 0 or less.
         mod_ct(x.expose(), bound).unwrap_or_default()
     }
 
-    /// A uniform integer in `[0, bound)` that is coprime to `bound`.
+    /// A uniform integer in `[0, bound)` that is coprime to `bound`, for `bound > 1` (it would
+    /// draw forever for any other).
     pub fn unit_below(&mut self, bound: &Integer) -> Integer {
         loop {
             let x = self.below(bound);

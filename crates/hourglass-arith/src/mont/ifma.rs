@@ -209,7 +209,7 @@ impl IfmaContext {
     /// [`Self::to_montgomery`], on the values; `n` may be a secret prime).
     pub(crate) fn to_montgomery_secret(&self, x: &Integer) -> Zeroizing<Vec<u64>> {
         let n = Zeroizing::new(self.n.to_digits::<u64>(Order::Lsf));
-        let r = crate::secret::residue_limbs_ct(x, &n);
+        let r = crate::secret::residue_limbs_ct(x, &n, 0);
         let r = crate::secret::SecretInt::new(Integer::from_digits(&r, Order::Lsf));
         self.to_montgomery_ct(r.expose())
     }
