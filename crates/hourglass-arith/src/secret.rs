@@ -410,7 +410,8 @@ pub fn inverse_odd_ct(u: &Integer, m: &Integer) -> crate::Result<Integer> {
         ));
     }
     // (-m)^-1 mod u = -(m^-1) mod u; not invertible exactly when gcd(u, m) != 1.
-    let k = SecretInt::new(inverse_ct(&Integer::from(-m), u)?);
+    let neg_m = SecretInt::new(Integer::from(-m));
+    let k = SecretInt::new(inverse_ct(neg_m.expose(), u)?);
     let len = m.significant_digits::<u64>();
     let u_len = u.significant_digits::<u64>();
     // 1 + k m < u m, kept modulo 2^(64 L): the quotient is below m, so that is enough.
