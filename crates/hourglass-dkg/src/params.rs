@@ -79,9 +79,12 @@ impl Settings {
     /// The largest frame a generation among `parties` parties with these settings sends, with
     /// a margin of 2 to 4 (measured: about `2 * max(2 batch, rounds + 8) * bits / 8` bytes):
     /// links refuse larger ones, so a peer cannot make a party buffer megabytes per frame.
+    /// Never below [`crate::wire::SIGNATURE_FRAME_BYTES`], the largest frame of the transcript
+    /// signatures that end a generation.
     pub fn max_frame_bytes(&self, parties: usize) -> usize {
         let units = (2 * self.batch).max(self.biprimality_rounds as usize + 8);
-        16 * 1024 + 2 * units * (self.bits as usize / 8 + 16) + 64 * parties
+        let rounds = 16 * 1024 + 2 * units * (self.bits as usize / 8 + 16) + 64 * parties;
+        rounds.max(crate::wire::SIGNATURE_FRAME_BYTES)
     }
 
     /// Checks the threshold against a cluster of `parties` parties: `1 <= t` and

@@ -251,6 +251,26 @@ impl<'t> Session<'t> {
         self.exchange(round, step, outgoing)
     }
 
+    /// The round after a successful generation: sends `payload` (this party's signature of
+    /// the transcript) to every other member as a [`Kind::Signature`] frame of this session and
+    /// epoch, and collects theirs. A frame of another session is refused, naming its sender.
+    pub fn exchange_signatures(
+        &mut self,
+        payload: Vec<u8>,
+    ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
+        let tag = Tag {
+            epoch: self.epoch,
+            round: 0,
+            step: 0,
+        };
+        let outgoing = self
+            .others()
+            .into_iter()
+            .map(|p| (p, payload.clone()))
+            .collect();
+        self.exchange_kind(Kind::Signature, tag, outgoing)
+    }
+
     fn exchange_kind(
         &mut self,
         kind: Kind,
@@ -290,7 +310,7 @@ impl<'t> Session<'t> {
                     continue;
                 }
                 if let Some((session, payload)) = self.buffer.remove(&(kind as u8, tag, m)) {
-                    if kind == Kind::Data && session != self.session {
+                    if kind != Kind::Hello && session != self.session {
                         return Err(bad(m, MessageProblem::OtherSession));
                     }
                     got.insert(m, payload);
@@ -386,7 +406,7 @@ impl<'t> Session<'t> {
                             .insert((frame.tag.epoch, phase, from), (reason, named));
                         Ok(())
                     }
-                    Kind::Data | Kind::Hello => {
+                    Kind::Data | Kind::Hello | Kind::Signature => {
                         if frame.kind == Kind::Data
                             && frame.tag.epoch == self.epoch
                             && self.last.is_some_and(|l| frame.tag <= l)

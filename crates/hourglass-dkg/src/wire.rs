@@ -5,6 +5,11 @@
 //! is a sequence of non-negative integers, each as a `u32` byte length and big-endian
 //! magnitude, or raw bytes for the kinds that carry them. Parsing checks every length against
 //! what is left, so a malformed frame is an error, never a panic.
+//!
+//! A [`Kind::Signature`] frame carries, as byte strings, the transcript fingerprint the sender
+//! signed (32 bytes), the TLS `SignatureScheme` (`u16be`) and the signature (at most
+//! [`MAX_SIGNATURE_BYTES`]): [`SIGNATURE_FRAME_BYTES`] in all, well below the smallest frame
+//! limit of [`crate::params::Settings::max_frame_bytes`].
 
 use rug::integer::Order;
 use rug::Integer;
@@ -16,6 +21,14 @@ pub const MAGIC: &[u8; 4] = b"HGDK";
 /// The wire version.
 pub const VERSION: u8 = 1;
 const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
+
+/// The longest transcript signature a party may send: 1024 bytes, an RSA-8192 signature (the
+/// largest RSA key the ring provider accepts; ECDSA and Ed25519 signatures are far shorter).
+pub const MAX_SIGNATURE_BYTES: usize = 1024;
+
+/// The largest [`Kind::Signature`] frame: the header, then three length-prefixed byte strings
+/// (the 32-byte fingerprint, the 2-byte scheme and the signature).
+pub const SIGNATURE_FRAME_BYTES: usize = HEADER + (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES);
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +42,9 @@ pub enum Kind {
     Abort = 3,
     /// "The generation stops": the sender aborts, naming the parties it holds responsible.
     Fatal = 4,
+    /// After a successful generation: the sender's signature of the transcript fingerprint
+    /// with its party key (docs/FORMATS.md section 16.6).
+    Signature = 5,
 }
 
 impl Kind {
@@ -38,6 +54,7 @@ impl Kind {
             2 => Some(Kind::Data),
             3 => Some(Kind::Abort),
             4 => Some(Kind::Fatal),
+            5 => Some(Kind::Signature),
             _ => None,
         }
     }
