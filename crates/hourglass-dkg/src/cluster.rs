@@ -44,12 +44,12 @@ use std::sync::Arc;
 use rustls::crypto::ring::sign::any_supported_type;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::server::ParsedCertificate;
 use rustls::sign::{CertifiedKey, SigningKey};
 use serde::Deserialize;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::params::Settings;
+use crate::transcript::TranscriptSigner;
 use crate::{
     CertStep, CertificateProblem, ConfigError, ConfigProblem, Error, IoOp, PartyId, Result,
     TlsError,
@@ -260,6 +260,17 @@ impl ClusterConfig {
         ids
     }
 
+    /// This party's signer of transcripts: its TLS key, and every party's pinned certificate
+    /// (the round that ends a generation signs and checks the transcript with them).
+    pub fn transcript_signer(&self) -> Result<TranscriptSigner> {
+        let certificates = self
+            .parties
+            .iter()
+            .map(|p| (p.id, p.certificate.clone()))
+            .collect();
+        TranscriptSigner::from_signing_key(self.own_id, self.signing_key()?, certificates)
+    }
+
     /// This party's TLS signing key (for the TLS transport).
     pub(crate) fn signing_key(&self) -> Result<Arc<dyn SigningKey>> {
         signing_key_from(&self.key_der).map_err(|e| {
@@ -285,20 +296,14 @@ fn key_matches(key: &Arc<dyn SigningKey>, certificate: &[u8]) -> bool {
     certified.keys_match().is_ok()
 }
 
-/// The single certificate of a PEM file, checked to be a parsable X.509 certificate.
+/// The single certificate of a PEM file (of at most 1 MiB), checked to be a parsable X.509
+/// certificate.
 fn read_certificate(path: &Path) -> std::result::Result<Vec<u8>, CertificateProblem> {
-    let pem = std::fs::read(path).map_err(CertificateProblem::Read)?;
-    let mut certs = Vec::new();
-    for cert in CertificateDer::pem_slice_iter(&pem) {
-        certs.push(cert.map_err(CertificateProblem::Pem)?);
+    let mut certs = crate::transcript::read_pem_certificates(path)?;
+    match certs.len() {
+        1 => Ok(certs.remove(0)),
+        count => Err(CertificateProblem::Several { count }),
     }
-    let cert = match certs.len() {
-        0 => return Err(CertificateProblem::NoCertificate),
-        1 => certs.remove(0),
-        count => return Err(CertificateProblem::Several { count }),
-    };
-    ParsedCertificate::try_from(&cert).map_err(CertificateProblem::NotX509)?;
-    Ok(cert.to_vec())
 }
 
 /// `ip:port`, `[ipv6]:port` or `host:port` with a nonzero port.

@@ -90,6 +90,27 @@ pub enum Error {
     /// The joint signature did not verify.
     #[error("the combined signature does not verify: {0}")]
     Signature(#[from] SignatureError),
+    /// A member's signature of the transcript, in the round that ends a generation, is wrong:
+    /// the generation stops and nothing is written (every member must sign the same transcript).
+    #[error("party {party}'s signature of the transcript {fault}: the generation stops and no transcript is written")]
+    TranscriptSignature {
+        /// The member whose signature is wrong.
+        party: PartyId,
+        /// What is wrong with it.
+        fault: SignatureFault,
+    },
+    /// A transcript does not show that its committee generated the modulus.
+    #[error("the transcript is not the committee's: {0}")]
+    Untrusted(#[from] TrustError),
+    /// Pinned certificates that cannot be read.
+    #[error("certificates {}: {problem}", path.display())]
+    Certificates {
+        /// The file or directory.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        problem: CertificateProblem,
+    },
     /// An I/O error.
     #[error("{op}: {source}")]
     Io {
@@ -203,6 +224,9 @@ pub enum Failure {
     /// It failed while signing, which needs every member.
     #[error("{0} (signing needs every member)")]
     WhileSigning(Box<Failure>),
+    /// It failed in the round of transcript signatures, which needs every member's.
+    #[error("{0} (the transcript needs every member's signature)")]
+    WhileSigningTranscript(Box<Failure>),
 }
 
 /// How a link to a party was lost.
@@ -456,6 +480,22 @@ pub enum ConfigError {
         /// This party.
         me: PartyId,
     },
+    /// A party with no certificate among those given (every member of a generation needs
+    /// one: it signs the transcript with the key behind it).
+    #[error("party {party} has no certificate among the cluster's")]
+    NoCertificate {
+        /// The party.
+        party: PartyId,
+    },
+    /// A private key that is not the one of the party's certificate.
+    #[error("the private key does not belong to party {party}'s certificate")]
+    KeyNotCertified {
+        /// The party.
+        party: PartyId,
+    },
+    /// A private key the TLS library cannot use.
+    #[error("unusable private key: {0}")]
+    UnusableKey(#[source] rustls::Error),
     /// A party with other generation settings.
     #[error("party {party} runs with different generation settings (bits, batch, sieve bound, rounds, minimum or timeout); every party needs the same [generation] table")]
     SettingsMismatch {
@@ -623,6 +663,26 @@ pub enum CertificateProblem {
     /// Not an X.509 certificate.
     #[error("not an X.509 certificate: {0}")]
     NotX509(#[source] rustls::Error),
+    /// A file larger than any certificate file should be (refused before it is read).
+    #[error("{len} bytes, more than the {max} a certificate file may have")]
+    TooLarge {
+        /// The file's size.
+        len: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A directory without `*.pem` or `*.crt` files.
+    #[error("no *.pem or *.crt file in the directory")]
+    EmptyDirectory,
+    /// A file in a directory of certificates that cannot be used.
+    #[error("{}: {problem}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        problem: Box<CertificateProblem>,
+    },
 }
 
 /// A step of making a cluster's TLS identities.
@@ -665,6 +725,14 @@ pub enum TlsError {
     /// The network thread stopped during setup.
     #[error("the network thread stopped during setup")]
     ThreadStopped,
+    /// A party key that can sign with none of the TLS 1.3 signature schemes.
+    #[error(
+        "the party key signs with none of the TLS 1.3 signature schemes (ECDSA, Ed25519, RSA-PSS)"
+    )]
+    NoSigningScheme,
+    /// Signing the transcript with the party key failed.
+    #[error("signing the transcript: {0}")]
+    Sign(#[source] rustls::Error),
 }
 
 /// Invalid parameters.
@@ -861,7 +929,7 @@ pub enum ShareError {
     Transcript(#[source] TranscriptProblem),
 }
 
-/// Why a committee transcript is not usable.
+/// Why a committee transcript file is not usable.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TranscriptProblem {
@@ -870,22 +938,183 @@ pub enum TranscriptProblem {
     Json(#[source] serde_json::Error),
     /// Another format.
     #[error(
-        "format {found:?}, expected {:?}",
-        crate::transcript::TRANSCRIPT_FORMAT
+        "format {found:?}, expected {:?} (or {:?}, read but not trusted)",
+        crate::transcript::TRANSCRIPT_FORMAT,
+        crate::transcript::TRANSCRIPT_FORMAT_V1
     )]
     Format {
         /// The format in the file.
         found: String,
     },
-    /// A session that is not 32 hex digits.
-    #[error("session must be 32 hex digits")]
-    Session,
-    /// A modulus that is not hexadecimal.
-    #[error("n must be hexadecimal")]
-    NotHex,
+    /// A hexadecimal field that is not in canonical form (lowercase, no leading zeros, the
+    /// right length).
+    #[error("{field} is not canonical lowercase hex{}", .expected.map(|n| format!(" of {n} digits")).unwrap_or_default())]
+    Hex {
+        /// The field.
+        field: TranscriptField,
+        /// The number of digits the field must have, for fixed-size fields.
+        expected: Option<usize>,
+    },
+    /// A modulus of zero.
+    #[error("n must be positive")]
+    NonPositiveModulus,
+    /// A member list that is not at least 3 sorted distinct nonzero ids (v2).
+    #[error("members must be at least 3 sorted distinct nonzero ids")]
+    Members,
+    /// Not one certificate hash per member (v2).
+    #[error("{certificates} certificate hashes for {members} members")]
+    CertificateCount {
+        /// Members listed.
+        members: usize,
+        /// Certificate hashes listed.
+        certificates: usize,
+    },
+    /// Two members with the same certificate (v2).
+    #[error("members {first} and {second} have the same certificate")]
+    SameCertificate {
+        /// The first member.
+        first: PartyId,
+        /// The second.
+        second: PartyId,
+    },
+    /// A threshold the members cannot carry (v2): `1 <= t` and `2t + 1 <= members`.
+    #[error("threshold {threshold} with {members} members (a generation needs 1 <= t and 2t + 1 members)")]
+    Threshold {
+        /// The threshold.
+        threshold: u64,
+        /// Members listed.
+        members: usize,
+    },
+    /// A signature by a party that is not a member, a second one by a member, or signatures
+    /// not in the order of the members (v2).
+    #[error("signature by party {member}: not a member, repeated, or out of member order")]
+    SignatureMember {
+        /// The party the signature names.
+        member: PartyId,
+    },
+    /// A signature scheme this version does not know (v2).
+    #[error("member {member}: unknown signature scheme {scheme:?}")]
+    Scheme {
+        /// The member.
+        member: PartyId,
+        /// The scheme in the file.
+        scheme: String,
+    },
+    /// A signature that is empty or longer than any supported key makes (v2).
+    #[error("member {member}: a signature of {len} bytes (1 to {max} allowed)")]
+    SignatureLength {
+        /// The member.
+        member: PartyId,
+        /// Its length.
+        len: usize,
+        /// The longest allowed.
+        max: usize,
+    },
     /// A fingerprint that is not the fields'.
     #[error("the fingerprint does not match the fields (the file was modified)")]
     Fingerprint,
+}
+
+/// A hexadecimal field of a transcript file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TranscriptField {
+    /// The session id.
+    Session,
+    /// The modulus.
+    N,
+    /// The fingerprint.
+    Fingerprint,
+    /// A member's certificate hash.
+    CertificateSha256 {
+        /// The member.
+        member: PartyId,
+    },
+    /// A member's signature.
+    Signature {
+        /// The member.
+        member: PartyId,
+    },
+}
+
+impl std::fmt::Display for TranscriptField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TranscriptField::Session => f.write_str("session"),
+            TranscriptField::N => f.write_str("n"),
+            TranscriptField::Fingerprint => f.write_str("fingerprint"),
+            TranscriptField::CertificateSha256 { member } => {
+                write!(f, "certificate_sha256 of member {member}")
+            }
+            TranscriptField::Signature { member } => write!(f, "signature of member {member}"),
+        }
+    }
+}
+
+/// Why a transcript does not show that its committee generated the modulus
+/// ([`crate::transcript::SignedTranscript::verify`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrustError {
+    /// A v1 transcript: it carries no signatures, so anyone could have written it.
+    #[error("a v1 transcript carries no signatures: anyone who knows a modulus's factors can write one, so it proves nothing (ask the committee for the v2 transcript.json that `hourglass dkg` now writes)")]
+    Unsigned,
+    /// Members whose certificate is not among the pinned ones.
+    #[error("no pinned certificate for members {members:?} (the transcript names certificates that are not among those trusted)")]
+    NotPinned {
+        /// The members.
+        members: Vec<PartyId>,
+    },
+    /// Members that did not sign.
+    #[error("members {members:?} did not sign the transcript")]
+    MissingSignatures {
+        /// The members.
+        members: Vec<PartyId>,
+    },
+    /// A member's signature that does not verify.
+    #[error("member {member}'s signature {fault}")]
+    BadSignature {
+        /// The member.
+        member: PartyId,
+        /// What is wrong.
+        fault: SignatureFault,
+    },
+}
+
+/// What is wrong with a member's signature of a transcript.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureFault {
+    /// It does not verify under the member's certificate (another key, another transcript,
+    /// another session, or damage).
+    #[error("does not verify under the member's certificate")]
+    Invalid,
+    /// The member signed a transcript with another fingerprint (another modulus, session or
+    /// member list than this party's).
+    #[error("is of another transcript (fingerprint {signed}, this party's is {ours})")]
+    OtherTranscript {
+        /// The fingerprint it signed, in hex.
+        signed: String,
+        /// This party's, in hex.
+        ours: String,
+    },
+    /// A scheme this build cannot verify, or not a TLS 1.3 scheme.
+    #[error("uses signature scheme {scheme}, which cannot be verified here")]
+    UnsupportedScheme {
+        /// The scheme (its TLS name, or its number).
+        scheme: String,
+    },
+    /// Longer than any supported key makes.
+    #[error("is {len} bytes long (at most {max})")]
+    TooLong {
+        /// Its length.
+        len: usize,
+        /// The longest allowed.
+        max: usize,
+    },
+    /// The member's certificate cannot be parsed for verification.
+    #[error("cannot be checked: the member's certificate is unusable ({0})")]
+    Certificate(String),
 }
 
 /// Why a combined signature does not verify.

@@ -32,8 +32,8 @@ pub mod wire;
 
 pub use error::{
     CertStep, CertificateProblem, ConfigError, ConfigProblem, Error, Failure, IoOp, LinkLoss,
-    LinkRejection, MessageProblem, ParamError, ShareError, ShareField, SignatureError, TlsError,
-    TranscriptProblem, WireError,
+    LinkRejection, MessageProblem, ParamError, ShareError, ShareField, SignatureError,
+    SignatureFault, TlsError, TranscriptField, TranscriptProblem, TrustError, WireError,
 };
 pub use hourglass_arith::Integer;
 pub use transport::PartyId;
