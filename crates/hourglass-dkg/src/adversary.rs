@@ -14,6 +14,9 @@
 //!   power of its share of `d` in the final test. The shares then do not combine to a working
 //!   key, so the generation stops and no key comes out. (Naming the culprit here would need
 //!   verifiable shares, such as Shoup's verification keys, which this protocol does not have.)
+//! - [`Deviation::WrongSignature`]: follows the protocol but damages its signature of the
+//!   transcript. Every other member finds that it does not verify under its certificate and
+//!   stops naming it; no transcript (and no share) is written.
 
 use std::time::Instant;
 
@@ -34,15 +37,18 @@ pub enum Deviation {
     Silent,
     /// Sends a wrong, well-formed value for its share of `d` in the final test.
     WrongShare,
+    /// Sends a damaged signature of the transcript (its last byte changed).
+    WrongSignature,
 }
 
 impl Deviation {
     /// Every behaviour, with its name on the command line.
-    pub const ALL: [(Deviation, &'static str); 4] = [
+    pub const ALL: [(Deviation, &'static str); 5] = [
         (Deviation::FalseAbort, "false-abort"),
         (Deviation::Garbage, "garbage"),
         (Deviation::Silent, "silent"),
         (Deviation::WrongShare, "wrong-share"),
+        (Deviation::WrongSignature, "wrong-signature"),
     ];
 
     /// Parses a command-line name.
@@ -149,6 +155,14 @@ impl<T: Transport> Transport for Deviant<T> {
                 let mut wrong = frame;
                 // The payload is one length-prefixed value: change its last byte, keeping it
                 // well formed and (almost surely) in range.
+                if let Some(last) = wrong.payload.last_mut() {
+                    *last ^= 1;
+                }
+                self.inner.send(to, wrong.encode())
+            }
+            Deviation::WrongSignature if frame.kind == Kind::Signature => {
+                let mut wrong = frame;
+                // The signature is the payload's last value: change its last byte.
                 if let Some(last) = wrong.payload.last_mut() {
                     *last ^= 1;
                 }

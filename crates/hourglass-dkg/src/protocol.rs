@@ -22,6 +22,13 @@
 //!    (`0..k-1`) found by trial on a test message and added to the lead's share.
 //!
 //! Every `N` is built from fresh `p` and `q` candidates, so no two revealed moduli share one.
+//!
+//! 6. **Transcript signatures** ([`generate_signed`], 1 round): every member signs the
+//!    version 2 transcript of the generation ([`crate::transcript`]: cluster, session,
+//!    threshold, members with their certificate hashes, `N`, `e`) with its party key and
+//!    broadcasts the signature in a [`crate::wire::Kind::Signature`] frame; every member checks
+//!    each other member's signature under that member's pinned certificate, and stops naming
+//!    the member whose signature is missing, of another transcript, or does not verify.
 
 use std::time::{Duration, Instant};
 
@@ -39,9 +46,15 @@ use crate::params::Settings;
 use crate::rng::Drbg;
 use crate::session::{Halt, RoundResult, Session};
 use crate::sieve::Sieve;
+use crate::transcript::{
+    verify_signature, SignedTranscript, SigningScheme, TranscriptSignature, TranscriptSigner,
+};
 use crate::transport::{PartyId, Transport};
-use crate::wire::{Reader, Writer};
-use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
+use crate::wire::{Reader, Writer, MAX_SIGNATURE_BYTES};
+use crate::{
+    ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError,
+    SignatureFault, WireError,
+};
 
 /// The public exponent of generated keys.
 pub const PUBLIC_EXPONENT: u32 = 65537;
@@ -100,6 +113,16 @@ impl Generated {
     }
 }
 
+/// A generation whose transcript every member signed ([`generate_signed`]).
+#[derive(Debug)]
+pub struct SignedGeneration {
+    /// This party's share, with the statistics.
+    pub generated: Generated,
+    /// The version 2 transcript with every member's signature, each checked under the member's
+    /// certificate: the same at every member (what `transcript.json` holds).
+    pub transcript: SignedTranscript,
+}
+
 /// Progress messages during a generation (never containing secrets).
 #[derive(Debug, Clone)]
 pub enum Progress {
@@ -144,7 +167,9 @@ pub fn settings_digest(settings: &Settings, cluster: &str) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// Runs the generation as this party (`transport.me()`) among `members`.
+/// Runs the generation as this party (`transport.me()`) among `members`, without the round
+/// of transcript signatures (for benchmarks and tests of the key generation itself; a
+/// committee that publishes its modulus runs [`generate_signed`]).
 ///
 /// Failed parties are removed and the generation restarts without them, down to
 /// `max(settings.min_parties, 2t + 1)` where `t` is the threshold fixed for the whole cluster
@@ -162,6 +187,50 @@ pub fn generate(
     )
 }
 
+/// [`generate`], then the round that ends a published generation: every member signs the
+/// version 2 transcript with its party key (`signer`, whose certificates must include every
+/// party's) and checks every other member's signature under its certificate in `signer`.
+///
+/// A member whose signature is missing (it fails or stops answering: the key cannot be
+/// published without it), is of another transcript (another fingerprint: another modulus,
+/// session or member list, or a signature replayed from another session) or does not verify
+/// stops the generation with an error naming it ([`Error::TranscriptSignature`],
+/// [`Error::PartyFailed`]), announced to the other members; no share and no transcript come
+/// out.
+pub fn generate_signed(
+    transport: &mut dyn Transport,
+    members: &[PartyId],
+    settings: &Settings,
+    cluster: &str,
+    signer: &TranscriptSigner,
+    entropy: &mut dyn EntropySource,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<SignedGeneration> {
+    if signer.me() != transport.me() {
+        return Err(ConfigError::KeyNotCertified {
+            party: transport.me(),
+        }
+        .into());
+    }
+    let (generated, transcript) = run_generation(
+        transport,
+        members,
+        settings,
+        cluster,
+        entropy,
+        progress,
+        None,
+        Some(signer),
+    )?;
+    let transcript = transcript.ok_or(ConfigError::NoCertificate {
+        party: transport.me(),
+    })?;
+    Ok(SignedGeneration {
+        generated,
+        transcript,
+    })
+}
+
 /// [`generate`], stopping with [`Error::Stopped`] after `max_batches` batches of an epoch if
 /// no key was found (every party must pass the same limit): benchmarks measure the time per
 /// iteration this way without waiting for a success.
@@ -174,6 +243,32 @@ pub fn generate_limited(
     progress: &mut dyn FnMut(&Progress),
     max_batches: Option<u64>,
 ) -> Result<Generated> {
+    run_generation(
+        transport,
+        members,
+        settings,
+        cluster,
+        entropy,
+        progress,
+        max_batches,
+        None,
+    )
+    .map(|(generated, _)| generated)
+}
+
+/// The generation, and with a `signer` the round of transcript signatures in the same session
+/// (so that a signature frame that arrives while this party finishes the last round is kept).
+#[allow(clippy::too_many_arguments)]
+fn run_generation(
+    transport: &mut dyn Transport,
+    members: &[PartyId],
+    settings: &Settings,
+    cluster: &str,
+    entropy: &mut dyn EntropySource,
+    progress: &mut dyn FnMut(&Progress),
+    max_batches: Option<u64>,
+    signer: Option<&TranscriptSigner>,
+) -> Result<(Generated, Option<SignedTranscript>)> {
     settings.validate()?;
     if !members.contains(&transport.me()) {
         return Err(ConfigError::NotMember {
@@ -236,11 +331,18 @@ pub fn generate_limited(
                     public,
                     d_share,
                 );
-                return Ok(Generated {
+                let transcript = match signer {
+                    Some(signer) => Some(sign_transcript(&mut session, &share, threshold, signer)?),
+                    None => None,
+                };
+                report.elapsed = start.elapsed();
+                report.bytes_sent = session.bytes_sent();
+                let generated = Generated {
                     share,
                     report,
                     prime_shares,
-                });
+                };
+                return Ok((generated, transcript));
             }
             Err(Halt::Fatal(Error::Stopped(_))) => return Err(Error::Stopped(Box::new(report))),
             Err(Halt::Fatal(e)) => {
@@ -277,6 +379,110 @@ pub fn generate_limited(
             }
         }
     }
+}
+
+/// The round of transcript signatures; a failure is announced to the other members, naming
+/// the member at fault where there is one.
+fn sign_transcript(
+    session: &mut Session<'_>,
+    share: &KeyShare,
+    threshold: usize,
+    signer: &TranscriptSigner,
+) -> Result<SignedTranscript> {
+    let outcome = exchange_transcript_signatures(session, share, threshold, signer);
+    if let Err(e) = &outcome {
+        match e {
+            Error::TranscriptSignature { party, .. }
+            | Error::BadMessage { sender: party, .. }
+            | Error::PartyFailed { party, .. } => session.announce_fatal(&[*party], &e.to_string()),
+            Error::Reported { .. } => {}
+            _ => session.announce_fatal(&[], &e.to_string()),
+        }
+    }
+    outcome
+}
+
+/// Signs the transcript of `share`, sends the signature to every other member and checks
+/// theirs. The payload is the fingerprint signed, the scheme (`u16be`) and the signature, each
+/// length-prefixed.
+fn exchange_transcript_signatures(
+    session: &mut Session<'_>,
+    share: &KeyShare,
+    threshold: usize,
+    signer: &TranscriptSigner,
+) -> Result<SignedTranscript> {
+    let transcript = signer.transcript(share, threshold)?;
+    let fingerprint = transcript.fingerprint();
+    let message = transcript.signed_message();
+    let mine = signer.sign(&transcript)?;
+    let certificate_of = |party: PartyId| {
+        signer
+            .certificates()
+            .get(&party)
+            .ok_or(ConfigError::NoCertificate { party })
+    };
+    // A key that does not match the certificate the others pin is found here, not by them.
+    verify_signature(certificate_of(mine.member)?, &message, &mine).map_err(|fault| {
+        Error::TranscriptSignature {
+            party: mine.member,
+            fault,
+        }
+    })?;
+    let mut w = Writer::new();
+    w.bytes(&fingerprint)
+        .bytes(&mine.scheme.code().to_be_bytes())
+        .bytes(&mine.signature);
+    let replies = session
+        .exchange_signatures(w.finish())
+        .map_err(|halt| match halt {
+            Halt::Fatal(e) => e,
+            Halt::Failed(parties, reason) => Error::PartyFailed {
+                party: parties.first().copied().unwrap_or(0),
+                reason: Failure::WhileSigningTranscript(Box::new(reason)),
+            },
+        })?;
+    let mut signatures = vec![mine];
+    for (&from, payload) in &replies {
+        let malformed = |e: WireError| Error::BadMessage {
+            sender: from,
+            reason: e.into(),
+        };
+        let fault = |fault: SignatureFault| Error::TranscriptSignature { party: from, fault };
+        let mut r = Reader::new(payload);
+        let signed = r.bytes().map_err(malformed)?;
+        let code = r.bytes().map_err(malformed)?;
+        let signature = r.bytes().map_err(malformed)?;
+        r.end().map_err(malformed)?;
+        if signed != fingerprint {
+            return Err(fault(SignatureFault::OtherTranscript {
+                signed: hex::encode(signed),
+                ours: hex::encode(fingerprint),
+            }));
+        }
+        let scheme = <[u8; 2]>::try_from(code)
+            .ok()
+            .and_then(|c| SigningScheme::from_code(u16::from_be_bytes(c)))
+            .ok_or_else(|| {
+                fault(SignatureFault::UnsupportedScheme {
+                    scheme: format!("0x{}", hex::encode(code)),
+                })
+            })?;
+        if signature.len() > MAX_SIGNATURE_BYTES {
+            return Err(fault(SignatureFault::TooLong {
+                len: signature.len(),
+                max: MAX_SIGNATURE_BYTES,
+            }));
+        }
+        let theirs = TranscriptSignature {
+            member: from,
+            scheme,
+            signature: signature.to_vec(),
+        };
+        verify_signature(certificate_of(from)?, &message, &theirs).map_err(fault)?;
+        signatures.push(theirs);
+    }
+    signatures.sort_by_key(|s| s.member);
+    SignedTranscript::new(transcript, signatures)
 }
 
 /// Who holds an additively shared value in the sieving tree.

@@ -102,6 +102,54 @@ fn three_parties_exchange_authenticated_frames() {
     }
 }
 
+/// Every party of a real cluster (TLS, keys and certificates from `init_cluster`) ends the
+/// generation with the same signed transcript, which a verifier holding the cluster's `certs/`
+/// accepts.
+#[test]
+fn a_signed_generation_over_tls_verifies_against_the_clusters_certificates() {
+    use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_dkg::protocol::generate_signed;
+    use hourglass_dkg::transcript::{read_certificates, SignedTranscript};
+
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let mesh = connect_all(&configs, &[options(Duration::from_secs(20)); 3]);
+    let handles: Vec<_> = mesh
+        .into_iter()
+        .zip(configs)
+        .map(|(mut transport, path)| {
+            thread::spawn(move || {
+                let config = ClusterConfig::load(&path).unwrap();
+                let signer = config.transcript_signer().unwrap();
+                let mut entropy = SeededEntropy::new(&[21, transport.me() as u8]);
+                generate_signed(
+                    &mut transport,
+                    &config.ids(),
+                    &config.generation,
+                    &config.name,
+                    &signer,
+                    &mut entropy,
+                    &mut |_| {},
+                )
+                .unwrap()
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let text = results[0].transcript.to_json();
+    assert!(results.iter().all(|r| r.transcript.to_json() == text));
+    let certificates = read_certificates(&dir.path().join("certs")).unwrap();
+    assert_eq!(certificates.len(), 3);
+    let committee = SignedTranscript::from_json(&text)
+        .unwrap()
+        .verify(&certificates)
+        .unwrap();
+    assert_eq!(committee.members, vec![1, 2, 3]);
+    assert_eq!(committee.threshold, 1);
+    assert_eq!(committee.cluster, "test-cluster");
+    assert_eq!(&committee.n, results[0].generated.share.public.n());
+}
+
 #[test]
 fn connect_refuses_an_id_that_does_not_match_the_key() {
     let dir = tempfile::tempdir().unwrap();

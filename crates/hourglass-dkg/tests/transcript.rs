@@ -2,6 +2,8 @@
 //! the members' certificates accepts. Every test here can fail: each refusal is checked to be
 //! the specific one, naming the member or field at fault.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -14,76 +16,9 @@ use hourglass_dkg::{
     CertificateProblem, Error, Integer, PartyId, ShareError, SignatureFault, TranscriptField,
     TranscriptProblem, TrustError,
 };
-use rustls::pki_types::PrivateKeyDer;
 use serde_json::Value;
 
-/// The kinds of party keys rustls's ring provider signs with.
-#[derive(Debug, Clone, Copy)]
-enum KeyKind {
-    P256,
-    P384,
-    Ed25519,
-    /// The RSA-2048 key of `tests/vectors/rsa-2048-party.key.pem` (ring cannot generate RSA).
-    Rsa,
-}
-
-/// A party's key and self-signed certificate, as `init_cluster` makes them (any kind).
-struct Identity {
-    key: PrivateKeyDer<'static>,
-    certificate: Vec<u8>,
-    pem: String,
-}
-
-fn identity(kind: KeyKind, name: &str) -> Identity {
-    let key = match kind {
-        KeyKind::P256 => rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256),
-        KeyKind::P384 => rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P384_SHA384),
-        KeyKind::Ed25519 => rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519),
-        KeyKind::Rsa => rcgen::KeyPair::from_pem_and_sign_algo(
-            include_str!("vectors/rsa-2048-party.key.pem"),
-            &rcgen::PKCS_RSA_SHA256,
-        ),
-    }
-    .unwrap();
-    let params = rcgen::CertificateParams::new(vec![format!("{name}.hourglass.invalid")]).unwrap();
-    let cert = params.self_signed(&key).unwrap();
-    Identity {
-        key: PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-        certificate: cert.der().to_vec(),
-        pem: cert.pem(),
-    }
-}
-
-/// A committee of members 1, 2, ... with keys of these kinds: each member's signer, and the
-/// certificates (by member, in order).
-struct Members {
-    signers: Vec<TranscriptSigner>,
-    certificates: Vec<Vec<u8>>,
-    pems: Vec<String>,
-}
-
-fn members(kinds: &[KeyKind], tag: &str) -> Members {
-    let identities: Vec<Identity> = kinds
-        .iter()
-        .enumerate()
-        .map(|(i, &k)| identity(k, &format!("{tag}-party-{}", i + 1)))
-        .collect();
-    let by_id: BTreeMap<PartyId, Vec<u8>> = identities
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (i as PartyId + 1, id.certificate.clone()))
-        .collect();
-    let signers = identities
-        .iter()
-        .enumerate()
-        .map(|(i, id)| TranscriptSigner::new(i as PartyId + 1, &id.key, by_id.clone()).unwrap())
-        .collect();
-    Members {
-        signers,
-        pems: identities.iter().map(|i| i.pem.clone()).collect(),
-        certificates: identities.into_iter().map(|i| i.certificate).collect(),
-    }
-}
+use common::{identity, members, KeyKind};
 
 /// A modulus whose factors the caller knows.
 fn modulus(seed: u32) -> Integer {
@@ -124,6 +59,9 @@ fn refused(result: hourglass_dkg::Result<SignedTranscript>) -> TranscriptProblem
         other => panic!("expected a refused transcript file, got {other:?}"),
     }
 }
+
+/// A change to a transcript file's JSON.
+type Edit = Box<dyn Fn(&mut Value)>;
 
 fn edit(text: &str, change: impl FnOnce(&mut Value)) -> String {
     let mut v: Value = serde_json::from_str(text).unwrap();
@@ -176,7 +114,7 @@ fn every_field_edit_breaks_the_fingerprint() {
     assert_eq!(t.committee.as_ref().unwrap().threshold, 2);
     let text = sign_all(&t, &m.signers).to_json();
     let other_hash = hex::encode([0x11; 32]);
-    let edits: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    let edits: Vec<(&str, Edit)> = vec![
         ("cluster", Box::new(|v| v["cluster"] = "conf-2028".into())),
         (
             "session",
@@ -437,7 +375,7 @@ fn non_canonical_hex_is_refused_naming_the_field() {
     let t = transcript_for(&m.certificates, modulus(21));
     let text = sign_all(&t, &m.signers).to_json();
     let upper = |v: &Value| v.as_str().unwrap().to_ascii_uppercase();
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, TranscriptField)> = vec![
+    let cases: Vec<(Edit, TranscriptField)> = vec![
         (
             Box::new(move |v| v["n"] = upper(&v["n"]).into()),
             TranscriptField::N,
@@ -501,7 +439,7 @@ fn malformed_committees_and_signature_lists_are_refused() {
     let t = transcript_for(&m.certificates, modulus(23));
     let text = sign_all(&t, &m.signers).to_json();
     let first_cert = serde_json::json!(hex::encode(certificate_sha256(&m.certificates[0])));
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|v| v["members"] = serde_json::json!([2, 1, 3])),
             "Members",
@@ -659,7 +597,7 @@ fn certificates_are_read_from_a_pem_file_or_a_directory() {
     let certs = &m.pems;
 
     // One file with all three.
-    write_pem(&d.join("all.pem"), &certs);
+    write_pem(&d.join("all.pem"), certs);
     assert_eq!(
         read_certificates(&d.join("all.pem")).unwrap(),
         m.certificates
