@@ -11,6 +11,9 @@
 //!   the damaged TOML, the certificates of the files it names, and its own id is the party
 //!   whose certificate belongs to the key file it names.
 //!
+//! - A transcript (v1, or v2 signed by every member) that parses has the original's fields,
+//!   round-trips exactly, and (v2) verifies only with the original's signatures.
+//!
 //! The fuzz targets `dkg_frame`, `dkg_share` and `dkg_cluster` (in `fuzz/`) explore the same
 //! parsers without a seed; a crash they find becomes a case here.
 
@@ -526,5 +529,92 @@ fn damaged_transcripts_never_panic_and_never_pass_an_edit() {
     assert!(
         parsed.get() > 0,
         "no damaged transcript parsed: the test cannot see a pass"
+    );
+}
+
+/// Damaged signed (v2) transcripts never panic the parser; one that still parses has the
+/// original's fields (the fingerprint covers them), round-trips exactly, and verifies against
+/// the members' certificates only if its signatures are the original's (signatures are not
+/// fingerprinted, so damage to them parses, and must then fail verification).
+#[test]
+fn damaged_signed_transcripts_never_panic_and_never_verify_an_edit() {
+    use hourglass_dkg::transcript::{SignedTranscript, TranscriptSigner};
+    use rustls::pki_types::PrivateKeyDer;
+    use std::collections::BTreeMap;
+
+    let share = KeyShare::from_json(&valid_shares()[0]).unwrap();
+    let identities: Vec<(PrivateKeyDer<'static>, Vec<u8>)> = share
+        .members
+        .iter()
+        .map(|m| {
+            let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+            let cert = rcgen::CertificateParams::new(vec![format!("p{m}.hourglass.invalid")])
+                .unwrap()
+                .self_signed(&key)
+                .unwrap();
+            (
+                PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+                cert.der().to_vec(),
+            )
+        })
+        .collect();
+    let certificates: BTreeMap<u32, Vec<u8>> = share
+        .members
+        .iter()
+        .copied()
+        .zip(identities.iter().map(|(_, c)| c.clone()))
+        .collect();
+    let pinned: Vec<Vec<u8>> = certificates.values().cloned().collect();
+    let signers: Vec<TranscriptSigner> = share
+        .members
+        .iter()
+        .zip(&identities)
+        .map(|(&m, (key, _))| TranscriptSigner::new(m, key, certificates.clone()).unwrap())
+        .collect();
+    let transcript = signers[0].transcript(&share, 1).unwrap();
+    let signatures = signers
+        .iter()
+        .map(|s| s.sign(&transcript).unwrap())
+        .collect();
+    let original = SignedTranscript::new(transcript, signatures).unwrap();
+    original.verify(&pinned).unwrap();
+    let text = original.to_json();
+    let parsed = Cell::new(0usize);
+    let resigned = Cell::new(0usize);
+    runner(3000, 17)
+        .run(&mutations(), |muts| {
+            let data = damage(text.clone().into_bytes(), &muts);
+            let Ok(s) = std::str::from_utf8(&data) else {
+                return Ok(());
+            };
+            let Ok(t) = SignedTranscript::from_json(s) else {
+                return Ok(());
+            };
+            parsed.set(parsed.get() + 1);
+            prop_assert_eq!(
+                t.transcript(),
+                original.transcript(),
+                "an edited transcript passed its fingerprint"
+            );
+            prop_assert_eq!(
+                SignedTranscript::from_json(&t.to_json()).unwrap(),
+                t.clone()
+            );
+            if t.signatures() == original.signatures() {
+                prop_assert!(t.verify(&pinned).is_ok());
+            } else {
+                resigned.set(resigned.get() + 1);
+                prop_assert!(t.verify(&pinned).is_err(), "damaged signatures verified");
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(
+        parsed.get() > 0,
+        "no damaged transcript parsed: the test cannot see a pass"
+    );
+    assert!(
+        resigned.get() > 0,
+        "no damaged signature parsed: the test cannot see a forged signature refused"
     );
 }
