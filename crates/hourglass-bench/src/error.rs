@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use hourglass_arith::mont::Kernel;
-use hourglass_timelock::submission::SetKind;
+use hourglass_timelock::SetKind;
 
 /// Errors of the benchmarks.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +69,9 @@ pub enum Error {
     /// Writing to standard output failed.
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
+    /// The benchmark's document could not be digested.
+    #[error("digesting the document: {0}")]
+    Io(#[source] std::io::Error),
     /// A temporary directory for the benchmark's files could not be made.
     #[error("temporary directory: {0}")]
     TempDir(#[source] std::io::Error),

@@ -173,11 +173,14 @@ pub fn is_foreign_checkpoint(e: &hourglass_arith::Error) -> bool {
 
 impl From<hourglass_timelock::Error> for CliError {
     fn from(e: hourglass_timelock::Error) -> Self {
-        use hourglass_timelock::{Error, ParamError};
-        let hint = match e {
+        use hourglass_timelock::{Error, ParamError, TrustError};
+        let e = match e {
             Error::Arith(inner) => return inner.into(),
             Error::Rsa(inner) => return inner.into(),
             Error::Vdf(inner) => return inner.into(),
+            other => other,
+        };
+        let hint = match &e {
             Error::InvalidParameters(ParamError::Recipient(_)) => Some(
                 "an hourglass recipient is the age1hourglass1... string `hourglass timelock recipient` prints",
             ),
@@ -186,6 +189,18 @@ impl From<hourglass_timelock::Error> for CliError {
             ),
             Error::UnverifiedProof { .. } => Some(
                 "a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again",
+            ),
+            // The set's claim is refuted by what the verifier pinned: a negative verdict.
+            Error::Trust(t) if t.is_refutation() => {
+                return CliError::invalid(format!("the set's origin does not verify: {t}")).hint(
+                    "the set, or the transcript it names, is not the committee's: do not trust bundles on it",
+                );
+            }
+            Error::Trust(TrustError::UnpinnedCommittee { .. }) => Some(
+                "give the committee's transcript.json (--transcript) and the certificates of its members you trust (--committee-cert FILE, repeated, or a directory), from a source you trust, not from the set's issuer",
+            ),
+            Error::Trust(_) => Some(
+                "--transcript and --committee-cert pin a committee; a set on RSA-2048 or the institution's own modulus needs neither",
             ),
             _ => None,
         };

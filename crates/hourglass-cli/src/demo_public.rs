@@ -10,12 +10,14 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
+use hourglass_arith::entropy::OsEntropy;
 use hourglass_arith::squaring::measure_rate;
-use hourglass_dkg::transcript::PublicTranscript;
+use hourglass_dkg::transcript::{read_certificates, PublicTranscript};
+use hourglass_timelock::bundle::{Bundle, Link, SealOptions};
 use hourglass_timelock::public::{
-    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
+    seal_public, CommitteePins, ModulusOrigin, OriginPins, ProofScheme, PublicSet,
 };
-use hourglass_timelock::submission::{Bundle, Link, SealOptions};
+use hourglass_timelock::verdict::{unix_secs, Dating, Verdict, Verifier, VerifyOptions};
 use hourglass_timelock::PuzzleHash;
 
 use crate::cli_error::CliError;
@@ -134,8 +136,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     let finished_at = SystemTime::now();
     let expect = 21.0 * scale;
     println!("$ hourglass submit seal --set pub/set.json -i paper.txt --expect {expect}s --until {expect}s -o paper.bundle");
-    let digest = set.hash.digest(&paper);
-    let mut bundle = Bundle::new_public(set.hash, &digest);
+    let mut bundle = Bundle::new_public(set.hash, &set.hash.digest(&paper));
     let options = SealOptions {
         expect_secs: Some(expect),
         until_credited_secs: Some(expect),
@@ -185,24 +186,30 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     );
 
     step("A third party (a reviewer, a court): verify with public files only");
-    println!("   it holds pub/set.json, paper.bundle, paper.txt and committee/transcript.json: no key, no share");
-    println!("$ hourglass submit verify --public paper.bundle --document paper.txt --set pub/set.json --transcript committee/transcript.json");
+    println!(
+        "   it holds pub/set.json, paper.bundle, paper.txt, committee/transcript.json and the"
+    );
+    println!("   members' certificates it trusts (committee/certs/): no key, no share");
+    println!("$ hourglass submit verify --public paper.bundle --document paper.txt --set pub/set.json --transcript committee/transcript.json --committee-cert committee/certs");
     let received = SystemTime::now();
     let t = Instant::now();
     let reread = PublicSet::from_json(&set.to_json()).map_err(err)?;
-    let origin_ok = matches!(&reread.origin, ModulusOrigin::Dkg { transcript: fp, .. }
-        if *fp == transcript.fingerprint_hex())
-        && *reread.n() == transcript.n;
-    let verdict = verify_public(&reread, &bundle, &digest).map_err(err)?;
+    let pins = OriginPins {
+        committee: Some(CommitteePins {
+            transcript: transcript_text,
+            certificates: read_certificates(&committee.join("certs")).map_err(err)?,
+        }),
+    };
+    let verifier = Verifier::public(reread, &pins).map_err(err)?;
+    let verify = |b: &Bundle, document: &[u8]| -> Result<Verdict, CliError> {
+        let digest = verifier.digest(document).map_err(err)?;
+        verifier
+            .verify(b, &digest, &VerifyOptions::default(), &mut OsEntropy)
+            .map_err(err)
+    };
+    let verdict = verify(&bundle, &paper)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    println!(
-        "   origin: {}",
-        if origin_ok {
-            "the set's modulus is the committee's (transcript matches)"
-        } else {
-            "MISMATCH"
-        }
-    );
+    println!("   trust: {}", verdict.assumption);
     for l in &verdict.links {
         println!(
             "   link {}: {} ({} squarings, {})",
@@ -212,22 +219,20 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
             format_secs(l.credited_secs)
         );
     }
-    let predated = received
-        .checked_sub(Duration::from_secs_f64(verdict.credited_secs))
-        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let dating = Dating::new(&verdict, unix_secs(received), None);
     println!(
         "   verified in {ms:.1} ms: {}, {} credited: the paper existed by {} (it was final at {})",
         if verdict.valid { "valid" } else { "INVALID" },
         format_secs(verdict.credited_secs),
-        humantime::format_rfc3339_millis(predated),
-        humantime::format_rfc3339_millis(finished_at)
+        humantime::format_rfc3339_seconds(dating.predated_to()),
+        humantime::format_rfc3339_seconds(finished_at)
     );
-    if !verdict.valid || !origin_ok {
+    if !verdict.valid || !verdict.trustless {
         return Err(CliError::new("the demo bundle did not verify"));
     }
 
     step("Forgeries are caught, by anyone");
-    let other = verify_public(&set, &bundle, &set.hash.digest(b"another paper")).map_err(err)?;
+    let other = verify(&bundle, b"another paper")?;
     println!(
         "   the bundle with another paper: {}",
         if other.valid {
@@ -240,12 +245,10 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     if let Some(Link::Vdf { t, .. }) = forged.links.last_mut() {
         *t *= 4;
     }
-    let v = verify_public(&set, &forged, &digest).map_err(err)?;
+    let v = verify(&forged, &paper)?;
     println!(
         "   a link claiming 4x its squarings: {}",
-        v.links
-            .last()
-            .and_then(|l| l.reason.clone())
+        v.reason
             .map_or("ACCEPTED (bug)".into(), |r| format!("rejected: {r}"))
     );
     println!(

@@ -8,10 +8,10 @@ use hourglass_arith::entropy::OsEntropy;
 use hourglass_arith::prime::random_modulus;
 use hourglass_arith::squaring::measure_rate;
 use hourglass_rsa::{KeyGenOptions, Variant};
+use hourglass_timelock::bundle::{Bundle, Link, SealOptions};
 use hourglass_timelock::certificate::{CaCertificate, CertificateOptions, PuzzleCertificate};
-use hourglass_timelock::submission::{
-    credited_secs, seal, verify_bundle, Bundle, Link, PuzzleSet, SealOptions,
-};
+use hourglass_timelock::submission::{credited_secs, seal, PuzzleSet};
+use hourglass_timelock::verdict::{rfc3339, unix_secs, Dating, Verdict, Verifier, VerifyOptions};
 use hourglass_timelock::PuzzleKeyGen;
 
 use crate::cli_error::CliError;
@@ -234,7 +234,14 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     let received = SystemTime::now();
     println!("$ hourglass submit verify --keys keys/ -i paper.txt paper.bundle --deadline <finish time + 1 s>");
     let t = Instant::now();
-    let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut rng).map_err(err)?;
+    let verifier = Verifier::private(keys).map_err(err)?;
+    let verify = |b: &Bundle, document: &[u8]| -> Result<Verdict, CliError> {
+        let digest = verifier.digest(document).map_err(err)?;
+        verifier
+            .verify(b, &digest, &VerifyOptions::default(), &mut OsEntropy)
+            .map_err(err)
+    };
+    let verdict = verify(&bundle, &paper)?;
     let verify_ms = t.elapsed().as_secs_f64() * 1e3;
     for l in &verdict.links {
         println!(
@@ -244,13 +251,14 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
             format_secs(l.credited_secs)
         );
     }
-    let existed = received - Duration::from_secs_f64(verdict.credited_secs);
+    let dating = Dating::new(&verdict, unix_secs(received), Some(unix_secs(deadline)));
     println!(
-        "   verified in {verify_ms:.1} ms: credited {}; received {:.1} s after the deadline; the paper provably existed {:.1} s before it -> {}",
+        "   verified in {verify_ms:.1} ms: credited {}; received {} after the deadline {}; the paper provably existed by {} -> {}",
         format_secs(verdict.credited_secs),
-        received.duration_since(deadline).map(|d| d.as_secs_f64()).unwrap_or(0.0),
-        deadline.duration_since(existed).map(|d| d.as_secs_f64()).unwrap_or(0.0),
-        if verdict.valid && existed <= deadline { "ACCEPTED (predated)" } else { "rejected" }
+        rfc3339(dating.received()),
+        rfc3339(deadline),
+        rfc3339(dating.predated_to()),
+        if dating.before_deadline == Some(true) { "ACCEPTED (predated)" } else { "rejected" }
     );
     if !verdict.valid {
         return Err(CliError::new("demo: the bundle did not verify"));
@@ -259,7 +267,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     step("Institution: tampering is caught");
     let mut other = paper.clone();
     other.extend_from_slice(b"(a late edit)\n");
-    let v = verify_bundle(&bundle, &set.hash().digest(&other), &keys, 2, &mut rng).map_err(err)?;
+    let v = verify(&bundle, &other)?;
     println!(
         "   an edited paper: {}",
         if v.valid {
@@ -274,7 +282,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         c.pop();
         c.push(flipped);
     }
-    let v = verify_bundle(&forged, &digest, &keys, 2, &mut rng).map_err(err)?;
+    let v = verify(&forged, &paper)?;
     println!(
         "   an altered solution: {}",
         if v.valid {
@@ -308,7 +316,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     )
     .map_err(err)?;
     d.finish();
-    let v = verify_bundle(&open, &digest, &keys, 1, &mut rng).map_err(err)?;
+    let v = verify(&open, &paper)?;
     println!(
         "   {} squarings verified with the trapdoor (m^(2^t mod phi(n)) == c): {}, credited {}",
         open.total_squarings(),

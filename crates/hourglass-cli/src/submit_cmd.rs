@@ -4,21 +4,32 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
-use hourglass_dkg::transcript::{PublicTranscript, TRANSCRIPT_FORMAT};
+use hourglass_dkg::transcript::{read_certificates, PublicTranscript};
 use hourglass_timelock::anyset::AnySet;
-use hourglass_timelock::public::{verify_public, ModulusOrigin, ProofScheme, PublicSet};
-use hourglass_timelock::submission::{generate_set, verify_bundle, Bundle, SealEnd, SealOptions};
+use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions, MAX_BUNDLE_BYTES};
+use hourglass_timelock::public::{
+    CommitteePins, ModulusOrigin, OriginPins, ProofScheme, PublicSet,
+};
+use hourglass_timelock::receipt::MAX_RECEIPT_BYTES;
+use hourglass_timelock::submission::{generate_set, MAX_SET_BYTES};
+use hourglass_timelock::verdict::{
+    rfc3339, unix_secs, DatedVerdict, Dating, Verdict, Verifier, VerifyOptions,
+};
 use hourglass_timelock::PuzzleKey;
 use hourglass_vdf::group::RsaGroup;
 
 use crate::cli_error::CliError;
 use crate::files::{
-    read_input, with_ext, write_output, write_output_replacing, DirOutput, Sensitivity,
+    open_input, read_input, read_input_limited, with_ext, write_output, write_output_replacing,
+    DirOutput, Sensitivity,
 };
 use crate::progress::ReportArgs;
 use crate::progress::{format_rate, format_secs, stop_flag, ProgressDisplay, ProgressMode};
 use crate::puzzle_cmd::HashArg;
 use crate::puzzle_files::{digest_file, load_puzzle_key};
+
+/// The largest committee transcript read.
+const MAX_TRANSCRIPT_BYTES: u64 = 1 << 20;
 use hourglass_arith::entropy::EntropyArgs;
 
 /// Arguments of `hourglass submit`.
@@ -159,8 +170,8 @@ struct VerifyArgs {
     )]
     keys: Option<PathBuf>,
     /// The submitted document.
-    #[arg(short, long, alias = "document", value_name = "FILE")]
-    input: PathBuf,
+    #[arg(short = 'i', long, visible_alias = "input", value_name = "FILE")]
+    document: PathBuf,
     /// The submitted bundle (or give it to --public).
     #[arg(value_name = "BUNDLE", required_unless_present = "public")]
     bundle: Option<PathBuf>,
@@ -170,10 +181,19 @@ struct VerifyArgs {
     /// The public set (its set.json, or the directory holding it).
     #[arg(long, value_name = "FILE|DIR")]
     set: Option<PathBuf>,
-    /// With --public: also check that the set's modulus is the one this committee transcript
-    /// (its transcript.json, as the committee published it) records.
-    #[arg(long, value_name = "FILE", requires = "public")]
+    /// With --public, for a set on a committee's modulus: the committee's signed
+    /// transcript.json, as the committee published it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "public",
+        requires = "committee_cert"
+    )]
     transcript: Option<PathBuf>,
+    /// With --transcript: a certificate of a committee member you trust (PEM; repeat the flag,
+    /// or give a directory of them). Every member must be pinned.
+    #[arg(long, value_name = "FILE|DIR", requires = "transcript")]
+    committee_cert: Vec<PathBuf>,
     /// The deadline (RFC 3339, e.g. 2027-03-01T23:59:59Z).
     #[arg(long, value_parser = humantime::parse_rfc3339_weak)]
     deadline: Option<SystemTime>,
@@ -301,7 +321,10 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         let path = Path::new(spec);
         let bytes = read_input(path, "modulus")?;
         let text = String::from_utf8_lossy(&bytes);
-        if text.contains(TRANSCRIPT_FORMAT) {
+        // A JSON file with a "format" is a committee's transcript; anything else a key file.
+        let is_transcript = serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("format").is_some());
+        if is_transcript {
             let t = PublicTranscript::from_json(&text).map_err(|e| {
                 CliError::from(e)
                     .context(path.display())
@@ -379,7 +402,7 @@ fn load_set(path: &Path) -> Result<AnySet, CliError> {
     } else {
         path.to_path_buf()
     };
-    let text = String::from_utf8(read_input(&path, "puzzle set")?)
+    let text = String::from_utf8(read_input_limited(&path, "puzzle set", MAX_SET_BYTES)?)
         .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
     AnySet::from_json(&text).map_err(|e| {
         CliError::from(e)
@@ -511,38 +534,42 @@ fn load_keys(dir: &Path) -> Result<Vec<PuzzleKey>, CliError> {
     Ok(keys)
 }
 
-/// Checks that `set`'s modulus comes from the committee generation `transcript` records.
-fn check_origin(set: &PublicSet, transcript: &Path) -> Result<(), CliError> {
-    let text = String::from_utf8(read_input(transcript, "committee transcript")?)
-        .map_err(|_| CliError::new("not a text file").context(transcript.display()))?;
-    let t = PublicTranscript::from_json(&text)
-        .map_err(|e| CliError::from(e).context(transcript.display()))?;
-    let fingerprint = t.fingerprint_hex();
-    if !set.is_committee_modulus(&t.n, &fingerprint) {
-        return Err(CliError::new(format!(
-            "the set's modulus is not the one {} records ({})",
-            transcript.display(),
-            set.origin.describe()
-        ))
-        .hint("ask the committee for its published transcript.json, and the institution for the set made on it"));
-    }
-    println!(
-        "origin: the modulus is the committee's (transcript {} matches)",
-        &fingerprint[..16]
-    );
-    Ok(())
-}
-
 fn load_bundle(path: &Path) -> Result<Bundle, CliError> {
-    let text = String::from_utf8(read_input(path, "bundle")?)
+    let text = String::from_utf8(read_input_limited(path, "bundle", MAX_BUNDLE_BYTES)?)
         .map_err(|_| CliError::new("the bundle is not a text file").context(path.display()))?;
     Bundle::from_json(&text).map_err(|e| CliError::from(e).context(path.display()))
 }
 
-fn verify(a: VerifyArgs) -> Result<(), CliError> {
-    let start = std::time::Instant::now();
-    let (verdict, kind) = match (&a.public, &a.keys) {
-        (Some(bundle_path), _) => {
+/// What the verifier pins of a public set's origin: the committee from --transcript and
+/// --committee-cert.
+fn origin_pins(a: &VerifyArgs) -> Result<OriginPins, CliError> {
+    let Some(transcript) = &a.transcript else {
+        return Ok(OriginPins::default());
+    };
+    let text = String::from_utf8(read_input_limited(
+        transcript,
+        "committee transcript",
+        MAX_TRANSCRIPT_BYTES,
+    )?)
+    .map_err(|_| CliError::new("not a text file").context(transcript.display()))?;
+    let mut certificates = Vec::new();
+    for path in &a.committee_cert {
+        certificates.extend(
+            read_certificates(path).map_err(|e| CliError::from(e).context(path.display()))?,
+        );
+    }
+    Ok(OriginPins {
+        committee: Some(CommitteePins {
+            transcript: text,
+            certificates,
+        }),
+    })
+}
+
+/// The verifier the arguments pin: the key directory's keys, or the public set with its origin.
+fn verifier(a: &VerifyArgs) -> Result<(Verifier, PathBuf), CliError> {
+    match (&a.public, &a.keys, &a.bundle) {
+        (Some(bundle), _, _) => {
             let set_path = a
                 .set
                 .as_deref()
@@ -553,114 +580,57 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
                     set_path.display()
                 )));
             };
-            if let Some(path) = &a.transcript {
-                check_origin(&set, path)?;
-            }
-            let bundle = load_bundle(bundle_path)?;
-            let digest = digest_file(&a.input, set.hash)?;
-            let verdict = verify_public(&set, &bundle, &digest)?;
-            (verdict, format!("public set ({})", set.origin.describe()))
+            let verifier = Verifier::public(set, &origin_pins(a)?)?;
+            Ok((verifier, bundle.clone()))
         }
-        (None, Some(keys_dir)) => {
-            let keys = load_keys(keys_dir)?;
-            let bundle_path = a
-                .bundle
-                .as_deref()
-                .ok_or_else(|| CliError::new("give the bundle to verify"))?;
-            let bundle = load_bundle(bundle_path)?;
-            // The keys fix the hash, never the bundle: a bundle naming another is refused per link.
-            let hash = keys[0].public().meta().hash;
-            if let Some(k) = keys.iter().find(|k| k.public().meta().hash != hash) {
-                return Err(CliError::new(format!(
-                    "the keys in {} fix different document hashes ({hash} and {})",
-                    keys_dir.display(),
-                    k.public().meta().hash
-                ))
-                .hint("--keys is the directory of one puzzle set"));
-            }
-            let digest = digest_file(&a.input, hash)?;
-            let mut rng = a.entropy.source()?;
-            let verdict = verify_bundle(&bundle, &digest, &keys, 2, &mut *rng)?;
-            (
-                verdict,
-                "private set (the institution's trapdoor)".to_string(),
-            )
+        (None, Some(keys_dir), Some(bundle)) => {
+            let verifier = Verifier::private(load_keys(keys_dir)?).map_err(|e| {
+                CliError::from(e)
+                    .context(keys_dir.display())
+                    .hint("--keys is the directory of one puzzle set")
+            })?;
+            Ok((verifier, bundle.clone()))
         }
-        (None, None) => return Err(CliError::new("give --keys DIR or --public BUNDLE")),
-    };
+        _ => Err(CliError::new(
+            "give --keys DIR BUNDLE, or --public BUNDLE --set SET",
+        )),
+    }
+}
+
+fn verify(a: VerifyArgs) -> Result<(), CliError> {
+    let start = std::time::Instant::now();
+    let (verifier, bundle_path) = verifier(&a)?;
+    let bundle = load_bundle(&bundle_path)?;
+    let document = open_input(&a.document, "document")?;
+    let digest = verifier
+        .digest(document)
+        .map_err(|e| CliError::new(format!("reading {}: {e}", a.document.display())))?;
+    let mut rng = a.entropy.source()?;
+    let verdict = verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut *rng)?;
     let elapsed = start.elapsed();
-    let received = a.received.unwrap_or_else(SystemTime::now);
-    let existed_at = received
-        .checked_sub(Duration::from_secs_f64(verdict.credited_secs))
-        .unwrap_or(SystemTime::UNIX_EPOCH);
-    let before_deadline = a.deadline.map(|d| verdict.valid && existed_at <= d);
+    let dating = Dating::new(
+        &verdict,
+        unix_secs(a.received.unwrap_or_else(SystemTime::now)),
+        a.deadline.map(unix_secs),
+    );
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "valid": verdict.valid,
-                "set": if a.public.is_some() { "public" } else { "private" },
-                "document_matches": verdict.document_matches,
-                "credited_secs": verdict.credited_secs,
-                "received": humantime::format_rfc3339_seconds(received).to_string(),
-                "existed_at": humantime::format_rfc3339_seconds(existed_at).to_string(),
-                "deadline": a.deadline.map(|d| humantime::format_rfc3339_seconds(d).to_string()),
-                "before_deadline": before_deadline,
-                "links": verdict.links,
-                "verify_ms": elapsed.as_secs_f64() * 1e3,
-            }))
-            .unwrap_or_default()
-        );
+        let mut v = serde_json::to_value(DatedVerdict {
+            verdict: &verdict,
+            dating,
+        })
+        .unwrap_or_default();
+        v["verify_ms"] = serde_json::json!(elapsed.as_secs_f64() * 1e3);
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else if !a.quiet {
-        println!("bundle: {kind}");
-        if !verdict.document_matches {
-            println!("document: does NOT match the bundle's digest");
-        }
-        for l in &verdict.links {
-            println!(
-                "link {}: {} ({} squarings, {}){}",
-                l.index + 1,
-                if l.valid { "valid" } else { "INVALID" },
-                l.t,
-                format_secs(l.credited_secs),
-                l.reason
-                    .as_ref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
-            );
-        }
-        if verdict.valid {
-            println!(
-                "credited: {} -> the document existed by {} (received {})",
-                format_secs(verdict.credited_secs),
-                humantime::format_rfc3339_seconds(existed_at),
-                humantime::format_rfc3339_seconds(received)
-            );
-        }
-        if let Some(ok) = before_deadline {
-            println!(
-                "before the deadline: {}",
-                if ok { "yes, provably" } else { "NO" }
-            );
-        }
-        println!(
-            "summary: {} of {} links valid, {} credited, bundle {}{} (verified in {:.1} ms)",
-            verdict.links.iter().filter(|l| l.valid).count(),
-            verdict.links.len(),
-            format_secs(verdict.credited_secs),
-            if verdict.valid { "valid" } else { "INVALID" },
-            match before_deadline {
-                Some(true) => ", before the deadline",
-                Some(false) => ", NOT proven before the deadline",
-                None => "",
-            },
-            elapsed.as_secs_f64() * 1e3
-        );
+        print_verdict(&verdict, &dating, elapsed);
     }
     if !verdict.valid {
-        return Err(CliError::invalid("invalid bundle: it does not verify"));
+        return Err(CliError::invalid(format!(
+            "invalid bundle: {}",
+            verdict.reason.as_deref().unwrap_or("it does not verify")
+        )));
     }
-    if before_deadline == Some(false) {
+    if dating.before_deadline == Some(false) {
         return Err(CliError::invalid(
             "the document is not proven to predate the deadline",
         ));
@@ -668,10 +638,69 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The verdict for people.
+fn print_verdict(verdict: &Verdict, dating: &Dating, elapsed: Duration) {
+    println!("bundle: {} set", verdict.set);
+    println!(
+        "trust: {}{}",
+        verdict.assumption,
+        if verdict.trustless {
+            ""
+        } else {
+            " (not trustless)"
+        }
+    );
+    if !verdict.document_matches {
+        println!("document: does NOT match the bundle's digest");
+    }
+    for l in &verdict.links {
+        println!(
+            "link {}: {} ({} squarings, {}){}",
+            l.index + 1,
+            if l.valid { "valid" } else { "INVALID" },
+            l.t,
+            format_secs(l.credited_secs),
+            l.reason
+                .as_ref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        );
+    }
+    if verdict.valid {
+        println!(
+            "credited: {} -> the document existed by {} (received {})",
+            format_secs(verdict.credited_secs),
+            rfc3339(dating.predated_to()),
+            rfc3339(dating.received())
+        );
+    } else if let Some(reason) = &verdict.reason {
+        println!("reason: {reason}");
+    }
+    if let Some(ok) = dating.before_deadline {
+        println!(
+            "before the deadline: {}",
+            if ok { "yes, provably" } else { "NO" }
+        );
+    }
+    println!(
+        "summary: {} of {} links valid, {} credited, bundle {}{} (verified in {:.1} ms)",
+        verdict.links.iter().filter(|l| l.valid).count(),
+        verdict.links.len(),
+        format_secs(verdict.credited_secs),
+        if verdict.valid { "valid" } else { "INVALID" },
+        match dating.before_deadline {
+            Some(true) => ", before the deadline",
+            Some(false) => ", NOT proven before the deadline",
+            None => "",
+        },
+        elapsed.as_secs_f64() * 1e3
+    );
+}
+
 fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
     use hourglass_timelock::receipt::{check_receipt, ReceiptError, ReceiptVerdict};
     let institution = crate::key_files::load_public(&a.institution)?;
-    let bytes = read_input(&a.receipt, "receipt")?;
+    let bytes = read_input_limited(&a.receipt, "receipt", MAX_RECEIPT_BYTES as u64)?;
     let statement = match check_receipt(&bytes, &institution) {
         Ok(s) => s,
         Err(e @ (ReceiptError::BadSignature | ReceiptError::OtherInstitution { .. })) => {
@@ -680,14 +709,16 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
         Err(e) => return Err(CliError::new(e.to_string()).context(a.receipt.display())),
     };
     let document_matches = match &a.document {
-        Some(path) => {
-            let digest = digest_file(path, hourglass_timelock::PuzzleHash::Sha256)?;
-            Some(hex::encode(digest) == statement.document_sha256)
-        }
+        Some(path) => Some(
+            statement
+                .document_matches(open_input(path, "document")?)
+                .map_err(|e| CliError::new(format!("reading {}: {e}", path.display())))?,
+        ),
         None => None,
     };
-    let predated = humantime::format_rfc3339_seconds(statement.predated_to()).to_string();
-    let received = humantime::format_rfc3339_seconds(statement.received()).to_string();
+    let dating = statement.dating(None);
+    let predated = rfc3339(dating.predated_to());
+    let received = rfc3339(dating.received());
     if a.json {
         println!(
             "{}",
@@ -714,7 +745,7 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
         if statement.verdict == ReceiptVerdict::Valid {
             println!(
                 "credited: {} -> the document existed by {predated} (received {received})",
-                format_secs(statement.credited_ms as f64 / 1000.0)
+                format_secs(dating.credited_ms as f64 / 1000.0)
             );
         } else {
             println!("reason: {}", statement.reason);
@@ -729,6 +760,13 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
         return Err(CliError::invalid(
             "the receipt is authentic but for another document",
         ));
+    }
+    // The receipt is authentic; the submission it states is not valid.
+    if statement.verdict == ReceiptVerdict::Invalid {
+        return Err(CliError::invalid(format!(
+            "the receipt is authentic, and its verdict is invalid: {}",
+            statement.reason
+        )));
     }
     Ok(())
 }

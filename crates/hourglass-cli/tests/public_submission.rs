@@ -8,6 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::{file, hg, hg_run, read, s, tempdir};
+use hourglass_timelock::public::PublicSet;
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -85,39 +86,77 @@ fn a_bundle_on_a_committee_modulus_verifies_with_public_files_only() {
     )
     .unwrap();
     // A third party with the public files only (its own state directory too): the set, the
-    // bundle, the paper, and the committee's published transcript.
+    // bundle, the paper, the committee's published transcript, and the members' certificates
+    // it trusts.
     let third = handed_over(
         d,
         &["set.json", "paper.bundle", "paper.txt", "transcript.json"],
     );
     let t = third.path();
-    let out = common::hourglass()
-        .env("HOURGLASS_STATE_DIR", t.join("state"))
-        .args([
-            "submit",
-            "verify",
-            "--public",
-            s(&t.join("paper.bundle")),
-            "--document",
-            s(&t.join("paper.txt")),
-            "--set",
-            s(&t.join("set.json")),
-            "--transcript",
-            s(&t.join("transcript.json")),
-        ])
-        .output()
+    std::fs::create_dir(t.join("certs")).unwrap();
+    for i in 1..=3 {
+        let name = format!("party-{i}.crt.pem");
+        std::fs::copy(
+            d.join("committee/certs").join(&name),
+            t.join("certs").join(&name),
+        )
         .unwrap();
+    }
+    let verify_third = |extra: &[&str]| {
+        common::hourglass()
+            .env("HOURGLASS_STATE_DIR", t.join("state"))
+            .args([
+                "submit",
+                "verify",
+                "--public",
+                s(&t.join("paper.bundle")),
+                "--document",
+                s(&t.join("paper.txt")),
+                "--set",
+                s(&t.join("set.json")),
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = verify_third(&[
+        "--transcript",
+        s(&t.join("transcript.json")),
+        "--committee-cert",
+        s(&t.join("certs")),
+    ]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("bundle: public set"), "{text}");
     assert!(
-        text.contains("bundle: public set") && text.contains("cluster"),
+        text.contains("trust: nobody knows the factors")
+            && text.contains("unless at least 2 of its members 1, 2, 3 colluded"),
         "{text}"
     );
     assert!(
-        text.contains("origin: the modulus is the committee's"),
+        text.contains("2 of 2 links valid") && text.contains("bundle valid"),
         "{text}"
     );
-    // A set on another modulus does not pass the transcript check.
+    // Without the committee pinned there is no verdict: the set's word is not enough.
+    let out = verify_third(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--committee-cert"),
+        "{}",
+        stderr(&out)
+    );
+    // Pinning only two of the three members is not enough either.
+    let out = verify_third(&[
+        "--transcript",
+        s(&t.join("transcript.json")),
+        "--committee-cert",
+        s(&t.join("certs/party-1.crt.pem")),
+        "--committee-cert",
+        s(&t.join("certs/party-2.crt.pem")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains('3'), "{}", stderr(&out));
+    // A set on another modulus does not pass the committee check.
     hg(&[
         "submit",
         "new-set",
@@ -142,12 +181,69 @@ fn a_bundle_on_a_committee_modulus_verifies_with_public_files_only() {
         s(&d.join("other/set.json")),
         "--transcript",
         s(&d.join("transcript.json")),
+        "--committee-cert",
+        s(&d.join("committee/certs")),
     ]);
-    assert_ne!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("not the one"), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text.contains("2 of 2 links valid") && text.contains("bundle valid"),
-        "{text}"
+        stderr(&out).contains("a committee was pinned"),
+        "{}",
+        stderr(&out)
+    );
+    // The institution relabels a set on a modulus it can factor as the committee's (naming the
+    // committee's real transcript): the pinned transcript's modulus refutes it (exit 1).
+    let institution_key = d.join("inst.key");
+    hg(&["rsa", "keygen", "--bits", "2048", "-o", s(&institution_key)]);
+    hg(&[
+        "submit",
+        "new-set",
+        "--public",
+        "--modulus",
+        s(&institution_key),
+        "--durations",
+        "1s",
+        "--rate",
+        "20000",
+        "-o",
+        s(&d.join("inst")),
+    ]);
+    let load = |p: &Path| PublicSet::from_json(&String::from_utf8(read(p)).unwrap()).unwrap();
+    let (real, inst) = (
+        load(&d.join("pub/set.json")),
+        load(&d.join("inst/set.json")),
+    );
+    let forged = PublicSet::new(
+        &real.name,
+        inst.n().clone(),
+        real.origin.clone(),
+        real.squarings.clone(),
+        real.rate,
+        real.rate_measured,
+        real.hash,
+        real.proof,
+        &real.created,
+    )
+    .unwrap();
+    let forged_set = file(d, "forged.json", forged.to_json().as_bytes());
+    let out = hg_run(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&d.join("paper.bundle")),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&forged_set),
+        "--transcript",
+        s(&d.join("transcript.json")),
+        "--committee-cert",
+        s(&d.join("committee/certs")),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("origin does not verify"),
+        "{}",
+        stderr(&out)
     );
     // The institution's private verifier refuses it by name (it is not a private bundle).
     hg(&[
@@ -321,7 +417,7 @@ fn the_public_demo_runs_end_to_end() {
     let text = stdout(&out);
     for expected in [
         "three party processes agreed on N",
-        "origin: the set's modulus is the committee's",
+        "trust: nobody knows the factors",
         ": valid,",
         "the bundle with another paper: rejected",
         "a link claiming 4x its squarings: rejected",

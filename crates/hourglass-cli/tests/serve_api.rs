@@ -8,7 +8,7 @@ mod service;
 
 use std::path::Path;
 
-use common::{file, hg, hg_fail, tempdir};
+use common::{file, hg, hg_fail, s, tempdir};
 use serde_json::{json, Value};
 use service::{
     client, create_set, metric, seal, short_set, submission, upload, verdict, Postgres, Server,
@@ -701,28 +701,153 @@ fn check_receipt_refuses_what_is_not_a_receipt_as_an_error() {
 }
 
 #[test]
-fn a_bundle_that_cannot_be_checked_is_invalid_not_retried_forever() {
-    // A link whose number is not hexadecimal parses as a bundle but fails when checked: that is
-    // the bundle's fault, so it gets an invalid verdict (once), and the queue moves on.
+fn a_bundle_that_does_not_parse_is_refused_with_400_and_one_proof_has_one_spelling() {
+    // A link whose number is not hexadecimal, or is spelled another way (upper case, a leading
+    // zero): refused at upload with the field named (docs/API.md), never stored, so one proof
+    // cannot become many submissions and receipts.
     let dir = tempdir();
     let work = dir.path();
     let server = Server::start(&work.join("srv"), &["--rate-limit", "0", "--workers", "1"]);
     let set = short_set(&server, "conf", &["1s"], work);
     let doc = file(work, "paper.txt", b"a paper\n");
     let bundle = seal(&set, &doc, "1s");
-    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&bundle).unwrap()).unwrap();
-    b["links"][0]["c"] = json!("not-hex");
+    let b: Value = serde_json::from_str(&std::fs::read_to_string(&bundle).unwrap()).unwrap();
+    let c = b["links"][0]["c"].as_str().unwrap().to_string();
     let doc_bytes = std::fs::read(&doc).unwrap();
-    let (status, bad) = upload(&server, b.to_string().as_bytes(), &doc_bytes);
-    assert_eq!(status, 202, "{bad}");
-    let v = verdict(&server, bad["id"].as_str().unwrap());
-    assert_eq!(v["status"], "invalid");
+    for (spelling, expected) in [
+        ("not-hex".to_string(), "field c"),
+        (c.to_uppercase(), "canonical"),
+        (format!("0{c}"), "canonical"),
+    ] {
+        let mut edited = b.clone();
+        edited["links"][0]["c"] = json!(spelling);
+        let (status, body) = upload(&server, edited.to_string().as_bytes(), &doc_bytes);
+        assert_eq!(status, 400, "{body}");
+        assert!(body["error"].as_str().unwrap().contains(expected), "{body}");
+    }
+    let (status, ok) = upload(&server, &std::fs::read(&bundle).unwrap(), &doc_bytes);
+    assert_eq!(status, 202, "{ok}");
+    assert_eq!(
+        verdict(&server, ok["id"].as_str().unwrap())["status"],
+        "valid"
+    );
+}
+
+#[test]
+fn a_bundle_crediting_more_than_the_time_since_1970_is_dated_to_the_epoch_everywhere() {
+    // A public set with a tiny rate (the API accepts it): three squarings credit 95 years. The
+    // date saturates at the epoch (a document that existed earlier existed then): the worker
+    // records it and moves on, the CLI prints it and exits 0.
+    let dir = tempdir();
+    let work = dir.path();
+    let server = Server::start(&work.join("srv"), &["--rate-limit", "0", "--workers", "1"]);
+    let (status, body) = create_set(
+        &server,
+        &json!({ "name": "slow", "durations": ["100years"], "rate": 1e-9, "public": true,
+                 "deadline": "2000-01-01T00:00:00Z" }),
+    );
+    assert_eq!(status, 201, "{body}");
+    let set = file(
+        work,
+        "slow.json",
+        &client()
+            .get(server.url("/api/v1/sets/slow"))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap(),
+    );
+    let doc = file(work, "old.txt", b"older than the epoch\n");
+    let bundle = seal(&set, &doc, "100years");
+    let doc_bytes = std::fs::read(&doc).unwrap();
+    let (status, ok) = upload(&server, &std::fs::read(&bundle).unwrap(), &doc_bytes);
+    assert_eq!(status, 202, "{ok}");
+    let v = verdict(&server, ok["id"].as_str().unwrap());
+    assert_eq!(v["status"], "valid", "{v}");
+    assert_eq!(v["predated_to"], "1970-01-01T00:00:00Z", "{v}");
+    assert_eq!(v["before_deadline"], true, "{v}");
+    let out = hg(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&bundle),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&set),
+        "--deadline",
+        "2000-01-01T00:00:00Z",
+        "--json",
+    ]);
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli["predated_to"], "1970-01-01T00:00:00Z", "{cli}");
+    assert_eq!(cli["before_deadline"], true);
+    // The one worker is free for the next submission.
+    let other = file(work, "next.txt", b"next\n");
+    let next = seal(&set, &other, "100years");
+    let (_, ok) = upload(&server, &std::fs::read(&next).unwrap(), b"next\n");
+    assert_eq!(
+        verdict(&server, ok["id"].as_str().unwrap())["status"],
+        "valid"
+    );
+}
+
+#[test]
+fn a_job_that_keeps_failing_ends_in_error_after_bounded_tries_and_frees_its_worker() {
+    // An operator restores the database with another data directory's vault key: the private
+    // set's keys no longer open. The job fails, is tried a bounded number of times, and ends in
+    // a final `error` state with the reason; the one worker then verifies the next upload.
+    let dir = tempdir();
+    let work = dir.path();
+    let data = work.join("srv");
+    let mut server = Server::start(&data, &["--rate-limit", "0", "--workers", "1"]);
+    let set = short_set(&server, "conf", &["1s"], work);
+    let doc = file(work, "paper.txt", b"a paper\n");
+    let bundle = seal(&set, &doc, "1s");
+    server.stop();
+    std::fs::write(data.join("vault.key"), [7u8; 32]).unwrap();
+    let server = Server::start(&data, &["--rate-limit", "0", "--workers", "1"]);
+    let (status, stuck) = upload(
+        &server,
+        &std::fs::read(&bundle).unwrap(),
+        &std::fs::read(&doc).unwrap(),
+    );
+    assert_eq!(status, 202, "{stuck}");
+    let v = verdict(&server, stuck["id"].as_str().unwrap());
+    assert_eq!(v["status"], "error", "{v}");
+    let reason = v["reason"].as_str().unwrap();
     assert!(
-        v["reason"].as_str().unwrap().contains("cannot be verified"),
+        reason.contains("3 tries") && reason.contains("vault"),
+        "{reason}"
+    );
+    assert!(
+        v["receipt"].is_null() && v["credited_secs"].is_null(),
         "{v}"
     );
-    // The one worker is free for the next submission.
-    let (_, ok) = upload(&server, &std::fs::read(&bundle).unwrap(), &doc_bytes);
+    assert!(metric(&server, "hourglass_submissions{status=\"error\"}") >= 1.0);
+    // A public set needs no vault: the freed worker verifies it.
+    let (status, body) = create_set(
+        &server,
+        &json!({ "name": "open", "durations": ["1s"], "rate": 100000.0, "public": true }),
+    );
+    assert_eq!(status, 201, "{body}");
+    let public = file(
+        work,
+        "open.json",
+        &client()
+            .get(server.url("/api/v1/sets/open"))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap(),
+    );
+    let doc2 = file(work, "public.txt", b"public paper\n");
+    let bundle2 = seal(&public, &doc2, "1s");
+    let (_, ok) = upload(
+        &server,
+        &std::fs::read(&bundle2).unwrap(),
+        b"public paper\n",
+    );
     assert_eq!(
         verdict(&server, ok["id"].as_str().unwrap())["status"],
         "valid"

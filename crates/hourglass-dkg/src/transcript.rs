@@ -861,7 +861,6 @@ pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>> {
 pub(crate) fn read_pem_certificates(
     path: &Path,
 ) -> std::result::Result<Vec<Vec<u8>>, CertificateProblem> {
-    use rustls::pki_types::pem::PemObject;
     let file = std::fs::File::open(path).map_err(CertificateProblem::Read)?;
     let too_large = |len| CertificateProblem::TooLarge {
         len,
@@ -879,8 +878,15 @@ pub(crate) fn read_pem_certificates(
     if pem.len() as u64 > MAX_CERTIFICATE_FILE {
         return Err(too_large(pem.len() as u64));
     }
+    certificates_from_pem(&pem)
+}
+
+/// Every certificate of PEM text (at least one, each a parsable X.509 certificate), as DER:
+/// [`read_certificates`] for bytes already in memory (the Python package's pins).
+pub fn certificates_from_pem(pem: &[u8]) -> std::result::Result<Vec<Vec<u8>>, CertificateProblem> {
+    use rustls::pki_types::pem::PemObject;
     let mut certificates = Vec::new();
-    for cert in CertificateDer::pem_slice_iter(&pem) {
+    for cert in CertificateDer::pem_slice_iter(pem) {
         let cert = cert.map_err(CertificateProblem::Pem)?;
         ParsedCertificate::try_from(&cert).map_err(CertificateProblem::NotX509)?;
         certificates.push(cert.to_vec());

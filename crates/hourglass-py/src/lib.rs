@@ -11,14 +11,14 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
 use hourglass_arith::entropy::{EntropySource, OsEntropy, SeededEntropy};
 use hourglass_arith::mont::MontContext;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
-use hourglass_dkg::transcript::PublicTranscript;
+use hourglass_dkg::transcript::certificates_from_pem;
 use hourglass_rsa::encoding::{
     decode_key_with_passphrase, encode_private_key, encode_private_key_encrypted,
     encode_public_key, KeyFormat,
@@ -26,11 +26,12 @@ use hourglass_rsa::encoding::{
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
 use hourglass_timelock::anyset::AnySet;
-use hourglass_timelock::public::verify_public;
-use hourglass_timelock::submission::{verify_bundle, Bundle, SealEnd, SealOptions};
+use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions};
+use hourglass_timelock::public::{CommitteePins, OriginPins};
 use hourglass_timelock::tlock::{
     check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
 };
+use hourglass_timelock::verdict::{unix_secs, DatedVerdict, Dating, Verifier, VerifyOptions};
 use hourglass_timelock::{
     input_from_digest, solve, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzlePublicKey, Solution,
     SolveOptions, SolveOutcome,
@@ -602,12 +603,15 @@ fn submit_seal(
     }
 }
 
-/// Verifies a bundle for `document`: with the institution's private key files (`keys`, the
-/// `.key` texts) for a private set, or with the public `set` for a public one (and, for a
-/// committee's modulus, its `transcript`). Returns the verdict as JSON: `valid`,
-/// `document_matches`, `credited_secs`, `links`.
+/// Verifies a bundle for `document` with the library's one verdict: with the institution's
+/// private key files (`keys`, the `.key` texts) for a private set, or with the public `set`
+/// (and, for a committee's modulus, its signed `transcript` and the members' certificates
+/// `committee_certs`, PEM) for a public one. `received` and `deadline` (RFC 3339) date the
+/// verdict. Returns the dated verdict as JSON, the same document `hourglass submit verify
+/// --json` prints.
 #[pyfunction]
-#[pyo3(signature = (bundle, document, keys=None, set=None, transcript=None))]
+#[pyo3(signature = (bundle, document, keys=None, set=None, transcript=None, committee_certs=None, received=None, deadline=None))]
+#[allow(clippy::too_many_arguments)]
 fn submit_verify(
     py: Python<'_>,
     bundle: &[u8],
@@ -615,48 +619,36 @@ fn submit_verify(
     keys: Option<Vec<Vec<u8>>>,
     set: Option<&[u8]>,
     transcript: Option<&[u8]>,
+    committee_certs: Option<Vec<Vec<u8>>>,
+    received: Option<&str>,
+    deadline: Option<&str>,
 ) -> PyResult<String> {
     let bundle = Bundle::from_json(&text(bundle, "bundle")?).map_err(err)?;
-    let verdict = match (keys, set) {
+    let verifier = match (keys, set) {
         (Some(keys), None) => {
-            if bundle.is_public() {
-                return Err(err("the bundle is for a public set: pass set=, not keys="));
-            }
             let keys = keys
                 .iter()
                 .map(|k| PuzzleKey::from_json(&text(k, "key")?).map_err(err))
                 .collect::<PyResult<Vec<_>>>()?;
-            let hash = keys
-                .first()
-                .map(|k| k.public().meta().hash)
-                .ok_or_else(|| err("no keys"))?;
-            let digest = hash.digest(document);
-            py.allow_threads(|| {
-                verify_bundle(
-                    &bundle,
-                    &digest,
-                    &keys,
-                    hourglass_vdf::available_threads(),
-                    &mut OsEntropy,
-                )
-            })
-            .map_err(err)?
+            Verifier::private(keys).map_err(err)?
         }
         (None, Some(set)) => {
             let AnySet::Public(set) = AnySet::from_json(&text(set, "set")?).map_err(err)? else {
                 return Err(err("a private set is verified with its keys: pass keys="));
             };
-            if let Some(t) = transcript {
-                let t = PublicTranscript::from_json(&text(t, "transcript")?).map_err(err)?;
-                if !set.is_committee_modulus(&t.n, &t.fingerprint_hex()) {
-                    return Err(err(
-                        "the set's modulus is not the one the transcript records",
-                    ));
-                }
-            }
-            let digest = set.hash.digest(document);
-            py.allow_threads(|| verify_public(&set, &bundle, &digest))
-                .map_err(err)?
+            let committee = match transcript {
+                Some(t) => Some(CommitteePins {
+                    transcript: text(t, "transcript")?,
+                    certificates: committee_certs
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|pem| certificates_from_pem(pem).map_err(err))
+                        .collect::<PyResult<Vec<_>>>()?
+                        .concat(),
+                }),
+                None => None,
+            };
+            Verifier::public(set, &OriginPins { committee }).map_err(err)?
         }
         _ => {
             return Err(err(
@@ -664,12 +656,27 @@ fn submit_verify(
             ))
         }
     };
-    serde_json::to_string(&serde_json::json!({
-        "valid": verdict.valid,
-        "document_matches": verdict.document_matches,
-        "credited_secs": verdict.credited_secs,
-        "links": verdict.links,
-    }))
+    let time = |what: &str, t: Option<&str>| -> PyResult<Option<u64>> {
+        t.map(|t| {
+            humantime::parse_rfc3339_weak(t)
+                .map(unix_secs)
+                .map_err(|e| err(format!("{what}: {e}")))
+        })
+        .transpose()
+    };
+    let received = time("received", received)?.unwrap_or_else(|| unix_secs(SystemTime::now()));
+    let deadline = time("deadline", deadline)?;
+    let digest = verifier.digest(document).map_err(err)?;
+    let verdict = py
+        .allow_threads(|| {
+            verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut OsEntropy)
+        })
+        .map_err(err)?;
+    let dating = Dating::new(&verdict, received, deadline);
+    serde_json::to_string(&DatedVerdict {
+        verdict: &verdict,
+        dating,
+    })
     .map_err(err)
 }
 

@@ -261,8 +261,11 @@ def test_submission_private_and_public_with_the_cli(tmp_path):
     subprocess.run([cli, "submit", "verify", "--public", str(tmp_path / "public.bundle"), "--document",
                     str(tmp_path / "paper.txt"), "--set", str(tmp_path / "pub" / "set.json"), "--quiet"],
                    check=True)
-    with pytest.raises(HourglassError):
-        submit.verify(sealed, doc, keys=keys)
+    # A public bundle given to a private set's keys: invalid, with the reason.
+    cross = submit.verify(sealed, doc, keys=keys)
+    assert not cross["valid"] and "public set" in cross["reason"], cross
+    assert verdict["trust"] == {"kind": "institution-keys"} and not verdict["trustless"]
+    assert submit.verify(sealed, doc, set=pub)["trustless"]
     with pytest.raises(ValueError):
         submit.seal(doc, pub, str(tmp_path / "q.ckpt"), expect="soon")
 

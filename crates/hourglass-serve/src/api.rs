@@ -10,9 +10,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_timelock::anyset::AnySet;
+use hourglass_timelock::public::OriginPins;
 use hourglass_timelock::public::{ModulusOrigin, ProofScheme, PublicSet};
-use hourglass_timelock::submission::{generate_set, squarings_for, Bundle};
-use hourglass_timelock::PuzzleHash;
+use hourglass_timelock::submission::{generate_set, squarings_for};
+use hourglass_timelock::verdict::{rfc3339, Dating, Verifier};
+use hourglass_timelock::{Bundle, PuzzleHash, PuzzleKey, SetKind};
 use hourglass_vdf::group::RsaGroup;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -21,7 +23,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use zeroize::Zeroizing;
 
 use crate::error::Error;
-use crate::store::{NewSubmission, SetRow, SubmissionRow};
+use crate::store::{NewSubmission, SetRow, Status, SubmissionRow};
 use crate::worker::now_ms;
 use crate::AppState;
 
@@ -146,18 +148,7 @@ pub(crate) async fn create_set(
         Some(h) => PuzzleHash::parse(h).map_err(|e| ApiError::bad(format!("field hash: {e}")))?,
         None => PuzzleHash::Sha256,
     };
-    let deadline_ms = match &req.deadline {
-        Some(d) => Some(
-            humantime::parse_rfc3339_weak(d)
-                .map_err(|_| {
-                    ApiError::bad("field deadline: not an RFC 3339 time like 2027-03-01T23:59:59Z")
-                })?
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_err(|_| ApiError::bad("field deadline: before 1970"))?
-                .as_millis() as i64,
-        ),
-        None => None,
-    };
+    let deadline_ms = parse_deadline(req.deadline.as_deref())?;
     let bits = req.bits.unwrap_or(2048);
     if req.public && req.bits.is_some_and(|b| b != 2048) {
         return Err(ApiError::bad(
@@ -173,13 +164,10 @@ pub(crate) async fn create_set(
         ));
     }
     let proof = match req.proof.as_deref() {
-        None | Some("wesolowski") => ProofScheme::Wesolowski,
-        Some("pietrzak") => ProofScheme::Pietrzak,
-        Some(other) => {
-            return Err(ApiError::bad(format!(
-                "field proof: '{other}' is not wesolowski or pietrzak"
-            )))
-        }
+        None => ProofScheme::Wesolowski,
+        Some(name) => name
+            .parse::<ProofScheme>()
+            .map_err(|e| ApiError::bad(format!("field proof: {e}")))?,
     };
     if req.proof.is_some() && !req.public {
         return Err(ApiError::bad("field proof: only for public sets"));
@@ -247,27 +235,160 @@ pub(crate) async fn create_set(
     .await
     .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "set generation failed"))??;
     let (set_json, plain_keys, fingerprints) = made;
-    let sealed_keys = match plain_keys {
-        Some(p) => Some(state.data.seal(&req.name, &p)?),
+    let kind = if public {
+        SetKind::Public
+    } else {
+        SetKind::Private
+    };
+    let fresh = FreshSet {
+        name: &req.name,
+        kind,
+        set_json,
+        plain_keys,
+        fingerprints,
+        deadline_ms,
+    };
+    store_set(&state, fresh, "set created").await
+}
+
+/// `deadline`: an RFC 3339 time, in Unix milliseconds.
+fn parse_deadline(deadline: Option<&str>) -> Result<Option<i64>, ApiError> {
+    deadline
+        .map(|d| {
+            humantime::parse_rfc3339_weak(d)
+                .map_err(|_| {
+                    ApiError::bad("field deadline: not an RFC 3339 time like 2027-03-01T23:59:59Z")
+                })?
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_err(|_| ApiError::bad("field deadline: before 1970"))
+                .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        })
+        .transpose()
+}
+
+/// A set about to be stored.
+struct FreshSet<'a> {
+    name: &'a str,
+    kind: SetKind,
+    set_json: String,
+    /// A private set's key files (a JSON list), sealed before storing.
+    plain_keys: Option<Zeroizing<Vec<u8>>>,
+    fingerprints: Vec<String>,
+    deadline_ms: Option<i64>,
+}
+
+/// Stores a new set (its keys sealed) and answers 201 with its summary, 409 if the name is taken.
+async fn store_set(state: &AppState, set: FreshSet<'_>, what: &str) -> Result<Response, ApiError> {
+    let sealed_keys = match set.plain_keys {
+        Some(p) => Some(state.data.seal(set.name, &p)?),
         None => None,
     };
     let row = SetRow {
-        name: req.name.clone(),
-        kind: if public { "public" } else { "private" }.into(),
-        set_sha256: hex::encode(Sha256::digest(set_json.as_bytes())),
-        set_json,
+        name: set.name.to_string(),
+        kind: set.kind.name().into(),
+        set_sha256: hex::encode(Sha256::digest(set.set_json.as_bytes())),
+        set_json: set.set_json,
         sealed_keys,
-        deadline_ms,
+        deadline_ms: set.deadline_ms,
         created_ms: now_ms(),
     };
-    if !state.store.insert_set(&row, &fingerprints).await? {
+    if !state.store.insert_set(&row, &set.fingerprints).await? {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            format!("a set named '{}' exists", req.name),
+            format!("a set named '{}' exists", row.name),
         ));
     }
-    tracing::info!(set = %row.name, kind = %row.kind, "set created");
+    tracing::info!(set = %row.name, kind = %row.kind, "{what}");
     Ok((StatusCode::CREATED, Json(set_summary(&row, true))).into_response())
+}
+
+/// `POST /api/v1/sets/import`: a set made elsewhere (`hourglass submit new-set`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImportedSet {
+    name: String,
+    /// The set file (either kind), as JSON.
+    set: Value,
+    /// A private set's key files (`.key`), one per puzzle of the set.
+    keys: Option<Vec<Value>>,
+    deadline: Option<String>,
+}
+
+pub(crate) async fn import_set(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Json<ImportedSet>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let Json(req) =
+        body.map_err(|e| ApiError::bad(format!("malformed import request: {}", e.body_text())))?;
+    if !valid_set_name(&req.name) {
+        return Err(ApiError::bad(
+            "field name: 1 to 64 of letters, digits, '.', '_' and '-'",
+        ));
+    }
+    let deadline_ms = parse_deadline(req.deadline.as_deref())?;
+    let keys = req
+        .keys
+        .map(|keys| keys.iter().map(Value::to_string).collect::<Vec<_>>());
+    let set_text = req.set.to_string();
+    let checked = tokio::task::spawn_blocking(move || check_import(&set_text, keys))
+        .await
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "set import failed"))??;
+    let (kind, set_json, plain_keys, fingerprints) = checked;
+    let fresh = FreshSet {
+        name: &req.name,
+        kind,
+        set_json,
+        plain_keys,
+        fingerprints,
+        deadline_ms,
+    };
+    store_set(&state, fresh, "set imported").await
+}
+
+/// What an import stores, checked as the workers will use it: the set parses, and the library
+/// makes a verifier of it (a private set's keys are exactly its puzzles', fixing one hash; a
+/// public set's origin needs no pin the service lacks).
+type Checked = (SetKind, String, Option<Zeroizing<Vec<u8>>>, Vec<String>);
+
+fn check_import(set_text: &str, keys: Option<Vec<String>>) -> Result<Checked, ApiError> {
+    let bad = |e: hourglass_timelock::Error| ApiError::bad(format!("field set: {e}"));
+    match (AnySet::from_json(set_text).map_err(bad)?, keys) {
+        (AnySet::Private(set), Some(keys)) => {
+            let parsed = keys
+                .iter()
+                .map(|k| PuzzleKey::from_json(k))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| ApiError::bad(format!("field keys: {e}")))?;
+            let mut theirs: Vec<String> = parsed
+                .iter()
+                .map(|k| k.public().fingerprint_hex())
+                .collect();
+            let mut ours: Vec<String> = set.puzzles.iter().map(|p| p.fingerprint_hex()).collect();
+            theirs.sort();
+            ours.sort();
+            if theirs != ours {
+                return Err(ApiError::bad(
+                    "field keys: give exactly the private key of every puzzle of the set",
+                ));
+            }
+            Verifier::private(parsed).map_err(|e| ApiError::bad(format!("field keys: {e}")))?;
+            let plain = Zeroizing::new(serde_json::to_vec(&keys).unwrap_or_default());
+            Ok((SetKind::Private, set.to_json(), Some(plain), ours))
+        }
+        (AnySet::Private(_), None) => Err(ApiError::bad(
+            "field keys: a private set is verified with its keys; give its .key files",
+        )),
+        (AnySet::Public(set), None) => {
+            let fingerprint = set.fingerprint_hex();
+            let json = set.to_json();
+            Verifier::public(set, &OriginPins::default())
+                .map_err(|e| ApiError::bad(format!("field set: {e}")))?;
+            Ok((SetKind::Public, json, None, vec![fingerprint]))
+        }
+        (AnySet::Public(_), Some(_)) => Err(ApiError::bad("field keys: a public set has no keys")),
+    }
 }
 
 /// What the API says of a set.
@@ -295,8 +416,7 @@ pub(crate) fn set_summary(row: &SetRow, with_set: bool) -> Value {
 
 /// RFC 3339 (whole seconds) of Unix milliseconds.
 pub(crate) fn rfc3339_ms(ms: i64) -> String {
-    let t = SystemTime::UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
+    rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
 }
 
 pub(crate) async fn list_sets(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
@@ -467,11 +587,7 @@ pub(crate) async fn accept_upload(
         .links
         .first()
         .ok_or_else(|| ApiError::bad("field bundle: it has no links yet"))?;
-    let Some(set) = state
-        .store
-        .set_of(&first.puzzle().to_ascii_lowercase())
-        .await?
-    else {
+    let Some(set) = state.store.set_of(first.puzzle()).await? else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "field bundle: no set on this server has the puzzle its first link names",
@@ -525,7 +641,7 @@ pub(crate) async fn post_submission(
 ) -> Result<Response, ApiError> {
     let (id, _) = accept_upload(&state, multipart).await?;
     let row = state.store.submission(&id).await?;
-    let status = row.map(|r| r.status).unwrap_or_else(|| "queued".into());
+    let status = row.map_or(Status::Queued, |r| r.status).as_str();
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "status": status, "url": format!("/api/v1/submissions/{id}") })),
@@ -542,29 +658,48 @@ pub(crate) async fn find_submission(state: &AppState, id: &str) -> Result<Submis
     state.store.submission(id).await?.ok_or_else(not_found)
 }
 
-/// What the API says of a submission.
+/// A verified submission's verdict placed in time (none while queued or after an error).
+pub(crate) fn dating(row: &SubmissionRow, deadline_ms: Option<i64>) -> Option<Dating> {
+    let valid = match row.status {
+        Status::Valid => true,
+        Status::Invalid => false,
+        Status::Queued | Status::Error => return None,
+    };
+    let secs = |ms: i64| u64::try_from(ms / 1000).unwrap_or(0);
+    Some(Dating::of_credit(
+        valid,
+        u64::try_from(row.credited_ms.unwrap_or(0)).unwrap_or(0),
+        secs(row.received_ms),
+        deadline_ms.map(secs),
+    ))
+}
+
+/// What the API says of a submission: its status, the library's verdict (links, whom it
+/// trusts) and its dating.
 pub(crate) fn submission_json(row: &SubmissionRow, deadline_ms: Option<i64>) -> Value {
-    let done = row.status != "queued";
-    let credited_ms = row.credited_ms.unwrap_or(0);
-    let predated_ms = row.received_ms / 1000 * 1000 - credited_ms;
-    let links: Value = row
-        .links_json
-        .as_deref()
-        .and_then(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| json!([]));
+    let dating = dating(row, deadline_ms);
+    let links = row
+        .verdict
+        .as_ref()
+        .map_or_else(|| json!([]), |v| json!(v.links));
     let mut v = json!({
         "id": row.id,
-        "status": row.status,
+        "status": row.status.as_str(),
         "set": row.set_name,
         "received": rfc3339_ms(row.received_ms),
         "document_bytes": row.document_bytes,
-        "credited_secs": if done { json!(credited_ms as f64 / 1000.0) } else { Value::Null },
-        "predated_to": if done { json!(rfc3339_ms(predated_ms)) } else { Value::Null },
+        "credited_secs": dating.map(|d| d.credited_ms as f64 / 1000.0),
+        "predated_to": dating.map(|d| rfc3339(d.predated_to())),
         "links": links,
     });
-    if let (Some(deadline), true) = (deadline_ms, done) {
+    if let Some(verdict) = &row.verdict {
+        v["trust"] = json!(verdict.trust);
+        v["trustless"] = json!(verdict.trustless);
+        v["assumption"] = json!(verdict.assumption);
+    }
+    if let (Some(deadline), Some(d)) = (deadline_ms, dating) {
         v["deadline"] = json!(rfc3339_ms(deadline));
-        v["before_deadline"] = json!(row.status == "valid" && predated_ms <= deadline);
+        v["before_deadline"] = json!(d.before_deadline);
     }
     if let Some(reason) = &row.reason {
         v["reason"] = json!(reason);

@@ -75,6 +75,22 @@ pub enum Error {
         /// The set.
         set: String,
     },
+    /// The database holds something this server did not write (an unknown status, a verdict
+    /// that does not parse).
+    #[error("the database holds an unreadable {what}")]
+    Corrupt {
+        /// What could not be read.
+        what: String,
+    },
+    /// A stored set cannot be verified against (its origin needs pins the service lacks).
+    #[error("set '{set}' cannot be used to verify: {source}")]
+    SetUnusable {
+        /// The set.
+        set: String,
+        /// Why.
+        #[source]
+        source: hourglass_timelock::Error,
+    },
     /// The HTTP server failed while running.
     #[error("the server stopped: {0}")]
     Serve(#[source] std::io::Error),

@@ -128,9 +128,9 @@ pub(crate) struct AppState {
     pub queued: Notify,
     /// This server's name in the verifications it records.
     pub server_id: String,
-    /// Private sets' keys, parsed at their first verification and kept, by set name and
-    /// digest (sets are never changed in place).
-    pub keys: worker::KeyCache,
+    /// Each set's verifier (a private set's parsed keys), made at its first verification and
+    /// kept, by set name and digest (sets are never changed in place).
+    pub verifiers: worker::VerifierCache,
     limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     trusted_proxies: Vec<IpNet>,
 }
@@ -196,7 +196,7 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         metrics: Metrics::new(),
         queued: Notify::new(),
         server_id: format!("{addr}/{}", std::process::id()),
-        keys: worker::KeyCache::default(),
+        verifiers: worker::VerifierCache::default(),
         limiter,
         trusted_proxies: config.trusted_proxies.clone(),
     });
@@ -245,6 +245,7 @@ fn router(state: Arc<AppState>, config: &Config) -> Router {
         .route("/submissions/{id}", get(pages::submission))
         .route("/institution.pub", get(api::institution_pub))
         .route("/api/v1/sets", get(api::list_sets).post(api::create_set))
+        .route("/api/v1/sets/import", post(api::import_set))
         .route("/api/v1/sets/{name}", get(api::get_set))
         .route(
             "/api/v1/submissions",

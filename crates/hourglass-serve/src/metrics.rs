@@ -12,6 +12,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::store::Status;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     method: String,
@@ -21,7 +23,7 @@ struct RequestLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabels {
-    status: String,
+    status: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -109,19 +111,15 @@ impl Metrics {
     }
 
     /// The text exposition, with the stored submissions just counted by status.
-    pub(crate) fn render(&self, counts: &[(String, i64)]) -> String {
-        let queued = counts
-            .iter()
-            .find(|(s, _)| s == "queued")
-            .map_or(0, |c| c.1);
-        self.queue_depth.set(queued);
-        for status in ["queued", "valid", "invalid"] {
-            let n = counts.iter().find(|(s, _)| s == status).map_or(0, |c| c.1);
+    pub(crate) fn render(&self, counts: &[(Status, i64)]) -> String {
+        let count = |status| counts.iter().find(|(s, _)| *s == status).map_or(0, |c| c.1);
+        self.queue_depth.set(count(Status::Queued));
+        for status in Status::ALL {
             self.stored
                 .get_or_create(&StatusLabels {
-                    status: status.into(),
+                    status: status.as_str(),
                 })
-                .set(n);
+                .set(count(status));
         }
         let mut out = String::new();
         if let Ok(registry) = self.registry.lock() {

@@ -11,9 +11,10 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use hourglass_timelock::receipt::institution_fingerprint;
 
-use crate::api::{
-    accept_upload, find_submission, rfc3339_ms, set_summary, submission_json, ApiError,
-};
+use hourglass_timelock::verdict::rfc3339;
+
+use crate::api::{accept_upload, dating, find_submission, rfc3339_ms, set_summary, ApiError};
+use crate::store::Status;
 use crate::AppState;
 
 struct SetView {
@@ -42,7 +43,7 @@ struct LinkView {
 #[template(path = "submission.html")]
 struct SubmissionPage {
     id: String,
-    status: String,
+    status: &'static str,
     queued: bool,
     set: String,
     received: String,
@@ -50,6 +51,7 @@ struct SubmissionPage {
     predated: String,
     deadline: String,
     before_deadline: String,
+    trust: String,
     reason: String,
     links: Vec<LinkView>,
     has_receipt: bool,
@@ -163,40 +165,42 @@ pub(crate) async fn submission(
         Ok(s) => s.and_then(|s| s.deadline_ms),
         Err(e) => return error_page(e.into()),
     };
-    let v = submission_json(&row, deadline_ms);
-    let links = v["links"]
-        .as_array()
-        .map(|a| {
-            a.iter()
+    let dating = dating(&row, deadline_ms);
+    let links = row
+        .verdict
+        .as_ref()
+        .map(|v| {
+            v.links
+                .iter()
                 .map(|l| LinkView {
-                    index: l["index"].as_u64().unwrap_or(0) as usize + 1,
-                    verdict: if l["valid"].as_bool() == Some(true) {
-                        "valid"
-                    } else {
-                        "invalid"
-                    },
-                    t: l["t"].as_u64().unwrap_or(0),
-                    credited: human_secs(l["credited_secs"].as_f64().unwrap_or(0.0)),
+                    index: l.index + 1,
+                    verdict: if l.valid { "valid" } else { "invalid" },
+                    t: l.t,
+                    credited: human_secs(l.credited_secs),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let text = |k: &str| v[k].as_str().unwrap_or("").to_string();
     render(&SubmissionPage {
         id: row.id.clone(),
-        status: row.status.clone(),
-        queued: row.status == "queued",
+        status: row.status.as_str(),
+        queued: row.status == Status::Queued,
         set: row.set_name.clone(),
-        received: text("received"),
-        credited: human_secs(v["credited_secs"].as_f64().unwrap_or(0.0)),
-        predated: text("predated_to"),
+        received: rfc3339_ms(row.received_ms),
+        credited: human_secs(dating.map_or(0.0, |d| d.credited_ms as f64 / 1000.0)),
+        predated: dating.map(|d| rfc3339(d.predated_to())).unwrap_or_default(),
         deadline: deadline_ms.map(rfc3339_ms).unwrap_or_default(),
-        before_deadline: match v["before_deadline"].as_bool() {
+        before_deadline: match dating.and_then(|d| d.before_deadline) {
             Some(true) => "provably before it".into(),
             Some(false) => "not proven before it".into(),
             None => String::new(),
         },
-        reason: text("reason"),
+        trust: row
+            .verdict
+            .as_ref()
+            .map(|v| v.assumption.clone())
+            .unwrap_or_default(),
+        reason: row.reason.clone().unwrap_or_default(),
         links,
         has_receipt: row.receipt.is_some(),
     })

@@ -10,10 +10,56 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use hourglass_timelock::verdict::Verdict;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, FromRow, Row};
 
 use crate::error::Error;
+
+/// Where a submission stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Waiting for a worker.
+    Queued,
+    /// Verified: valid.
+    Valid,
+    /// Verified: invalid (the reason says why).
+    Invalid,
+    /// Could not be verified after every try (the reason says why); final.
+    Error,
+}
+
+impl Status {
+    /// Every status, in the order the metrics list them.
+    pub(crate) const ALL: [Status; 4] = [
+        Status::Queued,
+        Status::Valid,
+        Status::Invalid,
+        Status::Error,
+    ];
+
+    /// The word stored in the database and shown by the API and pages.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Valid => "valid",
+            Status::Invalid => "invalid",
+            Status::Error => "error",
+        }
+    }
+
+    fn parse(word: &str) -> Result<Self, Error> {
+        Status::ALL
+            .into_iter()
+            .find(|s| s.as_str() == word)
+            .ok_or_else(|| Error::Corrupt {
+                what: format!("submission status '{word}'"),
+            })
+    }
+}
+
+/// How many times a job may fail (an internal error, a panic) before its final `error` state.
+pub(crate) const MAX_TRIES: i64 = 3;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -51,14 +97,16 @@ pub(crate) struct NewSubmission {
 }
 
 /// A stored submission.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub(crate) struct SubmissionRow {
     pub id: String,
     pub set_name: String,
     pub received_ms: i64,
-    pub status: String,
+    pub status: Status,
     pub credited_ms: Option<i64>,
-    pub links_json: Option<String>,
+    /// The library's verdict (none while queued, after a final error, or for rows verified
+    /// before schema 2).
+    pub verdict: Option<Verdict>,
     pub reason: Option<String>,
     pub receipt: Option<String>,
     pub document_bytes: i64,
@@ -66,16 +114,14 @@ pub(crate) struct SubmissionRow {
 
 /// The verdict a worker records.
 pub(crate) struct Outcome {
-    pub valid: bool,
+    pub verdict: Verdict,
     pub credited_ms: i64,
-    pub links_json: String,
-    pub reason: Option<String>,
     pub receipt: String,
     pub verify_us: i64,
 }
 
 /// What a worker needs of a queued submission.
-#[derive(sqlx::FromRow)]
+#[derive(Clone, sqlx::FromRow)]
 pub(crate) struct JobRow {
     pub id: String,
     pub set_name: String,
@@ -83,7 +129,6 @@ pub(crate) struct JobRow {
     pub bundle: String,
     pub bundle_sha256: String,
     pub document_sha256: String,
-    pub document_digest: String,
 }
 
 /// A claimed queue entry.
@@ -117,10 +162,9 @@ pub(crate) struct Store {
 }
 
 const SUBMISSION_COLUMNS: &str =
-    "id, set_name, received_ms, status, credited_ms, links_json, reason, receipt, document_bytes";
+    "id, set_name, received_ms, status, credited_ms, verdict, reason, receipt, document_bytes";
 const SET_COLUMNS: &str = "name, kind, set_json, set_sha256, sealed_keys, deadline_ms, created_ms";
-const JOB_COLUMNS: &str =
-    "id, set_name, received_ms, bundle, bundle_sha256, document_sha256, document_digest";
+const JOB_COLUMNS: &str = "id, set_name, received_ms, bundle, bundle_sha256, document_sha256";
 
 impl Store {
     /// Connects and applies the migrations.
@@ -293,13 +337,25 @@ impl Store {
         row.as_ref().map(submission_row).transpose()
     }
 
-    /// Stored submissions by status (`queued`, `valid`, `invalid`).
-    pub(crate) async fn counts(&self) -> Result<Vec<(String, i64)>, Error> {
+    /// A submission's document.
+    pub(crate) async fn document(&self, id: &str) -> Result<Vec<u8>, Error> {
+        let row = sqlx::query("SELECT content FROM documents WHERE id = $1")
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("content")?)
+    }
+
+    /// Stored submissions by status.
+    pub(crate) async fn counts(&self) -> Result<Vec<(Status, i64)>, Error> {
         let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM submissions GROUP BY status")
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
-            .map(|r| Ok((r.try_get("status")?, r.try_get("n")?)))
+            .map(|r| {
+                let status: String = r.try_get("status")?;
+                Ok((Status::parse(&status)?, r.try_get("n")?))
+            })
             .collect()
     }
 
@@ -362,16 +418,25 @@ impl Store {
             Claim::Locked(tx) => tx,
             Claim::Listed(_) => self.pool.begin().await?,
         };
+        let status = if outcome.verdict.valid {
+            Status::Valid
+        } else {
+            Status::Invalid
+        };
         let updated = sqlx::query(
-            "UPDATE submissions SET status = $2, credited_ms = $3, links_json = $4, reason = $5,
+            "UPDATE submissions SET status = $2, credited_ms = $3, verdict = $4, reason = $5,
                  receipt = $6, verified_ms = $7
              WHERE id = $1 AND status = 'queued'",
         )
         .bind(&job.row.id)
-        .bind(if outcome.valid { "valid" } else { "invalid" })
+        .bind(status.as_str())
         .bind(outcome.credited_ms)
-        .bind(&outcome.links_json)
-        .bind(outcome.reason.clone())
+        .bind(
+            serde_json::to_string(&outcome.verdict).map_err(|e| Error::Corrupt {
+                what: format!("verdict: {e}"),
+            })?,
+        )
+        .bind(outcome.verdict.reason.clone())
         .bind(&outcome.receipt)
         .bind(now_ms)
         .execute(&mut *tx)
@@ -396,12 +461,70 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Records that a claimed job failed (`reason`): queued again for another try, or, after
+    /// [`MAX_TRIES`], in its final `error` state with the reason. Returns whether it is final.
+    pub(crate) async fn fail(&self, job: Job, reason: &str, now_ms: i64) -> Result<bool, Error> {
+        let mut job = job;
+        let claim = std::mem::replace(&mut job.claim, Claim::Listed(self.claimed.clone()));
+        let mut tx = match claim {
+            Claim::Locked(tx) => tx,
+            Claim::Listed(_) => self.pool.begin().await?,
+        };
+        let row = sqlx::query(
+            "UPDATE submissions SET tries = tries + 1 WHERE id = $1 AND status = 'queued'
+             RETURNING tries",
+        )
+        .bind(&job.row.id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let tries: i64 = match row {
+            Some(r) => r.try_get("tries")?,
+            None => return Ok(true),
+        };
+        let last = tries >= MAX_TRIES;
+        if last {
+            sqlx::query(
+                "UPDATE submissions SET status = $2, reason = $3, verified_ms = $4 WHERE id = $1",
+            )
+            .bind(&job.row.id)
+            .bind(Status::Error.as_str())
+            .bind(format!(
+                "the submission could not be verified ({tries} tries): {reason}"
+            ))
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(last)
+    }
+}
+
 fn set_row(row: &AnyRow) -> Result<SetRow, Error> {
     Ok(SetRow::from_row(row)?)
 }
 
 fn submission_row(row: &AnyRow) -> Result<SubmissionRow, Error> {
-    Ok(SubmissionRow::from_row(row)?)
+    let status: String = row.try_get("status")?;
+    let verdict: Option<String> = row.try_get("verdict")?;
+    let verdict = match verdict {
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::Corrupt {
+            what: format!("stored verdict: {e}"),
+        })?),
+        None => None,
+    };
+    Ok(SubmissionRow {
+        id: row.try_get("id")?,
+        set_name: row.try_get("set_name")?,
+        received_ms: row.try_get("received_ms")?,
+        status: Status::parse(&status)?,
+        credited_ms: row.try_get("credited_ms")?,
+        verdict,
+        reason: row.try_get("reason")?,
+        receipt: row.try_get("receipt")?,
+        document_bytes: row.try_get("document_bytes")?,
+    })
 }
 
 fn job(row: &AnyRow, claim: Claim) -> Result<Job, Error> {

@@ -1,5 +1,7 @@
-//! Verification workers: claim a queued submission, verify its bundle against its set (with
-//! the institution's keys, or publicly), sign a receipt, record the verdict.
+//! Verification workers: claim a queued submission, have the library verify its bundle (with
+//! the institution's keys, or publicly), sign a receipt, record the verdict. A job that fails
+//! (an internal error, a panic) is tried again a bounded number of times, then ends in its
+//! final `error` state with the reason: one upload never holds a worker for good.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,50 +9,50 @@ use std::time::{Duration, Instant, SystemTime};
 
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_timelock::anyset::AnySet;
-use hourglass_timelock::public::verify_public;
+use hourglass_timelock::public::OriginPins;
 use hourglass_timelock::receipt::{sign_receipt, ReceiptVerdict, Statement};
-use hourglass_timelock::submission::{verify_bundle, Bundle, BundleVerdict};
-use hourglass_timelock::PuzzleKey;
+use hourglass_timelock::verdict::{credited_ms, LinkPolicy, Verifier, VerifyOptions};
+use hourglass_timelock::{Bundle, PuzzleKey};
 use zeroize::Zeroizing;
 
 use crate::error::Error;
-use crate::store::{Job, Outcome};
+use crate::store::{Job, JobRow, Outcome, SetRow};
 use crate::AppState;
 
 /// How long an idle worker waits before looking at the queue again (other servers of one
 /// PostgreSQL add work without waking this one).
 const POLL: Duration = Duration::from_millis(500);
 
-/// Private sets' keys, parsed once per set (name and digest) and shared by the workers.
-/// Parsing checks each key: primality tests and an inverse on the secret primes, in GMP's
-/// variable-time code. Done for every upload, that let anyone who can upload have it repeated
-/// at will (on a shared machine, traces of the same secret computation as often as wanted),
-/// and took milliseconds per key. The sets are few (made by the admin); the keys stay in memory
-/// for the process's life, as the vault's key does.
+/// Each set's verifier, made once (name and digest) and shared by the workers. A private set's
+/// verifier holds its parsed keys: parsing checks each key (primality tests and an inverse on
+/// the secret primes, in GMP's variable-time code); done for every upload, that let anyone who
+/// can upload have it repeated at will (on a shared machine, traces of the same secret
+/// computation as often as wanted), and took milliseconds per key. The sets are few (made by
+/// the admin); the keys stay in memory for the process's life, as the vault's key does.
 #[derive(Default)]
-pub(crate) struct KeyCache(std::sync::Mutex<KeyMap>);
+pub(crate) struct VerifierCache(std::sync::Mutex<VerifierMap>);
 
-/// Parsed keys by set name and digest.
-type KeyMap = HashMap<(String, String), Arc<Vec<PuzzleKey>>>;
+/// Verifiers by set name and digest.
+type VerifierMap = HashMap<(String, String), Verifier>;
 
-impl KeyCache {
-    /// The keys of set `name` with digest `sha256`, parsed by `parse` on the first call.
-    fn get_or_parse(
+impl VerifierCache {
+    /// The verifier of set `name` with digest `sha256`, made by `make` on the first call.
+    fn get_or_make(
         &self,
         name: &str,
         sha256: &str,
-        parse: impl FnOnce() -> Result<Vec<PuzzleKey>, Error>,
-    ) -> Result<Arc<Vec<PuzzleKey>>, Error> {
+        make: impl FnOnce() -> Result<Verifier, Error>,
+    ) -> Result<Verifier, Error> {
         let key = (name.to_owned(), sha256.to_owned());
-        if let Some(keys) = self.lock().get(&key) {
-            return Ok(keys.clone());
+        if let Some(v) = self.lock().get(&key) {
+            return Ok(v.clone());
         }
-        // Parsed outside the lock (slow); two workers may both parse a new set once.
-        let keys = Arc::new(parse()?);
-        Ok(self.lock().entry(key).or_insert(keys).clone())
+        // Made outside the lock (slow); two workers may both make a new set's once.
+        let verifier = make()?;
+        Ok(self.lock().entry(key).or_insert(verifier).clone())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, KeyMap> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VerifierMap> {
         // A panic while holding the lock leaves the map itself consistent.
         self.0
             .lock()
@@ -62,14 +64,7 @@ impl KeyCache {
 pub(crate) async fn run(state: Arc<AppState>) {
     loop {
         match state.store.claim().await {
-            Ok(Some(job)) => {
-                let id = job.row.id.clone();
-                if let Err(e) = verify_and_record(&state, job).await {
-                    // The claim is released (rolled back or unlisted): retried later.
-                    tracing::error!(submission = %id, error = %e, "verification failed; will retry");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
+            Ok(Some(job)) => process(&state, job).await,
             Ok(None) => {
                 let _ = tokio::time::timeout(POLL, state.queued.notified()).await;
             }
@@ -81,134 +76,127 @@ pub(crate) async fn run(state: Arc<AppState>) {
     }
 }
 
-async fn verify_and_record(state: &Arc<AppState>, job: Job) -> Result<(), Error> {
+/// Verifies one claimed job and records its verdict, or counts its failure: tried again later,
+/// or final (status `error`, with the reason) after the last try.
+async fn process(state: &Arc<AppState>, job: Job) {
+    let id = job.row.id.clone();
+    let failure = match verify_job(state, job.row.clone()).await {
+        Ok(outcome) => {
+            let took = Duration::from_micros(u64::try_from(outcome.verify_us).unwrap_or(0));
+            state.metrics.verified(took, outcome.verdict.valid);
+            match state
+                .store
+                .finish(job, &outcome, &state.server_id, now_ms())
+                .await
+            {
+                Ok(()) => return,
+                // The claim is released: verified again later.
+                Err(e) => e.to_string(),
+            }
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            match state.store.fail(job, &reason, now_ms()).await {
+                Ok(true) => {
+                    tracing::error!(submission = %id, error = %reason, "verification failed; final");
+                    return;
+                }
+                Ok(false) => reason,
+                Err(db) => format!("{reason} (not recorded: {db})"),
+            }
+        }
+    };
+    tracing::error!(submission = %id, error = %failure, "verification failed; will retry");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// The verifier of a stored set.
+fn make_verifier(state: &AppState, set: &SetRow) -> Result<Verifier, Error> {
+    let unusable = |source| Error::SetUnusable {
+        set: set.name.clone(),
+        source,
+    };
+    match AnySet::from_json(&set.set_json).map_err(unusable)? {
+        AnySet::Private(_) => {
+            let sealed = set.sealed_keys.as_ref().ok_or_else(|| Error::Vault {
+                set: set.name.clone(),
+            })?;
+            let keys = parse_keys(&set.name, &state.data.open_sealed(&set.name, sealed)?)?;
+            Verifier::private(keys).map_err(unusable)
+        }
+        // The service makes public sets on RSA-2048 only; a set whose origin needs pins it
+        // does not hold is refused, never verified as if trusted.
+        AnySet::Public(public) => {
+            Verifier::public(public, &OriginPins::default()).map_err(unusable)
+        }
+    }
+}
+
+/// Verifies a claimed job and signs its receipt: what [`crate::store::Store::finish`] records.
+async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error> {
     let set = state
         .store
-        .set(&job.row.set_name)
+        .set(&job.set_name)
         .await?
         .ok_or_else(|| Error::Vault {
-            set: job.row.set_name.clone(),
+            set: job.set_name.clone(),
         })?;
-    let sealed = set.sealed_keys.clone();
-    let set_sha256 = set.set_sha256.clone();
+    let document = state.store.document(&job.id).await?;
     let st = state.clone();
-    let bundle_text = job.row.bundle.clone();
-    let digest = job.row.document_digest.clone();
-    let set_json = set.set_json.clone();
-    let set_name = set.name.clone();
+    let bundle_text = job.bundle.clone();
     let statement_base = Statement {
         institution: String::new(),
-        submission: job.row.id.clone(),
+        submission: job.id.clone(),
         set: set.name.clone(),
         set_sha256: set.set_sha256.clone(),
-        document_sha256: job.row.document_sha256.clone(),
-        bundle_sha256: job.row.bundle_sha256.clone(),
-        received_unix: (job.row.received_ms / 1000).max(0) as u64,
+        document_sha256: job.document_sha256.clone(),
+        bundle_sha256: job.bundle_sha256.clone(),
+        received_unix: (job.received_ms / 1000).max(0) as u64,
         verdict: ReceiptVerdict::Invalid,
         credited_ms: 0,
         reason: String::new(),
     };
-    let (outcome, elapsed) = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        // A bundle that cannot even be checked (a link whose number does not parse, say) is
-        // invalid, with the reason: never an error retried forever, which would let one upload
-        // occupy a worker for good.
-        let keys = match &sealed {
-            Some(sealed) => Some(st.keys.get_or_parse(&set_name, &set_sha256, || {
-                parse_keys(&set_name, &st.data.open_sealed(&set_name, sealed)?)
-            })?),
-            None => None,
+        let verifier = st
+            .verifiers
+            .get_or_make(&set.name, &set.set_sha256, || make_verifier(&st, &set))?;
+        // The upload refused bundles that do not parse; a stored one that no longer does is
+        // the database's fault, an error.
+        let bundle = Bundle::from_json(&bundle_text)?;
+        let digest = verifier
+            .digest(document.as_slice())
+            .map_err(|e| Error::Serve(std::io::Error::other(e)))?;
+        // One thread per worker (the workers run side by side); links checked until the first
+        // invalid one (a bundle of many bogus links costs about one check).
+        let options = VerifyOptions {
+            threads: 1,
+            links: LinkPolicy::StopAtFirstInvalid,
         };
-        let (verdict, reason) = match verify(&set_json, &set_name, keys, &bundle_text, &digest)? {
-            Ok(verdict) => {
-                let reason = reason_of(&verdict);
-                (verdict, reason)
-            }
-            Err(why) => (
-                BundleVerdict::of(false, Vec::new()),
-                Some(format!("the bundle cannot be verified: {why}")),
-            ),
-        };
+        let verdict = verifier.verify(&bundle, &digest, &options, &mut OsEntropy)?;
         let elapsed = start.elapsed();
-        let credited_ms = (verdict.credited_secs * 1000.0).round() as i64;
         let mut statement = statement_base;
         statement.verdict = if verdict.valid {
             ReceiptVerdict::Valid
         } else {
             ReceiptVerdict::Invalid
         };
-        statement.credited_ms = credited_ms.max(0) as u64;
-        statement.reason = reason.clone().unwrap_or_default();
+        statement.credited_ms = credited_ms(verdict.credited_secs);
+        statement.reason = verdict.reason.clone().unwrap_or_default();
         let receipt = sign_receipt(&statement, st.data.receipt_key(), &mut OsEntropy)?;
-        Ok::<_, Error>((
-            Outcome {
-                valid: verdict.valid,
-                credited_ms,
-                links_json: serde_json::to_string(&verdict.links).unwrap_or_default(),
-                reason,
-                receipt,
-                verify_us: elapsed.as_micros() as i64,
-            },
-            elapsed,
-        ))
+        Ok::<_, Error>(Outcome {
+            credited_ms: i64::try_from(statement.credited_ms).unwrap_or(i64::MAX),
+            verdict,
+            receipt,
+            verify_us: i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX),
+        })
     })
     .await
-    .map_err(|e| Error::Serve(std::io::Error::other(e.to_string())))??;
-    state.metrics.verified(elapsed, outcome.valid);
-    state
-        .store
-        .finish(job, &outcome, &state.server_id, now_ms())
-        .await
-}
-
-/// Verifies a bundle against a stored set, stopping at the first invalid link: a link's
-/// verdict depends only on the links before it, so prefixes of 1, 2, 4, ... links are verified
-/// until one has an invalid link or the whole bundle is done. A bundle of many bogus links (each
-/// costs the verifier a private-key operation or a proof check, and costs its maker nothing)
-/// thus costs about one check, while an honest bundle costs at most twice its links' checks.
-fn verify(
-    set_json: &str,
-    set_name: &str,
-    keys: Option<Arc<Vec<PuzzleKey>>>,
-    bundle: &str,
-    digest_hex: &str,
-) -> Result<Result<BundleVerdict, hourglass_timelock::Error>, Error> {
-    let bundle = match Bundle::from_json(bundle) {
-        Ok(b) => b,
-        Err(e) => return Ok(Err(e)),
-    };
-    let digest = hex::decode(digest_hex).unwrap_or_default();
-    let set = AnySet::from_json(set_json)?;
-    let keys = match &set {
-        AnySet::Public(_) => Arc::new(Vec::new()),
-        AnySet::Private(_) => keys.ok_or_else(|| Error::Vault {
-            set: set_name.into(),
-        })?,
-    };
-    // The bundle's own faults are the inner error; the set and keys are ours (outer).
-    let check = |b: &Bundle| -> Result<BundleVerdict, hourglass_timelock::Error> {
-        match &set {
-            AnySet::Public(set) => verify_public(set, b, &digest),
-            AnySet::Private(_) => verify_bundle(b, &digest, &keys, 1, &mut OsEntropy),
-        }
-    };
-    let mut len = 1;
-    loop {
-        len = len.min(bundle.links.len());
-        let mut prefix = bundle.clone();
-        prefix.links.truncate(len);
-        let verdict = match check(&prefix) {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e)),
-        };
-        let complete = len == bundle.links.len();
-        // Complete, or invalid already: the links after an invalid prefix are not checked
-        // (nor listed), and nothing is credited.
-        if complete || !verdict.valid {
-            return Ok(Ok(verdict));
-        }
-        len *= 2;
-    }
+    .map_err(|e| {
+        Error::Serve(std::io::Error::other(format!(
+            "the verification stopped: {e}"
+        )))
+    })?
 }
 
 /// The private keys of set `set_name` from the vault's opened bytes (a JSON list of key files).
@@ -223,26 +211,6 @@ fn parse_keys(set_name: &str, opened: &[u8]) -> Result<Vec<PuzzleKey>, Error> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
-/// One sentence for an invalid verdict.
-fn reason_of(v: &BundleVerdict) -> Option<String> {
-    if v.valid {
-        return None;
-    }
-    if !v.document_matches {
-        return Some("the document does not match the bundle's digest".into());
-    }
-    if v.links.is_empty() {
-        return Some("the bundle has no links".into());
-    }
-    v.links.iter().find(|l| !l.valid).map(|l| {
-        format!(
-            "link {}: {}",
-            l.index + 1,
-            l.reason.as_deref().unwrap_or("does not verify")
-        )
-    })
-}
-
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
@@ -255,26 +223,41 @@ pub(crate) fn now_ms() -> i64 {
 mod tests {
     use super::*;
 
+    fn verifier() -> Verifier {
+        let set = hourglass_timelock::public::PublicSet::new(
+            "cache",
+            hourglass_vdf::group::RsaGroup::rsa_2048().modulus().clone(),
+            hourglass_timelock::public::ModulusOrigin::Rsa2048,
+            vec![10],
+            1.0,
+            false,
+            hourglass_timelock::PuzzleHash::Sha256,
+            hourglass_timelock::public::ProofScheme::Wesolowski,
+            "2026-11-27T00:00:00Z",
+        )
+        .unwrap();
+        Verifier::public(set, &OriginPins::default()).unwrap()
+    }
+
     #[test]
-    fn a_set_s_keys_are_parsed_once_and_a_failure_is_not_kept() {
-        let cache = KeyCache::default();
+    fn a_set_s_verifier_is_made_once_and_a_failure_is_not_kept() {
+        let cache = VerifierCache::default();
         let calls = std::cell::Cell::new(0);
         let parse = || {
             calls.set(calls.get() + 1);
-            Ok(Vec::new())
+            Ok(verifier())
         };
-        let a = cache.get_or_parse("s", "d1", parse).unwrap();
-        let b = cache.get_or_parse("s", "d1", parse).unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
+        cache.get_or_make("s", "d1", parse).unwrap();
+        cache.get_or_make("s", "d1", parse).unwrap();
         assert_eq!(calls.get(), 1);
         // Another digest (or name) is another entry.
-        cache.get_or_parse("s", "d2", parse).unwrap();
-        cache.get_or_parse("t", "d1", parse).unwrap();
+        cache.get_or_make("s", "d2", parse).unwrap();
+        cache.get_or_make("t", "d1", parse).unwrap();
         assert_eq!(calls.get(), 3);
         // A set whose keys do not parse is tried again next time.
         let fail = || Err(Error::Vault { set: "u".into() });
-        assert!(cache.get_or_parse("u", "d", fail).is_err());
-        cache.get_or_parse("u", "d", parse).unwrap();
+        assert!(cache.get_or_make("u", "d", fail).is_err());
+        cache.get_or_make("u", "d", parse).unwrap();
         assert_eq!(calls.get(), 4);
     }
 }

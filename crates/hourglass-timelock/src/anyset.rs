@@ -6,15 +6,12 @@
 use std::sync::atomic::AtomicBool;
 
 use hourglass_arith::squaring::Progress;
-use hourglass_arith::Integer;
 
+use crate::bundle::{Bundle, SealEnd, SealOptions, SetKind};
 use crate::key::PuzzleHash;
-use crate::public::{seal_public, PublicSet};
-use crate::submission::{seal, Bundle, PuzzleSet, SealEnd, SealOptions};
-use crate::{ParamError, Result};
-
-/// The `type` of a public set file (a private set's differs).
-const PUBLIC_SET_TYPE: &str = "\"hourglass-public-puzzle-set\"";
+use crate::public::{seal_public, PublicSet, PUBLIC_SET_TYPE};
+use crate::submission::{seal, PuzzleSet, MAX_SET_BYTES, SET_TYPE};
+use crate::{Error, FileKind, ParamError, ParseError, Result};
 
 /// A set of either kind.
 #[derive(Debug, Clone)]
@@ -28,10 +25,31 @@ pub enum AnySet {
 impl AnySet {
     /// Reads a `set.json` of either kind.
     pub fn from_json(text: &str) -> Result<Self> {
-        if text.contains(PUBLIC_SET_TYPE) {
-            PublicSet::from_json(text).map(AnySet::Public)
-        } else {
-            PuzzleSet::from_json(text).map(AnySet::Private)
+        if text.len() as u64 > MAX_SET_BYTES {
+            return Err(Error::parse(
+                FileKind::PuzzleSet,
+                ParseError::TooLarge { max: MAX_SET_BYTES },
+            ));
+        }
+        // The kind is the typed `type` field, never a substring of the text.
+        match crate::json::file_type(FileKind::PuzzleSet, text)?.as_str() {
+            PUBLIC_SET_TYPE => PublicSet::from_json(text).map(AnySet::Public),
+            SET_TYPE => PuzzleSet::from_json(text).map(AnySet::Private),
+            other => Err(Error::parse(
+                FileKind::PuzzleSet,
+                ParseError::Type {
+                    found: other.to_string(),
+                    expected: "hourglass-puzzle-set or hourglass-public-puzzle-set",
+                },
+            )),
+        }
+    }
+
+    /// Which kind of set this is.
+    pub fn kind(&self) -> SetKind {
+        match self {
+            AnySet::Private(_) => SetKind::Private,
+            AnySet::Public(_) => SetKind::Public,
         }
     }
 
@@ -103,17 +121,5 @@ impl AnySet {
                 on_link,
             ),
         }
-    }
-}
-
-impl PublicSet {
-    /// Whether the set's modulus is the one a committee's published transcript records: the
-    /// transcript's `n` and fingerprint must be the ones the set's origin names.
-    pub fn is_committee_modulus(&self, n: &Integer, transcript_fingerprint: &str) -> bool {
-        let recorded = match &self.origin {
-            crate::public::ModulusOrigin::Dkg { transcript, .. } => transcript.as_str(),
-            _ => "",
-        };
-        n == self.n() && recorded == transcript_fingerprint
     }
 }

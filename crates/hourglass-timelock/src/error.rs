@@ -1,7 +1,7 @@
 //! Why a time-lock operation failed: one variant per cause, grouped by area (parameters,
 //! insecure choices, the JSON files, age recipients).
 
-use crate::submission::SetKind;
+use crate::bundle::SetKind;
 use crate::PuzzleHash;
 
 /// Errors from time-lock operations.
@@ -54,6 +54,9 @@ pub enum Error {
         #[source]
         source: hourglass_vdf::Error,
     },
+    /// A public set's origin cannot be anchored in what the verifier pinned.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
     /// The caller's callback for a finished link failed (its message: the callback belongs to
     /// the caller, whose error type this crate does not know).
     #[error("{0}")]
@@ -122,6 +125,12 @@ pub enum Field {
     L,
     /// A Pietrzak `mu`.
     Mu,
+    /// The key or set fingerprint a link names.
+    Puzzle,
+    /// A document digest.
+    Digest,
+    /// A fingerprint (of a file, or one a file records).
+    Fingerprint,
 }
 
 impl std::fmt::Display for Field {
@@ -138,6 +147,9 @@ impl std::fmt::Display for Field {
             Field::Pi => "pi",
             Field::L => "l",
             Field::Mu => "mu",
+            Field::Puzzle => "puzzle",
+            Field::Digest => "digest",
+            Field::Fingerprint => "fingerprint",
         })
     }
 }
@@ -181,12 +193,6 @@ pub enum ParseError {
         /// The version this one reads.
         supported: u32,
     },
-    /// An integer field that is not hexadecimal digits.
-    #[error("field {field}: expected hexadecimal digits")]
-    NotHex {
-        /// The field.
-        field: Field,
-    },
     /// A `bits` field that disagrees with the modulus.
     #[error("bits says {recorded} but n has {actual}")]
     BitsMismatch {
@@ -204,9 +210,30 @@ pub enum ParseError {
     /// A private key whose `z` is not the one its primes and `t` give.
     #[error("z does not match the private key and t")]
     ZMismatch,
-    /// A solution's puzzle fingerprint that is not 64 hexadecimal digits.
-    #[error("puzzle fingerprint must be 64 hex digits")]
+    /// A solution's puzzle fingerprint that is not 64 lowercase hexadecimal digits.
+    #[error("puzzle fingerprint must be 64 lowercase hex digits")]
     PuzzleFingerprint,
+    /// A hex field that is not in canonical form (lowercase digits, no leading zero, the
+    /// exact length for a digest or fingerprint).
+    #[error("field {field}: expected canonical hexadecimal (lowercase digits, no leading zeros)")]
+    NotCanonicalHex {
+        /// The field.
+        field: Field,
+    },
+    /// A file larger than any of its kind.
+    #[error("larger than {max} bytes")]
+    TooLarge {
+        /// The largest accepted.
+        max: u64,
+    },
+    /// A Pietrzak proof with more elements than halving rounds exist.
+    #[error("a Pietrzak proof has at most {max} elements, not {count}")]
+    ProofTooLong {
+        /// Elements in the proof.
+        count: usize,
+        /// The most accepted.
+        max: usize,
+    },
     /// A digest that is not hexadecimal.
     #[error("digest: {0}")]
     DigestHex(#[source] hex::FromHexError),
@@ -220,6 +247,9 @@ pub enum ParseError {
         /// The digest's length.
         got: usize,
     },
+    /// A bundle file without any link (nothing was sealed yet).
+    #[error("the bundle has no links yet")]
+    NoLinks,
     /// A bundle with more links than any submission has.
     #[error("too many links")]
     TooManyLinks {
@@ -406,9 +436,63 @@ pub enum ParamError {
         /// The duration.
         duration: std::time::Duration,
     },
+    /// A document digest made with another hash than the verifier's keys or set fix.
+    #[error("the document was digested with {digest}, but the verifier fixes {fixed}")]
+    DigestHash {
+        /// The digest's hash.
+        digest: PuzzleHash,
+        /// The hash the verifier fixes.
+        fixed: PuzzleHash,
+    },
     /// Open-ended sealing on a public set without the time to credit.
     #[error("open-ended sealing on a public set needs the time to credit (--until): a proof covers a length fixed in advance")]
     OpenEndedPublic,
+}
+
+/// Why a public set's origin cannot be anchored in what the verifier pinned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrustError {
+    /// The set claims a committee's modulus and the verifier pinned no committee.
+    #[error("the set's modulus claims to come from a committee's distributed key generation ({committee}), which the set file alone cannot prove: pin the committee (its signed transcript.json and the certificates of its members you trust)")]
+    UnpinnedCommittee {
+        /// The committee as the set describes it (self-asserted).
+        committee: String,
+    },
+    /// A committee was pinned for a set whose modulus is not a committee's.
+    #[error("a committee was pinned, but the set's modulus is {origin}")]
+    NotACommittee {
+        /// The set's origin, described.
+        origin: String,
+    },
+    /// The pinned transcript is not usable or does not verify against the pinned members
+    /// (unsigned, a member not pinned, a signature that does not verify).
+    #[error("the committee's transcript: {0}")]
+    Transcript(#[source] hourglass_dkg::Error),
+    /// The pinned transcript is another generation's than the one the set names.
+    #[error("the set names committee transcript {named}, but the pinned transcript is {pinned}")]
+    OtherTranscript {
+        /// The fingerprint the set records.
+        named: String,
+        /// The pinned transcript's fingerprint.
+        pinned: String,
+    },
+    /// The pinned transcript records another modulus than the set's.
+    #[error("the committee's transcript records another modulus than the set's")]
+    OtherModulus,
+}
+
+impl TrustError {
+    /// Whether this is a negative verdict on the set's claim (the pins are in order, and the
+    /// set or its transcript is not what they vouch for), rather than a verifier's missing or
+    /// unusable pin.
+    pub fn is_refutation(&self) -> bool {
+        match self {
+            TrustError::OtherTranscript { .. } | TrustError::OtherModulus => true,
+            TrustError::Transcript(e) => crate::committee::is_refutation(e),
+            TrustError::UnpinnedCommittee { .. } | TrustError::NotACommittee { .. } => false,
+        }
+    }
 }
 
 /// Why an age recipient cannot be read or written.

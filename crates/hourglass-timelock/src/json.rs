@@ -52,6 +52,23 @@ pub(crate) fn check_header(
     Ok(())
 }
 
+#[derive(serde::Deserialize)]
+struct Header {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+}
+
+/// The `"type"` field of a file (what it claims to be), before anything else is parsed.
+pub(crate) fn file_type(what: FileKind, text: &str) -> Result<String> {
+    #[derive(serde::Deserialize)]
+    struct Type {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    parse::<Type>(what, text).map(|t| t.kind)
+}
+
 /// Parses `text` as the JSON of `what`, checking `"type"` and `"version"` first, so a file of
 /// another version is named as such rather than reported as a field mismatch.
 pub(crate) fn parse_versioned<T: DeserializeOwned>(
@@ -60,12 +77,6 @@ pub(crate) fn parse_versioned<T: DeserializeOwned>(
     expected: &'static str,
     expected_version: u32,
 ) -> Result<T> {
-    #[derive(serde::Deserialize)]
-    struct Header {
-        #[serde(rename = "type")]
-        kind: String,
-        version: u32,
-    }
     let header: Header = parse(what, text)?;
     check_header(
         what,
@@ -77,10 +88,11 @@ pub(crate) fn parse_versioned<T: DeserializeOwned>(
     parse(what, text)
 }
 
-/// A big integer field.
+/// A big integer field, strictly canonical (lowercase, no leading zero): every value has one
+/// spelling in hourglass's time-certifying files.
 pub(crate) fn hex_integer(what: FileKind, field: Field, s: &str) -> Result<Integer> {
-    hourglass_arith::integer_from_hex(s)
-        .ok_or_else(|| Error::parse(what, ParseError::NotHex { field }))
+    hourglass_arith::integer_from_canonical_hex(s)
+        .ok_or_else(|| Error::parse(what, ParseError::NotCanonicalHex { field }))
 }
 
 /// Pretty JSON with a final newline, for files holding secrets: written into one buffer large

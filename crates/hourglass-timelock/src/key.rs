@@ -300,7 +300,7 @@ impl PuzzlePublicKey {
                 },
             ));
         }
-        if key.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
+        if key.fingerprint_hex() != j.fingerprint {
             return Err(Error::parse(
                 what,
                 ParseError::FingerprintMismatch {

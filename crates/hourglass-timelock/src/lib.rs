@@ -10,8 +10,9 @@
 //! - [`PuzzleHash`] and [`document_input`] define how a document becomes the puzzle input `m`.
 //! - [`solve`] computes the solution with error checking, checkpoints and resume;
 //!   [`PuzzleKey::verify`] checks it.
-//! - [`submission`]: puzzle sets, chains of puzzles, the open-ended mode and bundle
-//!   verification (offline submission, paper section IV).
+//! - [`submission`]: puzzle sets, chains of puzzles and the open-ended mode (offline
+//!   submission, paper section IV); [`bundle`]: what an author submits.
+//! - [`verdict`]: the one verdict on a bundle of either kind, whom it trusts, and its dating.
 //! - [`public`]: trustless offline submission: public sets on a modulus nobody can open,
 //!   proof-carrying links, verification by anyone.
 //! - [`certificate`]: X.509 puzzle certificates (`E = z 2^65 + 2t + 1`) and institution CAs.
@@ -37,7 +38,9 @@
 
 pub mod age;
 pub mod anyset;
+pub mod bundle;
 pub mod certificate;
+mod committee;
 mod error;
 mod json;
 mod key;
@@ -49,9 +52,12 @@ mod solution;
 mod solve;
 pub mod submission;
 pub mod tlock;
+pub mod verdict;
 
+pub use bundle::{Bundle, Link, SetKind};
 pub use error::{
     Error, Field, FileKind, Fingerprinted, Insecurity, ParamError, ParseError, RecipientError,
+    TrustError,
 };
 pub use key::{
     document_input, input_from_digest, HashNameError, PuzzleHash, PuzzleKey, PuzzleKeyGen,

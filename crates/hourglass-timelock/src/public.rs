@@ -5,7 +5,7 @@
 //! link lengths `t`. There is no trapdoor: an author seals by doing the squarings
 //! ([`seal_public`]) and attaches to each link a Wesolowski proof (hourglass-vdf) whose challenge
 //! prime is hashed from the link's modulus, input, output and `t`. Anyone verifies a bundle with
-//! the public set alone ([`verify_public`]), in milliseconds, and nobody, the institution
+//! the public set alone ([`crate::verdict::Verifier::public`]), in milliseconds, and nobody, the institution
 //! included, can forge one for a modulus whose factors nobody knows.
 //!
 //! Links live in the group `Z_n* / {+1, -1}` of the VDF crate: link `i` maps its input onto `Z_n`
@@ -28,15 +28,18 @@ use rug::integer::Order;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::json;
-use crate::key::{input_from_digest, PuzzleHash};
-use crate::submission::{
-    chain_input_for_modulus, Bundle, BundleVerdict, Link, LinkProof, LinkVerdict, SealEnd,
-    SealOptions, SetKind,
+use crate::bundle::{
+    bundle_integer, link_input, Bundle, Link, LinkProof, SealEnd, SealOptions, SetKind,
 };
-use crate::{Error, Field, FileKind, Fingerprinted, ParamError, ParseError, Result};
+use crate::json;
+use crate::key::PuzzleHash;
+use crate::verdict::{LinkFault, Trust};
+use crate::{Error, Field, FileKind, Fingerprinted, ParamError, ParseError, Result, TrustError};
 
-const PUBLIC_SET_TYPE: &str = "hourglass-public-puzzle-set";
+pub use hourglass_vdf::proof_file::ProofScheme;
+
+/// The `type` of a public set file.
+pub(crate) const PUBLIC_SET_TYPE: &str = "hourglass-public-puzzle-set";
 /// The puzzle formats' version (public sets were introduced with version 2).
 const PUBLIC_SET_VERSION: u32 = 2;
 /// Smallest modulus of a public set: a VDF group must resist factoring.
@@ -68,33 +71,12 @@ impl ModulusOrigin {
     pub fn describe(&self) -> String {
         match self {
             ModulusOrigin::Rsa2048 => "the RSA-2048 challenge number (factors unknown)".into(),
-            ModulusOrigin::Dkg { committee, .. } => {
-                format!("a distributed key generation by {committee} (factors known to no one below the committee's threshold)")
-            }
+            ModulusOrigin::Dkg { committee, .. } => format!(
+                "a committee's distributed key generation ({committee}; trusted only once its signed transcript is checked against members' certificates the verifier pins)"
+            ),
             ModulusOrigin::Institution => {
                 "the institution's own key (the institution could forge bundles)".into()
             }
-        }
-    }
-}
-
-/// The proof scheme a public set fixes for its links.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "kebab-case")]
-pub enum ProofScheme {
-    /// Wesolowski with the fast verification (one group element; the default).
-    Wesolowski,
-    /// Pietrzak (`log t` elements; cheaper to prove, slower to verify).
-    Pietrzak,
-}
-
-impl ProofScheme {
-    /// The name in files and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProofScheme::Wesolowski => "wesolowski",
-            ProofScheme::Pietrzak => "pietrzak",
         }
     }
 }
@@ -168,6 +150,16 @@ impl PublicSet {
             .into());
         }
         let group = RsaGroup::new(n)?;
+        if let ModulusOrigin::Dkg { transcript, .. } = &origin {
+            if hourglass_arith::bytes_from_canonical_hex::<32>(transcript).is_none() {
+                return Err(Error::parse(
+                    FileKind::PublicPuzzleSet,
+                    ParseError::NotCanonicalHex {
+                        field: Field::Fingerprint,
+                    },
+                ));
+            }
+        }
         if origin == ModulusOrigin::Rsa2048 && group.modulus() != RsaGroup::rsa_2048().modulus() {
             return Err(ParamError::OriginMismatch.into());
         }
@@ -269,6 +261,14 @@ impl PublicSet {
     /// Parses a public set, checking its fingerprint, its modulus and its origin.
     pub fn from_json(text: &str) -> Result<Self> {
         let what = FileKind::PublicPuzzleSet;
+        if text.len() as u64 > crate::submission::MAX_SET_BYTES {
+            return Err(Error::parse(
+                what,
+                ParseError::TooLarge {
+                    max: crate::submission::MAX_SET_BYTES,
+                },
+            ));
+        }
         let j: PublicSetJson =
             json::parse_versioned(what, text, PUBLIC_SET_TYPE, PUBLIC_SET_VERSION)?;
         let err = |why: ParseError| Error::parse(what, why);
@@ -299,7 +299,7 @@ impl PublicSet {
         if set.squarings != j.squarings {
             return Err(err(ParseError::SquaringsOrder));
         }
-        if set.fingerprint_hex() != j.fingerprint.to_ascii_lowercase() {
+        if set.fingerprint_hex() != j.fingerprint {
             return Err(err(ParseError::FingerprintMismatch {
                 of: Fingerprinted::Set,
             }));
@@ -327,53 +327,37 @@ fn never_unverified(source: hourglass_vdf::Error) -> Error {
     Error::UnverifiedProof { source }
 }
 
-/// Largest number of elements a Pietrzak proof may have (one per halving round).
-const MAX_PIETRZAK_ELEMENTS: usize = 64;
-
-/// Checks one link's proof against its statement, in the scheme `set` fixes; the reason if not.
+/// Checks one link's proof against its statement, in the scheme `set` fixes.
 fn check_link_proof(
     set: &PublicSet,
     statement: &Statement,
     proof: &LinkProof,
-) -> Result<Option<String>> {
-    let parse = |field: Field, v: &str| json::hex_integer(FileKind::SubmissionBundle, field, v);
+) -> Result<std::result::Result<(), LinkFault>> {
     let outcome = match (set.proof, proof) {
         (ProofScheme::Wesolowski, LinkProof::Wesolowski { pi, l }) => {
             let p = WesolowskiProof {
-                pi: parse(Field::Pi, pi)?,
-                l: parse(Field::L, l)?,
+                pi: bundle_integer(Field::Pi, pi)?,
+                l: bundle_integer(Field::L, l)?,
             };
             Wesolowski::new(LEVEL).verify(statement, &p)
         }
         (ProofScheme::Pietrzak, LinkProof::Pietrzak { mu }) => {
-            if mu.len() > MAX_PIETRZAK_ELEMENTS {
-                return Ok(Some(format!(
-                    "a Pietrzak proof has at most {MAX_PIETRZAK_ELEMENTS} elements"
-                )));
-            }
             let p = PietrzakProof {
                 mu: mu
                     .iter()
-                    .map(|m| parse(Field::Mu, m))
+                    .map(|m| bundle_integer(Field::Mu, m))
                     .collect::<Result<Vec<_>>>()?,
             };
             Pietrzak::new(LEVEL).verify(statement, &p)
         }
-        _ => return Ok(Some(format!("the set fixes {} proofs", set.proof.name()))),
+        _ => return Ok(Err(LinkFault::ProofScheme(set.proof))),
     };
-    Ok(outcome
-        .err()
-        .map(|e| format!("the proof does not verify: {e}")))
+    Ok(outcome.map_err(|e| LinkFault::BadProof(e.to_string())))
 }
 
 /// The canonical input element of link `index` of `bundle` for `set`.
 fn link_element(set: &PublicSet, bundle: &Bundle, index: usize) -> Result<Integer> {
-    let m = if index == 0 {
-        input_from_digest(set.n(), &bundle.digest_bytes())?
-    } else {
-        chain_input_for_modulus(&bundle.links[index - 1].c()?, set.n())?
-    };
-    Ok(set.group.canonical(&m))
+    Ok(set.group.canonical(&link_input(bundle, index, set.n())?))
 }
 
 /// Credited seconds of the proof-carrying links of `bundle` (valid or not; see
@@ -461,60 +445,64 @@ pub fn seal_public(
     }
 }
 
-/// Verifies a bundle sealed on `set` for a document with digest `document_digest` (computed
-/// with `set.hash`), with no secret: every link's proof, the chain, the digest.
-pub fn verify_public(
+/// Checks link `index` of `bundle` against `set`, with no secret: the seconds it credits, or
+/// why it does not verify. Called by [`crate::verdict::Verifier`], which owns the verdict.
+pub(crate) fn check_link(
     set: &PublicSet,
     bundle: &Bundle,
-    document_digest: &[u8],
-) -> Result<BundleVerdict> {
-    let document_matches = bundle.digest_bytes() == document_digest;
-    let fingerprint = set.fingerprint_hex();
-    let mut links = Vec::with_capacity(bundle.links.len());
-    for (index, link) in bundle.links.iter().enumerate() {
-        let mut verdict = LinkVerdict {
-            index,
-            puzzle: link.puzzle().to_string(),
-            t: link.t(),
-            credited_secs: 0.0,
-            valid: false,
-            reason: None,
-        };
-        let reason = match link {
-            _ if !bundle.is_public() => Some("the bundle is for a private set".to_string()),
-            _ if bundle.hash != set.hash => Some(format!(
-                "the bundle names hash {} but the set fixes {}",
-                bundle.hash, set.hash
-            )),
-            Link::Vdf {
-                puzzle,
-                t,
-                y,
-                proof,
-            } => {
-                if puzzle.to_ascii_lowercase() != fingerprint {
-                    Some("the link is for another public set".into())
-                } else {
-                    let statement = Statement {
-                        group: set.group.clone(),
-                        x: link_element(set, bundle, index)?,
-                        y: json::hex_integer(FileKind::SubmissionBundle, Field::Y, y)?,
-                        iterations: *t,
-                        level: LEVEL,
-                    };
-                    check_link_proof(set, &statement, proof)?
-                }
-            }
-            _ => Some("a public set's links carry proofs (kind \"vdf\")".into()),
-        };
-        match reason {
-            None => {
-                verdict.valid = true;
-                verdict.credited_secs = set.credited_secs(link.t());
-            }
-            Some(r) => verdict.reason = Some(r),
-        }
-        links.push(verdict);
+    index: usize,
+) -> Result<std::result::Result<f64, LinkFault>> {
+    let link = &bundle.links[index];
+    let Link::Vdf { t, y, proof, .. } = link else {
+        // A public set's bundle holds only proof-carrying links (its form is checked first).
+        return Ok(Err(LinkFault::DoesNotVerify));
+    };
+    if link.fingerprint()? != set.fingerprint() {
+        return Ok(Err(LinkFault::OtherSet));
     }
-    Ok(BundleVerdict::of(document_matches, links))
+    let statement = Statement {
+        group: set.group.clone(),
+        x: link_element(set, bundle, index)?,
+        y: bundle_integer(Field::Y, y)?,
+        iterations: *t,
+        level: LEVEL,
+    };
+    Ok(check_link_proof(set, &statement, proof)?.map(|()| set.credited_secs(*t)))
+}
+
+/// What a verifier pins of a public set's origin ([`crate::verdict::Verifier::public`]).
+#[derive(Debug, Clone, Default)]
+pub struct OriginPins {
+    /// The committee, for a set on a committee's modulus.
+    pub committee: Option<CommitteePins>,
+}
+
+/// A committee as the verifier pins it: its published transcript and the certificates of
+/// members the verifier trusts.
+#[derive(Debug, Clone)]
+pub struct CommitteePins {
+    /// The committee's `transcript.json` (its text, as published).
+    pub transcript: String,
+    /// The members' certificates the verifier trusts (DER).
+    pub certificates: Vec<Vec<u8>>,
+}
+
+/// Whom a verdict on `set` trusts, given what the verifier pinned; an error when the origin
+/// cannot be anchored (a committee without pins, pins that do not match).
+pub(crate) fn anchor_origin(set: &PublicSet, pins: &OriginPins) -> Result<Trust> {
+    match (&set.origin, &pins.committee) {
+        (ModulusOrigin::Rsa2048, None) => Ok(Trust::Rsa2048),
+        (ModulusOrigin::Institution, None) => Ok(Trust::InstitutionModulus),
+        (ModulusOrigin::Dkg { committee, .. }, None) => Err(TrustError::UnpinnedCommittee {
+            committee: committee.clone(),
+        }
+        .into()),
+        (ModulusOrigin::Dkg { transcript, .. }, Some(pins)) => {
+            crate::committee::anchor(set.n(), transcript, pins)
+        }
+        (origin, Some(_)) => Err(TrustError::NotACommittee {
+            origin: origin.describe(),
+        }
+        .into()),
+    }
 }

@@ -8,7 +8,7 @@
 //! institution's public key; it reads every fact from the signed text and nothing from the
 //! JSON around it, so nothing outside the signature can change what a receipt says.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use hourglass_arith::entropy::EntropySource;
 use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
@@ -16,6 +16,8 @@ use hourglass_rsa::padding::Pss;
 use hourglass_rsa::{HashAlg, PrivateKey, PublicKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::verdict::{rfc3339, Dating};
 
 const RECEIPT_TYPE: &str = "hourglass-receipt";
 const RECEIPT_VERSION: u32 = 1;
@@ -133,17 +135,32 @@ const KEYS: [&str; 11] = [
 ];
 
 impl Statement {
-    /// When the document provably existed: received minus the credited time.
+    /// The statement's verdict placed in time (the one rule every surface dates with).
+    pub fn dating(&self, deadline_unix: Option<u64>) -> Dating {
+        Dating::of_credit(
+            self.verdict == ReceiptVerdict::Valid,
+            self.credited_ms,
+            self.received_unix,
+            deadline_unix,
+        )
+    }
+
+    /// When the document provably existed: received minus the credited time, not before the
+    /// epoch.
     pub fn predated_to(&self) -> SystemTime {
-        let received = SystemTime::UNIX_EPOCH + Duration::from_secs(self.received_unix);
-        received
-            .checked_sub(Duration::from_millis(self.credited_ms))
-            .unwrap_or(SystemTime::UNIX_EPOCH)
+        self.dating(None).predated_to()
     }
 
     /// When the submission was received.
     pub fn received(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(self.received_unix)
+        self.dating(None).received()
+    }
+
+    /// Whether `document` is the one the statement names (its SHA-256), streaming.
+    pub fn document_matches(&self, mut document: impl std::io::Read) -> std::io::Result<bool> {
+        let mut h = Sha256::new();
+        std::io::copy(&mut document, &mut h)?;
+        Ok(hex::encode(h.finalize()) == self.document_sha256)
     }
 
     /// The canonical text that is signed.
@@ -248,10 +265,6 @@ impl Statement {
         }
         Ok(statement)
     }
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
 }
 
 /// Newlines and control characters become spaces; long text is cut.

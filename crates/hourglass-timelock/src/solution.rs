@@ -100,10 +100,13 @@ impl Solution {
         let what = FileKind::PuzzleSolution;
         let err = |why: ParseError| Error::parse(what, why);
         let j: SolutionJson = json::parse_versioned(what, text, SOLUTION_TYPE, SOLUTION_VERSION)?;
-        let puzzle: [u8; 32] = hex::decode(&j.puzzle)
-            .ok()
-            .and_then(|v| v.try_into().ok())
+        let puzzle: [u8; 32] = hourglass_arith::bytes_from_canonical_hex(&j.puzzle)
             .ok_or_else(|| err(ParseError::PuzzleFingerprint))?;
+        if j.digest.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Err(err(ParseError::NotCanonicalHex {
+                field: Field::Digest,
+            }));
+        }
         let digest = hex::decode(&j.digest).map_err(|e| err(ParseError::DigestHex(e)))?;
         if digest.len() != j.hash.output_len() {
             return Err(err(ParseError::DigestLength {

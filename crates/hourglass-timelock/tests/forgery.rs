@@ -14,7 +14,7 @@ use hourglass_arith::entropy::SeededEntropy;
 use hourglass_arith::modular::pow_mod_vartime;
 use hourglass_arith::squaring::square_k_times;
 use hourglass_arith::Integer;
-use hourglass_timelock::submission::chain_input;
+use hourglass_timelock::bundle::chain_input;
 use hourglass_timelock::{document_input, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzlePublicKey};
 
 /// The primes below `bound`.
@@ -99,7 +99,7 @@ fn document_and_chain_inputs_are_full_domain_and_never_hit_the_table() {
         }
         // Chain links: the previous link's output, hashed onto the next modulus.
         let previous = Integer::from(Integer::u_pow_u(i + 2, 40));
-        let m = chain_input(&previous, public).unwrap();
+        let m = chain_input(&previous, public.n()).unwrap();
         assert!(m.significant_bits() + 64 >= n_bits);
         assert!(forge(public, &small, &t, &m).is_none());
     }

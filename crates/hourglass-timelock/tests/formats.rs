@@ -2,8 +2,22 @@
 //! same bytes, so the specification, the files and the code cannot drift apart.
 
 use hourglass_arith::entropy::SeededEntropy;
-use hourglass_timelock::submission::{verify_bundle, Bundle, PuzzleSet};
-use hourglass_timelock::{PuzzleHash, PuzzleKey, PuzzlePublicKey, Solution};
+use hourglass_timelock::submission::PuzzleSet;
+use hourglass_timelock::verdict::{Verdict, Verifier, VerifyOptions};
+use hourglass_timelock::{Bundle, PuzzleHash, PuzzleKey, PuzzlePublicKey, Solution};
+
+/// The one verdict on `bundle` for `document` with a verifier's keys or public set.
+fn verdict(
+    verifier: &Verifier,
+    bundle: &Bundle,
+    document: &[u8],
+    rng: &mut SeededEntropy,
+) -> Verdict {
+    let digest = verifier.digest(document).unwrap();
+    verifier
+        .verify(bundle, &digest, &VerifyOptions::default(), rng)
+        .unwrap()
+}
 
 fn vector(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -45,7 +59,8 @@ fn puzzle_vectors_parse_verify_and_round_trip() {
     let bundle_text = vector("document.bundle");
     let bundle = Bundle::from_json(&bundle_text).unwrap();
     assert_eq!(bundle.to_json(), bundle_text);
-    let verdict = verify_bundle(&bundle, &digest, &[key1, key2], 2, &mut rng).unwrap();
+    let verifier = Verifier::private(vec![key1, key2]).unwrap();
+    let verdict = verdict(&verifier, &bundle, document.as_bytes(), &mut rng);
     assert!(verdict.valid, "{verdict:?}");
     assert!((verdict.credited_secs - 3.0).abs() < 1e-9);
 }
@@ -116,7 +131,7 @@ fn input_vectors() -> Vec<InputVector> {
 #[test]
 fn input_mapping_vectors_match() {
     use hourglass_arith::hash_to_int::hash_to_residue;
-    use hourglass_timelock::submission::{chain_input, CHAIN_INPUT_DST};
+    use hourglass_timelock::bundle::{chain_input, CHAIN_INPUT_DST};
     use hourglass_timelock::{input_from_digest, DOCUMENT_INPUT_DST};
     let vectors = input_vectors();
     assert_eq!(vectors.len(), 3);
@@ -135,7 +150,7 @@ fn input_mapping_vectors_match() {
                 assert_eq!(v.dst.as_bytes(), CHAIN_INPUT_DST);
                 assert_eq!(*public.n(), n);
                 let c = hourglass_arith::Integer::from_digits(&msg, rug::integer::Order::Msf);
-                assert_eq!(chain_input(&c, &public).unwrap(), m);
+                assert_eq!(chain_input(&c, public.n()).unwrap(), m);
             }
             other => panic!("unknown kind {other}"),
         }
@@ -230,24 +245,17 @@ fn the_hash_is_the_verifiers_choice() {
         PuzzleKey::from_json(&vector("puzzle-1s.key")).unwrap(),
         PuzzleKey::from_json(&vector("puzzle-2s.key")).unwrap(),
     ];
-    // The same links, claiming a SHA-512 digest: refused link by link with the reason.
+    // The same links, claiming a SHA-512 digest: refused with the reason.
     let mut bundle = Bundle::from_json(&vector("document.bundle")).unwrap();
     bundle.hash = PuzzleHash::Sha512;
     bundle.digest = hex::encode(PuzzleHash::Sha512.digest(document.as_bytes()));
-    let verdict = verify_bundle(
-        &bundle,
-        &PuzzleHash::Sha512.digest(document.as_bytes()),
-        &keys,
-        1,
-        &mut rng,
-    )
-    .unwrap();
+    let verifier = Verifier::private(keys.to_vec()).unwrap();
+    let verdict = verdict(&verifier, &bundle, document.as_bytes(), &mut rng);
     assert!(!verdict.valid);
-    assert!(verdict.links[0]
-        .reason
-        .as_deref()
-        .unwrap()
-        .contains("fixes sha256"));
+    assert!(
+        verdict.reason.as_deref().unwrap().contains("fixes sha256"),
+        "{verdict:?}"
+    );
     // Weak hashes are refused in every file, with the reason.
     let weak = vector("document.bundle").replacen("\"hash\": \"sha256\"", "\"hash\": \"sha1\"", 1);
     let err = Bundle::from_json(&weak).unwrap_err().to_string();
@@ -273,7 +281,7 @@ fn the_hash_is_the_verifiers_choice() {
 /// bundle parse, re-serialise byte for byte, and verify with public data only.
 #[test]
 fn public_set_vectors_verify_without_any_secret() {
-    use hourglass_timelock::public::{verify_public, ModulusOrigin, PublicSet};
+    use hourglass_timelock::public::{ModulusOrigin, OriginPins, PublicSet};
     let set_text = vector("public-set.json");
     let set = PublicSet::from_json(&set_text).unwrap();
     assert_eq!(set.to_json(), set_text);
@@ -282,8 +290,15 @@ fn public_set_vectors_verify_without_any_secret() {
     let bundle = Bundle::from_json(&bundle_text).unwrap();
     assert_eq!(bundle.to_json(), bundle_text);
     assert!(bundle.is_public());
-    let digest = set.hash.digest(vector("document.txt").as_bytes());
-    let verdict = verify_public(&set, &bundle, &digest).unwrap();
+    let verifier = Verifier::public(set, &OriginPins::default()).unwrap();
+    let mut rng = SeededEntropy::new(b"public vectors");
+    let verdict = verdict(
+        &verifier,
+        &bundle,
+        vector("document.txt").as_bytes(),
+        &mut rng,
+    );
+    assert!(verdict.trustless, "{verdict:?}");
     assert!(verdict.valid, "{verdict:?}");
     assert!((verdict.credited_secs - 3.0).abs() < 1e-9);
 }

@@ -6,14 +6,21 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
-use hourglass_timelock::public::{
-    seal_public, verify_public, ModulusOrigin, ProofScheme, PublicSet,
-};
-use hourglass_timelock::submission::{
-    verify_bundle, Bundle, Link, LinkProof, SealEnd, SealOptions,
-};
+use hourglass_arith::entropy::OsEntropy;
+use hourglass_timelock::bundle::{Bundle, Link, LinkProof, SealEnd, SealOptions};
+use hourglass_timelock::public::{seal_public, ModulusOrigin, OriginPins, ProofScheme, PublicSet};
+use hourglass_timelock::verdict::{Verdict, Verifier, VerifyOptions};
 use hourglass_timelock::PuzzleHash;
 use hourglass_vdf::group::RsaGroup;
+
+/// The one verdict on `bundle` for `document`, with `set` (its origin needs no pin).
+fn verify_public(set: &PublicSet, bundle: &Bundle, document: &[u8]) -> Verdict {
+    let verifier = Verifier::public(set.clone(), &OriginPins::default()).unwrap();
+    let digest = verifier.digest(document).unwrap();
+    verifier
+        .verify(bundle, &digest, &VerifyOptions::default(), &mut OsEntropy)
+        .unwrap()
+}
 
 fn set_on(group: &RsaGroup, name: &str) -> PublicSet {
     PublicSet::new(
@@ -65,7 +72,7 @@ fn sealed(set: &PublicSet, document: &[u8], until: f64) -> Bundle {
 }
 
 fn reason(set: &PublicSet, bundle: &Bundle, document: &[u8], link: usize) -> String {
-    let v = verify_public(set, bundle, &set.hash.digest(document)).unwrap();
+    let v = verify_public(set, bundle, document);
     assert!(!v.valid && v.credited_secs == 0.0);
     assert!(!v.links[link].valid, "link {link} should be refused: {v:?}");
     v.links[link].reason.clone().unwrap()
@@ -88,12 +95,12 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
     assert_eq!(ts, vec![4000, 2000, 1000]);
     let back = Bundle::from_json(&bundle.to_json()).unwrap();
     assert!(back.is_public());
-    let v = verify_public(&set, &back, &set.hash.digest(doc)).unwrap();
+    let v = verify_public(&set, &back, doc);
     assert!(v.valid, "{v:?}");
     assert!((v.credited_secs - 7.0).abs() < 1e-9);
 
     // Another document.
-    let v = verify_public(&set, &back, &set.hash.digest(b"another paper")).unwrap();
+    let v = verify_public(&set, &back, b"another paper");
     assert!(!v.valid && !v.document_matches);
 
     // A bad proof.
@@ -117,7 +124,7 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
     // Swapped links: each proof is bound to its input, which comes from the previous output.
     let mut bad = back.clone();
     bad.links.swap(1, 2);
-    let v = verify_public(&set, &bad, &set.hash.digest(doc)).unwrap();
+    let v = verify_public(&set, &bad, doc);
     assert!(!v.valid && v.links[0].valid && !v.links[1].valid && !v.links[2].valid);
 
     // Another t with the same proof (a longer claim).
@@ -154,17 +161,38 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
     }
     assert!(reason(&set, &relabelled, doc, 0).contains("proof does not verify"));
 
-    // A bundle naming another hash than the set fixes.
+    // A bundle naming another hash than the set fixes (and a digest of that length).
     let mut bad = back.clone();
     bad.hash = PuzzleHash::Sha512;
-    assert!(reason(&set, &bad, doc, 0).contains("fixes sha256"));
+    bad.digest = hex::encode(PuzzleHash::Sha512.digest(doc));
+    let v = verify_public(&set, &bad, doc);
+    assert!(
+        !v.valid && v.reason.as_deref().unwrap().contains("fixes sha256"),
+        "{v:?}"
+    );
 
     // Public bundles are not accepted by the private verifier, and the other way round.
     let mut rng = hourglass_arith::entropy::SeededEntropy::new(b"cross");
-    let v = verify_bundle(&back, &set.hash.digest(doc), &[], 1, &mut rng).unwrap();
-    assert!(!v.valid && v.links[0].reason.as_deref().unwrap().contains("public set"));
+    let (_, keys) = hourglass_timelock::submission::generate_set(
+        "private",
+        &[Duration::from_secs(1)],
+        1024,
+        (1000.0, false),
+        PuzzleHash::Sha256,
+        &mut rng,
+    )
+    .unwrap();
+    let private_verifier = Verifier::private(keys).unwrap();
+    let digest = private_verifier.digest(&doc[..]).unwrap();
+    let v = private_verifier
+        .verify(&back, &digest, &VerifyOptions::default(), &mut rng)
+        .unwrap();
+    assert!(
+        !v.valid && v.reason.as_deref().unwrap().contains("public set"),
+        "{v:?}"
+    );
     let mut private = back.clone();
-    private.set = hourglass_timelock::submission::SetKind::Private;
+    private.set = hourglass_timelock::SetKind::Private;
     assert!(Bundle::from_json(&private.to_json()).is_err());
 }
 
@@ -200,7 +228,7 @@ fn open_ended_public_links_and_resume() {
     .unwrap();
     assert_eq!(bundle.links.len(), 1);
     assert_eq!(bundle.links[0].t(), 2500);
-    let v = verify_public(&set, &bundle, &set.hash.digest(doc)).unwrap();
+    let v = verify_public(&set, &bundle, doc);
     assert!(v.valid && (v.credited_secs - 2.5).abs() < 1e-9, "{v:?}");
 }
 
@@ -267,7 +295,7 @@ fn pietrzak_sets_and_the_set_decides_the_scheme() {
             ..
         }
     ));
-    let v = verify_public(&set, &bundle, &set.hash.digest(doc)).unwrap();
+    let v = verify_public(&set, &bundle, doc);
     assert!(v.valid, "{v:?}");
     // An edited midpoint.
     let mut bad = bundle.clone();

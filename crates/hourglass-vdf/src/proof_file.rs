@@ -251,9 +251,7 @@ impl ProofFile {
             Some(g) => g,
             None if groups.0.contains_key(&raw.modulus) => groups.0[&raw.modulus].clone(),
             None => {
-                let n = hourglass_arith::integer_from_hex(&raw.modulus)
-                    .filter(|_| raw.modulus.bytes().all(|b| !b.is_ascii_uppercase()))
-                    .filter(|_| !raw.modulus.starts_with('0'))
+                let n = hourglass_arith::integer_from_canonical_hex(&raw.modulus)
                     .ok_or(FormatError::ModulusSyntax)?;
                 let group = match policy {
                     ModulusPolicy::Secure => RsaGroup::new(n)?,
@@ -332,9 +330,11 @@ impl ProofFile {
         })
     }
 }
-/// Which proof [`prove_input`] makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A proof scheme: which proof [`prove_input`] makes, and which one a public puzzle set fixes
+/// for its links (its name in files: `wesolowski`, `pietrzak`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
 pub enum ProofScheme {
     /// Wesolowski: one group element; verification in about a millisecond.
     Wesolowski,
@@ -348,6 +348,22 @@ impl ProofScheme {
         match self {
             ProofScheme::Wesolowski => crate::wesolowski::SCHEME,
             ProofScheme::Pietrzak => crate::pietrzak::SCHEME,
+        }
+    }
+}
+
+impl std::str::FromStr for ProofScheme {
+    type Err = Error;
+
+    /// `wesolowski` or `pietrzak`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            crate::wesolowski::SCHEME => Ok(ProofScheme::Wesolowski),
+            crate::pietrzak::SCHEME => Ok(ProofScheme::Pietrzak),
+            other => Err(FormatError::UnknownScheme {
+                found: other.to_string(),
+            }
+            .into()),
         }
     }
 }

@@ -78,14 +78,27 @@ def verify(
     keys: Optional[Iterable[Union[str, bytes]]] = None,
     set: Optional[Union[str, bytes]] = None,
     transcript: Optional[Union[str, bytes]] = None,
+    committee_certs: Optional[Iterable[Union[str, bytes]]] = None,
+    received: Optional[str] = None,
+    deadline: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Verifies a bundle for ``document``: with the institution's ``.key`` texts (``keys``) for
-    a private set, or with the public ``set`` (and a committee's ``transcript``) for a public
-    one. Returns ``{"valid", "document_matches", "credited_secs", "links"}``."""
+    """Verifies a bundle for ``document`` with hourglass's one verdict (the CLI's and the
+    service's): with the institution's ``.key`` texts (``keys``) for a private set, or with the
+    public ``set`` for a public one. A set on a committee's modulus needs the committee pinned:
+    its signed ``transcript`` and the PEM certificates of its members you trust
+    (``committee_certs``); without them it raises. ``received`` and ``deadline`` (RFC 3339)
+    date the verdict (``received`` defaults to now).
+
+    Returns the verdict as ``hourglass submit verify --json`` prints it: ``valid``, ``set``,
+    ``trust``, ``trustless``, ``assumption``, ``document_matches``, ``credited_secs``,
+    ``reason``, ``links``, ``received``, ``credited_ms``, ``predated_to``, ``deadline``,
+    ``before_deadline``."""
     verdict = _native.submit_verify(
         _bytes(bundle), bytes(document),
         None if keys is None else [_bytes(k) for k in keys],
         None if set is None else _bytes(set),
         None if transcript is None else _bytes(transcript),
+        None if committee_certs is None else [_bytes(c) for c in committee_certs],
+        received, deadline,
     )
     return json.loads(verdict)
