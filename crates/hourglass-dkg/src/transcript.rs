@@ -923,6 +923,37 @@ mod tests {
         assert!(PublicTranscript::from_json("{}").is_err());
     }
 
+    /// The vectors of docs/FORMATS.md section 16.6 (computed independently with Python's
+    /// hashlib from the byte layout written there).
+    #[test]
+    fn fingerprints_match_the_documented_vectors() {
+        let mut t = PublicTranscript {
+            cluster: "conf-2027".into(),
+            session: core::array::from_fn(|i| i as u8),
+            members: vec![1, 2, 3],
+            n: Integer::from(3233),
+            e: 65537,
+            committee: Some(Committee {
+                threshold: 1,
+                certificate_sha256: vec![[0x11; 32], [0x22; 32], [0x33; 32]],
+            }),
+        };
+        assert_eq!(
+            t.fingerprint_hex(),
+            "ac743e2bb7cc352fee22dcacea4e68482780b6194d14e52daa4d2d402701bc61"
+        );
+        assert_eq!(
+            hex::encode(t.signed_message()),
+            "686f7572676c6173732d646b672d7472616e7363726970742d7369676e61747572652d763200\
+             ac743e2bb7cc352fee22dcacea4e68482780b6194d14e52daa4d2d402701bc61"
+        );
+        t.committee = None;
+        assert_eq!(
+            t.fingerprint_hex(),
+            "d30496e50c3596d54815ab3a4df3839738da32d968f25ca7417c8796f3921f26"
+        );
+    }
+
     #[test]
     fn schemes_have_one_name_and_one_number() {
         for s in SigningScheme::ALL {
