@@ -817,9 +817,9 @@ impl TranscriptSigner {
 /// file with none, or an unreadable one. Reads are bounded: a file over
 /// [`MAX_CERTIFICATE_FILE`] (1 MiB) is refused before it is read whole.
 ///
-/// In a directory, files are read in name order and subdirectories are skipped; every
-/// `*.pem` and `*.crt` file must hold at least one certificate (a `public.pem` key beside them
-/// is an error, not silently skipped). Every certificate must parse as X.509.
+/// In a directory, regular files are read in name order (subdirectories and special files are
+/// skipped); every `*.pem` and `*.crt` file must hold at least one certificate (a `public.pem`
+/// key beside them is an error, not silently skipped). Every certificate must parse as X.509.
 pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>> {
     let fail = |problem| Error::Certificates {
         path: path.to_path_buf(),
@@ -835,7 +835,8 @@ pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>> {
         let wanted = file
             .extension()
             .is_some_and(|ext| ext == "pem" || ext == "crt");
-        if wanted && !file.is_dir() {
+        // Regular files only (after symbolic links): a FIFO would block the read.
+        if wanted && std::fs::metadata(&file).is_ok_and(|m| m.is_file()) {
             files.push(file);
         }
     }
