@@ -309,6 +309,9 @@ impl From<hourglass_dkg::Error> for CliError {
             E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
             E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
             E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
+            E::TranscriptSignature { .. } => Some("no key was kept: the named party's key does not match the certificate the others pin, or it deviated from the protocol"),
+            E::Untrusted(_) => Some("check the transcript against the committee members' certificates (a cluster's certs/ directory); docs/FORMATS.md section 16.6"),
+            E::Certificates { .. } => Some("give a PEM file of CERTIFICATE blocks, or a directory of *.pem / *.crt files"),
             _ => None,
         };
         let err = CliError::new(e.to_string());

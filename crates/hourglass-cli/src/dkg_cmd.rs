@@ -10,9 +10,10 @@ use hourglass_dkg::adversary::{parse_adversary, Deviant, Deviation};
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
 use hourglass_dkg::keyshare::KeyShare;
 use hourglass_dkg::params::Settings;
-use hourglass_dkg::protocol::{generate, Progress, Report};
+use hourglass_dkg::protocol::{generate_signed, Progress, Report, SignedGeneration};
 use hourglass_dkg::sign::{sign_jointly, Scheme};
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
+use hourglass_dkg::transcript::{read_certificates, SignedTranscript};
 use hourglass_dkg::transport::{NetSim, Transport};
 use hourglass_dkg::PartyId;
 use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
@@ -47,9 +48,10 @@ listing every party's address and certificate (docs/FORMATS.md section 16).")]
   hourglass dkg party --config cluster/party-2.toml --id 2
   hourglass dkg party --config party.toml --id 7 -o /secure/dir --rtt-ms 80
 Writes public.pem (the public key, readable by OpenSSL), transcript.json (the public record of the
-generation) and party-I.share.json (this party's
-share of d, mode 0600). If a party dies or stops answering, the others restart without it,
-down to min_parties.")]
+generation, format v2: signed by every member with the key of its TLS certificate, over the
+fingerprint a public puzzle set names; every member checks the others' signatures before
+anything is written) and party-I.share.json (this party's share of d, mode 0600). If a party
+dies or stops answering, the others restart without it, down to min_parties.")]
     Party(PartyArgs),
     /// Run every party of a fresh loopback cluster as separate processes, and report.
     #[command(after_help = "Examples:
@@ -57,7 +59,9 @@ down to min_parties.")]
   hourglass dkg local --parties 10 --bits 2048 --batch 64 -o cluster10
   hourglass dkg local --parties 4 --bits 1024 --kill 3 --kill-after-ms 500 -o c4   (failure tolerance)
   hourglass dkg local --parties 5 --bits 1024 --adversary 2:false-abort --adversary 4:false-abort -o c5
-      (deviating parties: the honest ones stop naming them; nobody honest is ever removed)")]
+      (deviating parties: the honest ones stop naming them; nobody honest is ever removed)
+Writes the cluster, public.pem and transcript.json (v2, signed by every member; checked here
+against the cluster's certs/) into the output directory.")]
     Local(LocalArgs),
     /// Sign a file with the shares in a cluster directory (runs every party-sign locally).
     #[command(after_help = "Examples:
@@ -190,7 +194,8 @@ struct PartyArgs {
     /// This party's id (must match the key in the configuration).
     #[arg(long)]
     id: PartyId,
-    /// Directory for public.pem and the share file (default: the configuration's directory).
+    /// Directory for public.pem, transcript.json (signed by every member) and the share file
+    /// (default: the configuration's directory).
     #[arg(short, long)]
     out: Option<PathBuf>,
     /// Seconds to wait for all parties to connect.
@@ -218,7 +223,7 @@ struct LocalArgs {
     parties: usize,
     #[command(flatten)]
     generation: GenerationArgs,
-    /// Cluster directory to create (configs, keys, shares, public.pem).
+    /// Cluster directory to create (configs, keys, certs, shares, public.pem, transcript.json).
     #[arg(short, long)]
     out: PathBuf,
     #[command(flatten)]
@@ -231,9 +236,9 @@ struct LocalArgs {
     kill_after_ms: u64,
     /// Run party ID deviating from the protocol, for tests and demonstrations (repeatable):
     /// false-abort (accuses every other party), garbage (malformed frames), silent (stops
-    /// answering mid-run), wrong-share (a wrong share of d in the final test). The others finish
-    /// without it, or stop (naming it where they can tell); they never remove an honest party
-    /// and never produce a wrong key.
+    /// answering mid-run), wrong-share (a wrong share of d in the final test), wrong-signature
+    /// (a damaged signature of the transcript). The others finish without it, or stop (naming it
+    /// where they can tell); they never remove an honest party and never produce a wrong key.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
     adversary: Vec<String>,
     #[command(flatten)]
@@ -450,6 +455,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
                 .ok_or_else(|| CliError::new(format!("--deviate {d}: no such behaviour")))
         })
         .transpose()?;
+    let signer = config.transcript_signer().map_err(CliError::from)?;
     let tls = TlsTransport::connect(&config, me, &options).map_err(CliError::from)?;
     let missing = tls.missing();
     if !missing.is_empty() && !quiet {
@@ -487,11 +493,15 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
             }
         }
     };
-    let generated = generate(
+    let SignedGeneration {
+        generated,
+        transcript,
+    } = generate_signed(
         &mut *transport,
         &config.ids(),
         &config.generation,
         &config.name,
+        &signer,
         entropy.as_mut(),
         &mut progress,
     )
@@ -504,8 +514,8 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     write_output(&share_file, share.to_json().as_bytes(), Sensitivity::Secret)?;
     // Every party of a local cluster writes the same public files into one directory.
     write_shared_output(&public_path, &public_pem)?;
-    // The public record anyone can check the modulus against (e.g. for a public puzzle set).
-    let transcript = hourglass_dkg::transcript::PublicTranscript::of(share);
+    // The public record anyone can check the modulus against (e.g. for a public puzzle set),
+    // with every member's signature (each checked above); the same bytes at every member.
     write_shared_output(
         &out_dir.join("transcript.json"),
         transcript.to_json().as_bytes(),
@@ -697,6 +707,19 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         return Err(CliError::new("the parties disagree on the modulus"));
     }
     let elapsed = start.elapsed().as_secs_f64();
+    // Every party checked the others' signatures; check the published file once more, as a
+    // verifier would, against the cluster's certificates.
+    let transcript_path = dir.path().join("transcript.json");
+    let text = std::fs::read_to_string(&transcript_path)
+        .map_err(|e| CliError::new(format!("cannot read the parties' transcript.json: {e}")))?;
+    let committee = SignedTranscript::from_json(&text)
+        .and_then(|t| t.verify(&read_certificates(&dir.path().join("certs"))?))
+        .map_err(|e| CliError::from(e).context("transcript.json"))?;
+    if committee.members != first.members {
+        return Err(CliError::new(
+            "the transcript's members are not the parties that finished",
+        ));
+    }
     dir.commit()?;
     let public_key = args.out.join("public.pem").display().to_string();
     let max_bytes = reports.iter().map(|r| r.bytes_sent).max().unwrap_or(0);
@@ -713,6 +736,9 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             "max_bytes_sent_per_party": max_bytes,
             "removed": first.removed,
             "public_key": public_key,
+            "transcript": args.out.join("transcript.json").display().to_string(),
+            "transcript_fingerprint": hex::encode(committee.fingerprint),
+            "threshold": committee.threshold,
         });
         println!("{summary}");
     } else if !args.report.quiet {
@@ -733,8 +759,9 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         }
         println!("  public key: {public_key}");
         println!(
-            "  transcript: {}/transcript.json (publish it with public.pem: a public puzzle set names its fingerprint)",
-            args.out.display()
+            "  transcript: {}/transcript.json, signed by every member (fingerprint {}; publish it with public.pem and certs/: a public puzzle set names its fingerprint)",
+            args.out.display(),
+            &hex::encode(committee.fingerprint)[..16]
         );
         println!("  shares:     {}/party-I.share.json", args.out.display());
         println!(

@@ -26,6 +26,71 @@ fn three_processes_generate_a_key_that_openssl_and_hourglass_verify_signatures_w
     );
     assert_eq!(report["bits"], 1024);
     assert_eq!(report["members"], serde_json::json!([1, 2, 3]));
+    // The published transcript is version 2, signed by the three members, and verifies against
+    // the cluster's certificates (and against nothing less).
+    let text = std::fs::read_to_string(cluster.join("transcript.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(file["format"], "hourglass-dkg-transcript-v2");
+    assert_eq!(file["threshold"], 1);
+    assert_eq!(report["threshold"], 1);
+    assert_eq!(report["transcript_fingerprint"], file["fingerprint"]);
+    let signatures = file["signatures"].as_array().unwrap();
+    assert_eq!(signatures.len(), 3);
+    for (i, sig) in signatures.iter().enumerate() {
+        assert_eq!(sig["member"], i + 1);
+        assert_eq!(sig["scheme"], "ecdsa_secp256r1_sha256");
+    }
+    let signed = hourglass_dkg::transcript::SignedTranscript::from_json(&text).unwrap();
+    let certs = hourglass_dkg::transcript::read_certificates(&cluster.join("certs")).unwrap();
+    let committee = signed.verify(&certs).unwrap();
+    assert_eq!(committee.members, vec![1, 2, 3]);
+    assert_eq!(hex::encode(committee.fingerprint), file["fingerprint"]);
+    assert!(signed.verify(&certs[..2]).is_err());
+    // An independent check: OpenSSL verifies each member's ECDSA signature of the signed
+    // message (the context string, a zero byte, the fingerprint) under its certificate's key,
+    // and refuses a signature under another member's key.
+    let mut message = b"hourglass-dkg-transcript-signature-v2\0".to_vec();
+    message.extend(hex::decode(file["fingerprint"].as_str().unwrap()).unwrap());
+    let message_path = tmp.path().join("transcript.msg");
+    std::fs::write(&message_path, &message).unwrap();
+    let verify_as = |member: usize, signature: &serde_json::Value| {
+        let cert = cluster.join(format!("certs/party-{member}.crt.pem"));
+        let key = tmp.path().join(format!("party-{member}.pub.pem"));
+        openssl(&[
+            "x509",
+            "-in",
+            s(&cert),
+            "-pubkey",
+            "-noout",
+            "-out",
+            s(&key),
+        ]);
+        let sig = tmp.path().join("member.sig");
+        std::fs::write(&sig, hex::decode(signature.as_str().unwrap()).unwrap()).unwrap();
+        common::openssl_run(&[
+            "dgst",
+            "-sha256",
+            "-verify",
+            s(&key),
+            "-signature",
+            s(&sig),
+            s(&message_path),
+        ])
+    };
+    for (i, sig) in signatures.iter().enumerate() {
+        let out = verify_as(i + 1, &sig["signature"]);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Verified OK"),
+            "member {}: {}",
+            i + 1,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = verify_as(1, &signatures[1]["signature"]);
+    assert!(
+        !out.status.success(),
+        "member 2's signature under member 1's key"
+    );
     let public = cluster.join("public.pem");
     let text = openssl(&["pkey", "-pubin", "-in", s(&public), "-noout", "-text"]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("1024 bit"));
@@ -388,6 +453,42 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
         cause.contains("no answer") || cause.contains("connection closed"),
         "{removed:?}"
     );
+
+    // A member that damages its signature of the transcript: the others stop naming it, and
+    // nothing is published.
+    let out = common::hg_run(&[
+        "dkg",
+        "local",
+        "--parties",
+        "3",
+        "--bits",
+        "512",
+        "--timeout",
+        "6",
+        "--adversary",
+        "2:wrong-signature",
+        "-o",
+        s(&d.join("forger")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    for honest in [1, 3] {
+        let line = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("party {honest}:")))
+            .unwrap_or_else(|| panic!("no line for party {honest}:\n{err}"));
+        assert!(
+            line.contains("party 2") || line.contains("[2]"),
+            "party {honest} does not name the forger: {line}"
+        );
+    }
+    assert!(
+        err.contains("signature of the transcript does not verify"),
+        "{err}"
+    );
+    for f in ["transcript.json", "public.pem", "party-1.share.json"] {
+        assert!(!d.join("forger").join(f).exists(), "{f} written");
+    }
 
     // Bad specifications are usage errors.
     for bad in ["9:silent", "2:nonsense", "two:silent"] {

@@ -11,7 +11,11 @@
 //! - [`cluster`]: the cluster configuration (`CLUSTER.toml`) and the generation of a ready
 //!   cluster for testing on one machine;
 //! - [`params::Settings`]: what every party must agree on (modulus size, batch, sieving bound,
-//!   biprimality rounds, failure handling).
+//!   biprimality rounds, failure handling);
+//! - [`transcript`]: the public record of a generation (`transcript.json`), signed by every
+//!   member with its party key in the round that ends [`protocol::generate_signed`], and
+//!   checked by anyone who trusts the members' certificates
+//!   ([`transcript::SignedTranscript::verify`]).
 #![forbid(unsafe_code)]
 
 pub mod adversary;

@@ -212,6 +212,13 @@ pub fn generate_signed(
         }
         .into());
     }
+    // Every member's certificate is needed at the end: find a missing one before starting.
+    if let Some(&party) = members
+        .iter()
+        .find(|m| !signer.certificates().contains_key(m))
+    {
+        return Err(ConfigError::NoCertificate { party }.into());
+    }
     let (generated, transcript) = run_generation(
         transport,
         members,

@@ -817,9 +817,9 @@ impl TranscriptSigner {
 /// file with none, or an unreadable one. Reads are bounded: a file over
 /// [`MAX_CERTIFICATE_FILE`] (1 MiB) is refused before it is read whole.
 ///
-/// In a directory, files are read in name order and subdirectories are skipped; every
-/// `*.pem` and `*.crt` file must hold at least one certificate (a `public.pem` key beside them
-/// is an error, not silently skipped). Every certificate must parse as X.509.
+/// In a directory, regular files are read in name order (subdirectories and special files are
+/// skipped); every `*.pem` and `*.crt` file must hold at least one certificate (a `public.pem`
+/// key beside them is an error, not silently skipped). Every certificate must parse as X.509.
 pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>> {
     let fail = |problem| Error::Certificates {
         path: path.to_path_buf(),
@@ -835,7 +835,8 @@ pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>> {
         let wanted = file
             .extension()
             .is_some_and(|ext| ext == "pem" || ext == "crt");
-        if wanted && !file.is_dir() {
+        // Regular files only (after symbolic links): a FIFO would block the read.
+        if wanted && std::fs::metadata(&file).is_ok_and(|m| m.is_file()) {
             files.push(file);
         }
     }
@@ -927,6 +928,37 @@ mod tests {
             assert!(PublicTranscript::from_json(&text.replacen(from, to, 1)).is_err());
         }
         assert!(PublicTranscript::from_json("{}").is_err());
+    }
+
+    /// The vectors of docs/FORMATS.md section 16.6 (computed independently with Python's
+    /// hashlib from the byte layout written there).
+    #[test]
+    fn fingerprints_match_the_documented_vectors() {
+        let mut t = PublicTranscript {
+            cluster: "conf-2027".into(),
+            session: core::array::from_fn(|i| i as u8),
+            members: vec![1, 2, 3],
+            n: Integer::from(3233),
+            e: 65537,
+            committee: Some(Committee {
+                threshold: 1,
+                certificate_sha256: vec![[0x11; 32], [0x22; 32], [0x33; 32]],
+            }),
+        };
+        assert_eq!(
+            t.fingerprint_hex(),
+            "ac743e2bb7cc352fee22dcacea4e68482780b6194d14e52daa4d2d402701bc61"
+        );
+        assert_eq!(
+            hex::encode(t.signed_message()),
+            "686f7572676c6173732d646b672d7472616e7363726970742d7369676e61747572652d763200\
+             ac743e2bb7cc352fee22dcacea4e68482780b6194d14e52daa4d2d402701bc61"
+        );
+        t.committee = None;
+        assert_eq!(
+            t.fingerprint_hex(),
+            "d30496e50c3596d54815ab3a4df3839738da32d968f25ca7417c8796f3921f26"
+        );
     }
 
     #[test]

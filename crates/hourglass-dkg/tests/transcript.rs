@@ -612,6 +612,12 @@ fn certificates_are_read_from_a_pem_file_or_a_directory() {
     write_pem(&certs_dir.join("c.pem"), &certs[2..]);
     std::fs::write(certs_dir.join("notes.txt"), "not a certificate").unwrap();
     std::fs::create_dir(certs_dir.join("sub.pem")).unwrap();
+    // A FIFO would block a read: it is skipped, not opened.
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(certs_dir.join("d-fifo.pem"))
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(fifo, "mkfifo is needed for this test");
     assert_eq!(read_certificates(&certs_dir).unwrap(), m.certificates);
 
     // A file with none, a file that is not PEM, an empty directory, a missing path.
