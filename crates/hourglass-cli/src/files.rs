@@ -2,57 +2,19 @@
 //!
 //! `-` means standard input or output. Output files are written to a temporary file in the
 //! same directory, flushed to disk, given their final permissions (0600 for secrets) and only
-//! then renamed into place, so a failure never leaves a partial or empty file behind.
+//! then renamed into place, so a failure never leaves a partial or empty file behind. The
+//! readers live one level down, in [`crate::inputs`] (key files are read through them too), and
+//! are re-exported here for the commands.
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hourglass_arith::atomic::{write_atomic, Existing};
 
 use crate::cli_error::CliError;
-
-/// Largest input read into memory (messages, ciphertexts, key files).
-pub const MAX_INPUT: u64 = 1 << 30;
-
-fn is_stdio(path: &Path) -> bool {
-    path.as_os_str() == "-"
-}
-
-/// Reads a whole input (`-` for stdin). `what` names it in errors ("key", "ciphertext").
-pub fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, CliError> {
-    let mut data = Vec::new();
-    let result = if is_stdio(path) {
-        std::io::stdin()
-            .lock()
-            .take(MAX_INPUT + 1)
-            .read_to_end(&mut data)
-    } else {
-        File::open(path).and_then(|f| f.take(MAX_INPUT + 1).read_to_end(&mut data))
-    };
-    result.map_err(|e| {
-        CliError::new(format!("cannot read {what} {}: {e}", path.display()))
-            .hint("check the path and permissions")
-    })?;
-    if data.len() as u64 > MAX_INPUT {
-        return Err(CliError::new(format!(
-            "{what} {} is larger than {MAX_INPUT} bytes",
-            path.display()
-        )));
-    }
-    Ok(data)
-}
-
-/// Opens an input for streaming (`-` for stdin).
-pub fn open_input(path: &Path, what: &str) -> Result<Box<dyn Read>, CliError> {
-    if is_stdio(path) {
-        return Ok(Box::new(std::io::stdin()));
-    }
-    File::open(path)
-        .map(|f| Box::new(f) as Box<dyn Read>)
-        .map_err(|e| CliError::new(format!("cannot open {what} {}: {e}", path.display())))
-}
+use crate::inputs::is_stdio;
+pub use crate::inputs::{open_input, read_input, MAX_INPUT};
 
 /// Whether the output holds a secret (mode 0600) or public data (mode 0644).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use hourglass_rsa::{PrivateKey, PublicKey};
 use zeroize::Zeroizing;
 
 use crate::cli_error::CliError;
-use crate::files::read_input;
+use crate::inputs::read_input;
 
 /// `--passphrase-file`, recorded once in `main`.
 static PASSPHRASE_FILE: OnceLock<Option<PathBuf>> = OnceLock::new();

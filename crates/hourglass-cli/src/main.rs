@@ -10,6 +10,7 @@ mod demo_public;
 mod demo_submission;
 mod dkg_cmd;
 mod files;
+mod inputs;
 mod key_files;
 mod output_file;
 mod progress;
