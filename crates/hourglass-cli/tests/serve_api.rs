@@ -405,6 +405,74 @@ fn a_client_over_its_rate_gets_429_with_retry_after() {
     );
 }
 
+/// Methods a client invents are counted as `other`, not each as a label of its own (each label
+/// set is memory the server keeps for its life: the old server's `/metrics` grew by a series
+/// per invented method, 150 lines for these requests), and paths that match no route add
+/// nothing either: after 200 requests with random method names, on routes and off them,
+/// `/metrics` has at most a few more lines than before.
+#[test]
+fn invented_methods_and_paths_do_not_grow_the_metrics() {
+    let dir = tempdir();
+    let server = Server::start(&dir.path().join("srv"), &["--rate-limit", "0"]);
+    let lines = || {
+        client()
+            .get(server.url("/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+            .lines()
+            .count()
+    };
+    // Twice: the first scrape adds its own series.
+    lines();
+    let before = lines();
+    // Names of 8 to 15 capital letters (none is a standard method), from a fixed seed.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let paths = [
+        "/healthz",
+        "/api/v1/sets",
+        "/api/v1/submissions/12345",
+        "/no/such/page",
+    ];
+    for i in 0..200 {
+        let len = 8 + (next() % 8) as usize;
+        let name: String = (0..len)
+            .map(|_| (b'A' + (next() % 26) as u8) as char)
+            .collect();
+        let method = reqwest::Method::from_bytes(name.as_bytes()).unwrap();
+        let path = format!(
+            "{}{}",
+            paths[i % paths.len()],
+            if i % 8 == 7 { "/x" } else { "" }
+        );
+        let r = client().request(method, server.url(&path)).send().unwrap();
+        assert!(
+            r.status().is_client_error(),
+            "{name} {path}: {}",
+            r.status()
+        );
+    }
+    let after = lines();
+    // At most one series per (route, status) that the invented methods reached.
+    assert!(
+        after <= before + 6,
+        "/metrics grew from {before} to {after} lines"
+    );
+    assert!(
+        metric(
+            &server,
+            "hourglass_http_requests_total{method=\"other\",route=\"/healthz\",status=\"405\"}"
+        ) >= 25.0
+    );
+}
+
 /// Behind a load balancer every connection comes from the balancer: with `--trusted-proxy` the
 /// limit applies to the address the proxy appended to X-Forwarded-For, so one client over its
 /// rate does not lock the others out; without it, a client cannot escape its limit by writing
