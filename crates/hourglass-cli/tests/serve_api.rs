@@ -331,6 +331,66 @@ fn the_api_on_sqlite() {
     }
 }
 
+/// The data directory is its owner's only whatever the umask: the directory 0700, every file
+/// in it 0600, the SQLite database and the -wal and -shm files SQLite makes included (under
+/// umask 022 hourglass 0.1 left them 0644 in a 0755 directory: every document readable by
+/// every local user); `receipt.pub` alone is public. A directory made loose before is
+/// tightened at the next start.
+#[test]
+fn the_data_directory_is_its_owners_only_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let data = dir.path().join("srv");
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let check = |when: &str| {
+        assert_eq!(mode(&data), 0o700, "{when}: the data directory");
+        let mut seen = Vec::new();
+        for entry in std::fs::read_dir(&data).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let want = if name == "receipt.pub" { 0o644 } else { 0o600 };
+            assert_eq!(mode(&entry.path()), want, "{when}: {name}");
+            seen.push(name);
+        }
+        for name in [
+            "hourglass.db",
+            "hourglass.db-wal",
+            "hourglass.db-shm",
+            "receipt.key",
+        ] {
+            assert!(
+                seen.iter().any(|s| s == name),
+                "{when}: no {name} in {seen:?}"
+            );
+        }
+    };
+    let mut server = Server::start_with_umask(&data, &["--rate-limit", "0"], "022");
+    // Something written to the database (the WAL), and read back.
+    short_set(&server, "conf", &["1s"], dir.path());
+    check("first start");
+    assert!(server.stop().success());
+
+    // A directory left open to all (by an older hourglass): tightened when the server starts.
+    let loosen = |path: &Path, m: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    loosen(&data, 0o755);
+    for name in ["hourglass.db", "admin.token", "vault.key", "receipt.key"] {
+        loosen(&data.join(name), 0o644);
+    }
+    let server = Server::start_with_umask(&data, &["--rate-limit", "0"], "022");
+    assert_eq!(
+        client()
+            .get(server.url("/api/v1/sets/conf"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    check("restart");
+}
+
 #[test]
 fn the_api_on_postgresql() {
     let dir = tempdir();
