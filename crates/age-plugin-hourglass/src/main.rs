@@ -8,12 +8,17 @@
 //!
 //! An interrupted decryption resumes: the verified squarings are checkpointed (authenticated
 //! with the user's checkpoint key) in the hourglass state directory, named by the stanza.
+//!
+//! Of several hourglass stanzas in one file, the one with the fewest squarings left is opened.
+//! The work is estimated before it starts (the squaring rate measured here for a quarter of a
+//! second), announced through age when it is longer than a day, and refused past
+//! `AGE_PLUGIN_HOURGLASS_MAX_TIME` (a duration such as `2h`).
 
 #![forbid(unsafe_code)]
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use age_core::format::{FileKey, Stanza, FILE_KEY_BYTES};
@@ -23,7 +28,8 @@ use age_plugin::recipient::{self, RecipientPluginV1};
 use age_plugin::{run_state_machine, Callbacks, PluginHandler};
 use hourglass_arith::checkpoint::{CheckpointFile, CheckpointKey};
 use hourglass_arith::entropy::OsEntropy;
-use hourglass_timelock::age::{parse_stanza, wrap, AgeRecipient, STANZA_TAG};
+use hourglass_arith::squaring::measure_rate;
+use hourglass_timelock::age::{stanzas_by_work, wrap, AgeRecipient, CheckedStanza, STANZA_TAG};
 use hourglass_timelock::tlock::{decrypt_body, solve_key, KeyOutcome, TlockHeader};
 use hourglass_timelock::SolveOptions;
 
@@ -36,7 +42,22 @@ age starts this program; you do not run it directly. Make a recipient with hourg
 Then:
   age -r age1hourglass1... -o file.age file      (encrypts at once)
   age -d -j hourglass file.age > file            (decrypts by doing the squarings)
-An interrupted decryption resumes where it stopped (run the same command again).";
+An interrupted decryption resumes where it stopped (run the same command again).
+
+A file sealed to several hourglass recipients opens by the stanza that needs the fewest
+squarings. Before it starts, the work is estimated from the squaring rate measured here, and
+announced when it is longer than a day. To refuse work longer than a limit, before it starts:
+  AGE_PLUGIN_HOURGLASS_MAX_TIME=2h age -d -j hourglass file.age > file
+(age starts this program with fixed arguments, so the limit is an environment variable.)";
+
+/// The environment variable that limits the work a decryption may start: a duration (`2h`,
+/// `30min`, `3days`). A file whose cheapest stanza is estimated to take longer is refused
+/// before any squaring.
+const MAX_TIME_VAR: &str = "AGE_PLUGIN_HOURGLASS_MAX_TIME";
+/// Work estimated above this is announced before it starts.
+const ANNOUNCE_ABOVE: Duration = Duration::from_secs(24 * 3600);
+/// How long the squaring rate is measured for an estimate.
+const RATE_SAMPLE: Duration = Duration::from_millis(250);
 
 struct Handler;
 
@@ -140,51 +161,175 @@ impl IdentityPluginV1 for Identities {
         mut callbacks: impl Callbacks<identity::Error>,
     ) -> io::Result<HashMap<usize, Result<FileKey, Vec<identity::Error>>>> {
         let mut results = HashMap::new();
+        let limit = max_time();
+        let mut rates = HashMap::new();
         for (file_index, stanzas) in files.iter().enumerate() {
-            let mut errors = Vec::new();
-            for (stanza_index, stanza) in stanzas.iter().enumerate() {
-                if stanza.tag != STANZA_TAG {
-                    continue; // Not ours: age's plugin protocol says to ignore it.
+            let fail = |stanza_index: usize, message: String| identity::Error::Stanza {
+                file_index,
+                stanza_index,
+                message,
+            };
+            // Every hourglass stanza is checked before any squaring; any one opens the key.
+            let (checked, refused) = stanzas_by_work(
+                stanzas
+                    .iter()
+                    .map(|s| (s.tag.as_str(), &s.args[..], &s.body[..])),
+            );
+            let mut errors: Vec<_> = refused
+                .into_iter()
+                .map(|(index, e)| fail(index, e.to_string()))
+                .collect();
+            let limit = match (&limit, checked.first()) {
+                (Err(why), Some(first)) => {
+                    errors.push(fail(first.index, why.clone()));
+                    results.insert(file_index, Err(errors));
+                    continue;
                 }
-                let fail = |message: String| identity::Error::Stanza {
-                    file_index,
-                    stanza_index,
-                    message,
-                };
-                match open_stanza(stanza, &mut callbacks) {
-                    Ok(key) => {
-                        results.insert(file_index, Ok(key));
-                        errors.clear();
-                        break;
-                    }
-                    Err(message) => errors.push(fail(message)),
+                (limit, _) => limit.clone().unwrap_or(None),
+            };
+            let mut plans = Vec::with_capacity(checked.len());
+            for stanza in checked {
+                match Plan::new(stanza) {
+                    Ok(plan) => plans.push(plan),
+                    Err((index, message)) => errors.push(fail(index, message)),
                 }
             }
-            if !errors.is_empty() {
-                results.insert(file_index, Err(errors));
+            // The least work first: fewest squarings left (a resumed run counts what remains).
+            plans.sort_by_key(|p| p.remaining);
+            let mut opened = None;
+            for plan in plans {
+                let index = plan.stanza.index;
+                match open_stanza(&stanzas[index], plan, limit, &mut rates, &mut callbacks) {
+                    Ok(key) => {
+                        opened = Some(key);
+                        break;
+                    }
+                    Err(message) => errors.push(fail(index, message)),
+                }
+            }
+            match opened {
+                Some(key) => {
+                    results.insert(file_index, Ok(key));
+                }
+                None if !errors.is_empty() => {
+                    results.insert(file_index, Err(errors));
+                }
+                None => {}
             }
         }
         Ok(results)
     }
 }
 
-/// Does a stanza's squarings (resuming a checkpoint) and returns the file key.
+/// `AGE_PLUGIN_HOURGLASS_MAX_TIME`: the longest work a decryption may start (`None`: no limit;
+/// empty counts as unset), or why the value is not a duration.
+fn max_time() -> Result<Option<Duration>, String> {
+    match std::env::var(MAX_TIME_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{MAX_TIME_VAR} is not text")),
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => humantime::parse_duration(v.trim()).map(Some).map_err(|e| {
+            format!("{MAX_TIME_VAR}={v:?} is not a duration ({e}); write it as 2h, 30min or 3days")
+        }),
+    }
+}
+
+/// A checked stanza with its checkpoint and the squarings it still needs.
+struct Plan {
+    stanza: CheckedStanza,
+    checkpoint: CheckpointFile,
+    remaining: u64,
+}
+
+impl Plan {
+    /// The plan for `stanza`, or its index and why it cannot be opened.
+    fn new(stanza: CheckedStanza) -> Result<Self, (usize, String)> {
+        let checkpoint = checkpoint_for(&stanza.header).map_err(|m| (stanza.index, m))?;
+        let t = stanza.header.t();
+        // Only this user's authentic checkpoint of this very run counts (load() sets others
+        // aside); the solver checks it again when it resumes.
+        let done = match checkpoint.load() {
+            Ok(Some(c)) if c.context == stanza.header.checkpoint_context() && c.total == t => {
+                c.state.done.min(t)
+            }
+            _ => 0,
+        };
+        Ok(Self {
+            stanza,
+            checkpoint,
+            remaining: t - done,
+        })
+    }
+}
+
+/// Seconds as people say them: `40 seconds`, `12 minutes`, `3.5 hours`, `2.1 days`.
+fn describe(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 86_400.0 {
+        format!("{:.1} days", s / 86_400.0)
+    } else if s >= 3_600.0 {
+        format!("{:.1} hours", s / 3_600.0)
+    } else if s >= 60.0 {
+        format!("{:.0} minutes", s / 60.0)
+    } else if s >= 1.0 {
+        format!("{s:.0} seconds")
+    } else {
+        "less than a second".into()
+    }
+}
+
+/// The time `squarings` take at `rate` per second, if the rate is known.
+fn estimate(squarings: u64, rate: f64) -> Option<Duration> {
+    (rate.is_finite() && rate > 0.0)
+        .then(|| Duration::try_from_secs_f64(squarings as f64 / rate).unwrap_or(Duration::MAX))
+}
+
+/// Does a stanza's squarings (resuming a checkpoint) and returns the file key. Before starting:
+/// the work is estimated from the squaring rate measured here (once per modulus size, in
+/// `rates`), refused past `limit`, and announced when it is longer than a day.
 fn open_stanza(
     stanza: &Stanza,
+    plan: Plan,
+    limit: Option<Duration>,
+    rates: &mut HashMap<u32, f64>,
     callbacks: &mut impl Callbacks<identity::Error>,
 ) -> Result<FileKey, String> {
-    let header = parse_stanza(&stanza.args, &stanza.body).map_err(|e| e.to_string())?;
-    let checkpoint = checkpoint_for(&header)?;
-    let _ = callbacks.message(&format!(
-        "hourglass: opening a time-locked file key: {} sequential squarings modulo a {}-bit n{}",
-        header.t(),
-        header.modulus_bits(),
-        if checkpoint.path().exists() {
-            " (resuming)"
-        } else {
-            ""
+    let Plan {
+        stanza: CheckedStanza { header, .. },
+        checkpoint,
+        remaining,
+    } = plan;
+    let rate = *rates
+        .entry(header.modulus_bits())
+        .or_insert_with(|| measure_rate(header.n(), RATE_SAMPLE));
+    let eta = estimate(remaining, rate);
+    let about = eta.map_or(String::new(), |d| {
+        format!(
+            ", about {} at {rate:.0} squarings/s measured here",
+            describe(d)
+        )
+    });
+    let resuming = remaining < header.t();
+    let more = if resuming { "more " } else { "" };
+    if let (Some(limit), Some(eta)) = (limit, eta) {
+        if eta > limit {
+            return Err(format!(
+                "opening this file takes {remaining} {more}sequential squarings{about}: more than {MAX_TIME_VAR} ({}) allows; nothing was started (raise the limit, or unset it, to open the file)",
+                humantime::format_duration(limit)
+            ));
         }
+    }
+    let _ = callbacks.message(&format!(
+        "hourglass: opening a time-locked file key: {remaining} sequential squarings modulo a {}-bit n{}{about}",
+        header.modulus_bits(),
+        if resuming { " (resuming)" } else { "" },
     ));
+    if eta.is_some_and(|d| d > ANNOUNCE_ABOVE) {
+        let _ = callbacks.message(&format!(
+            "hourglass: this will take {} of uninterrupted work on this machine; an interrupted run resumes where it stopped (run the same command again); {MAX_TIME_VAR}=DURATION refuses such files",
+            eta.map_or(String::new(), describe)
+        ));
+    }
     let options = SolveOptions {
         checkpoint: Some(checkpoint.clone()),
         ..SolveOptions::default()
@@ -199,12 +344,16 @@ fn open_stanza(
             } else {
                 String::new()
             };
-            let _ = callbacks.message(&format!(
+            let sent = callbacks.message(&format!(
                 "hourglass: {:.1}% ({} of {} squarings){eta}",
                 100.0 * p.done as f64 / p.total.max(1) as f64,
                 p.done,
                 p.total
             ));
+            // age is gone: stop (the checkpoint keeps the work) instead of squaring for nobody.
+            if sent.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
         }
     })
     .map_err(|e| e.to_string())?;

@@ -1,9 +1,14 @@
 //! End to end with Debian's `age` (installed by scripts/setup-debian.sh): encrypt to an
 //! hourglass recipient, decrypt by doing the squarings, refuse a tampered stanza, and mix with
-//! an ordinary X25519 recipient (either opens the file).
+//! an ordinary X25519 recipient (either opens the file); of several hourglass stanzas the
+//! cheapest opens the file, and long work is announced, or refused past a limit, before it starts.
 
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use hourglass_timelock::age::AgeRecipient;
 
@@ -63,13 +68,96 @@ fn setup() -> Setup {
 }
 
 fn recipient() -> String {
+    recipient_of(300_000)
+}
+
+/// A recipient of `t` squarings on 1024-bit moduli.
+fn recipient_of(t: u64) -> String {
     AgeRecipient {
-        t: 300_000,
+        t,
         bits: 1024,
         rate: None,
     }
     .to_bech32()
     .unwrap()
+}
+
+/// Squarings that take more than a day at any rate a 1024-bit modulus is squared at (10^13: a
+/// day and a bit at a hundred million a second, weeks at the few million a CPU does).
+const WEEKS: u64 = 10_000_000_000_000;
+
+/// How a run that may not end by itself ended.
+struct Bounded {
+    /// Its exit status, or `None` if it was killed.
+    status: Option<ExitStatus>,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+/// Runs `age ARGS` (with `env`) in a process group of its own, so that it and the plugin it
+/// starts can be killed together: until it ends, `stderr` shows `until`, or `limit` passes.
+/// A run that had to be killed (the plugin squaring on) has no status.
+fn age_bounded(
+    s: &Setup,
+    args: &[&str],
+    env: &[(&str, &str)],
+    until: Option<&str>,
+    limit: Duration,
+) -> Bounded {
+    let mut child = Command::new("age")
+        .args(args)
+        .current_dir(&s.dir)
+        .env("PATH", path_with_plugin())
+        .env("HOURGLASS_STATE_DIR", &s.state)
+        .envs(env.iter().copied())
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("age runs");
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let mut pipe = child.stderr.take().unwrap();
+    let sink = stderr.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let mut out = child.stdout.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = out.read_to_end(&mut bytes);
+        bytes
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        let seen = until.is_some_and(|u| stderr.lock().unwrap().contains(u));
+        if seen || start.elapsed() > limit {
+            // age and the plugin it started: the whole group.
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = reader.join();
+    let stdout = stdout.join().unwrap();
+    let stderr = stderr.lock().unwrap().clone();
+    Bounded {
+        status,
+        stdout,
+        stderr,
+    }
 }
 
 #[test]
@@ -159,12 +247,148 @@ fn mixed_with_an_x25519_recipient_either_opens_it() {
     assert_eq!(by_time.stdout, plain);
 }
 
+/// Two hourglass stanzas, the first needing weeks of squarings and the second a fraction of a
+/// second: the cheap one opens the file (hourglass 0.1 started on the first and never ended).
+#[test]
+fn of_several_stanzas_the_one_with_the_fewest_squarings_opens_the_file() {
+    let s = setup();
+    let (slow, fast) = (recipient_of(WEEKS), recipient());
+    ok(age(
+        &s.dir,
+        &s.state,
+        &["-r", &slow, "-r", &fast, "-o", "two.age", "plain.txt"],
+    ));
+    let text = String::from_utf8_lossy(&std::fs::read(s.dir.join("two.age")).unwrap()).into_owned();
+    let (at_slow, at_fast) = (
+        text.find(&format!("v1 {WEEKS} 1024")).unwrap(),
+        text.find("v1 300000 1024").unwrap(),
+    );
+    assert!(
+        at_slow < at_fast,
+        "the slow stanza must come first:\n{text}"
+    );
+    let run = age_bounded(
+        &s,
+        &["-d", "-j", "hourglass", "two.age"],
+        &[],
+        None,
+        Duration::from_secs(120),
+    );
+    assert!(
+        run.status.is_some_and(|st| st.success()),
+        "not opened by the cheap stanza within 2 minutes ({:?}):\n{}",
+        run.status,
+        run.stderr
+    );
+    assert_eq!(run.stdout, std::fs::read(s.dir.join("plain.txt")).unwrap());
+    assert!(
+        run.stderr.contains("300000 sequential squarings"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `AGE_PLUGIN_HOURGLASS_MAX_TIME` refuses work estimated beyond it, before any squaring, and
+/// says how long it would have taken; work within it goes ahead; a value that is not a
+/// duration is refused.
+#[test]
+fn a_limit_refuses_long_work_before_it_starts() {
+    let s = setup();
+    let slow = recipient_of(WEEKS);
+    ok(age(
+        &s.dir,
+        &s.state,
+        &["-r", &slow, "-o", "slow.age", "plain.txt"],
+    ));
+    let run = age_bounded(
+        &s,
+        &["-d", "-j", "hourglass", "slow.age"],
+        &[("AGE_PLUGIN_HOURGLASS_MAX_TIME", "1h")],
+        None,
+        Duration::from_secs(60),
+    );
+    let refused = run.status.is_some_and(|st| !st.success());
+    assert!(
+        refused,
+        "not refused at once ({:?}):\n{}",
+        run.status, run.stderr
+    );
+    assert!(run.stdout.is_empty());
+    for want in [
+        "AGE_PLUGIN_HOURGLASS_MAX_TIME",
+        "days",
+        "nothing was started",
+    ] {
+        assert!(run.stderr.contains(want), "{want} missing:\n{}", run.stderr);
+    }
+    // No work was checkpointed.
+    let saved: Vec<_> = std::fs::read_dir(s.state.join("age"))
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(saved.is_empty(), "{saved:?}");
+
+    // Within the limit it opens.
+    let fast = recipient();
+    ok(age(
+        &s.dir,
+        &s.state,
+        &["-r", &fast, "-o", "fast.age", "plain.txt"],
+    ));
+    let run = age_bounded(
+        &s,
+        &["-d", "-j", "hourglass", "fast.age"],
+        &[("AGE_PLUGIN_HOURGLASS_MAX_TIME", "1h")],
+        None,
+        Duration::from_secs(120),
+    );
+    assert!(run.status.is_some_and(|st| st.success()), "{}", run.stderr);
+    assert_eq!(run.stdout, std::fs::read(s.dir.join("plain.txt")).unwrap());
+
+    let run = age_bounded(
+        &s,
+        &["-d", "-j", "hourglass", "fast.age"],
+        &[("AGE_PLUGIN_HOURGLASS_MAX_TIME", "soon")],
+        None,
+        Duration::from_secs(60),
+    );
+    assert!(run.status.is_some_and(|st| !st.success()), "{}", run.stderr);
+    assert!(run.stderr.contains("not a duration"), "{}", run.stderr);
+}
+
+/// Work estimated beyond a day is announced, with the estimate, before it starts.
+#[test]
+fn long_work_is_announced_before_it_starts() {
+    let s = setup();
+    let slow = recipient_of(WEEKS);
+    ok(age(
+        &s.dir,
+        &s.state,
+        &["-r", &slow, "-o", "slow.age", "plain.txt"],
+    ));
+    let run = age_bounded(
+        &s,
+        &["-d", "-j", "hourglass", "slow.age"],
+        &[],
+        Some("this will take"),
+        Duration::from_secs(60),
+    );
+    assert!(run.status.is_none(), "it ended by itself:\n{}", run.stderr);
+    let announced = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("this will take"))
+        .unwrap_or_else(|| panic!("no announcement within a minute:\n{}", run.stderr));
+    assert!(announced.contains("days"), "{announced}");
+}
+
 #[test]
 fn the_binary_explains_itself_and_refuses_unknown_arguments() {
     let bin = env!("CARGO_BIN_EXE_age-plugin-hourglass");
     let help = Command::new(bin).arg("--help").output().unwrap();
     assert!(help.status.success());
-    assert!(String::from_utf8_lossy(&help.stdout).contains("hourglass timelock recipient"));
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("hourglass timelock recipient"));
+    assert!(help.contains("AGE_PLUGIN_HOURGLASS_MAX_TIME"));
     let bad = Command::new(bin).arg("--nonsense").output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }

@@ -117,7 +117,7 @@ pub fn pow_mod_u64_ct(base: u64, exp: u64, n: u64) -> Result<u64> {
     if base >= n {
         return Err(Error::InvalidArgument("the base must be below the modulus"));
     }
-    let inv = crate::mont::inverse_mod_2_64(n);
+    let inv = crate::mont::inverse::inverse_mod_2_64(n);
     // t R^-1 mod n for t < n R: the low halves of t and m n agree, so the result is the
     // difference of the high halves, plus n under a mask when it is negative.
     let reduce = |t: u128| -> u64 {
@@ -274,7 +274,7 @@ impl CtCrt {
         let q_limbs = zeroize::Zeroizing::new(q.to_digits::<u64>(rug::integer::Order::Lsf));
         let qinv_limbs = limbs_ct(qinv, qinv.significant_digits::<u64>().max(1));
         let qinv_mont = montgomery_limbs_ct(&reduce_limbs_ct(&qinv_limbs, &p_limbs), &p_limbs);
-        let p0 = crate::mont::inverse_mod_2_64(p.to_u64_wrapping()).wrapping_neg();
+        let p0 = crate::mont::inverse::inverse_mod_2_64(p.to_u64_wrapping()).wrapping_neg();
         // (q mod p) (q^-1 R) R^-1 = q q^-1 mod p, which must be 1.
         let one = mont_mul_limbs_ct(
             &reduce_limbs_ct(&q_limbs, &p_limbs),
@@ -382,7 +382,7 @@ impl CtModulus {
         Ok(Self {
             n: n.clone(),
             limbs: n.to_digits(rug::integer::Order::Lsf),
-            n0: crate::mont::inverse_mod_2_64(n.to_u64_wrapping()).wrapping_neg(),
+            n0: crate::mont::inverse::inverse_mod_2_64(n.to_u64_wrapping()).wrapping_neg(),
             origin: digest(n),
             #[cfg(target_arch = "x86_64")]
             ifma: if n.significant_bits() >= crate::mont::IFMA_MIN_BITS {

@@ -553,7 +553,7 @@ struct Mont64 {
 
 impl Mont64 {
     fn new(n: u64) -> Self {
-        let inv = crate::mont::inverse_mod_2_64(n);
+        let inv = crate::mont::inverse::inverse_mod_2_64(n);
         let r = n.wrapping_neg() % n;
         let r2 = (u128::from(r) * u128::from(r) % u128::from(n)) as u64;
         Self { n, inv, r2 }

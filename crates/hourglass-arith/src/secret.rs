@@ -425,12 +425,12 @@ pub fn inverse_odd_ct(u: &Integer, m: &Integer) -> crate::Result<Integer> {
 }
 
 /// `u^-1 mod 2^(64 L)` for an odd `u` of `L` limbs, by Newton's iteration `x (2 - u x)`, which
-/// doubles the number of correct low limbs from the one of `mont::inverse_mod_2_64`; the
+/// doubles the number of correct low limbs from the one of `mont::inverse::inverse_mod_2_64`; the
 /// number of steps depends on `L` only.
 fn inverse_mod_2_limbs(u: &[u64]) -> Zeroizing<Vec<u64>> {
     let len = u.len();
     let mut x = Zeroizing::new(vec![0u64; len]);
-    x[0] = crate::mont::inverse_mod_2_64(u[0]);
+    x[0] = crate::mont::inverse::inverse_mod_2_64(u[0]);
     let mut correct = 1;
     while correct < len {
         let ux = mul_ct(u, &x);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
-use hourglass_rsa::encoding::{encode_private_key, KeyFormat};
+use hourglass_rsa::encoding::{encode_private_key, encode_private_key_encrypted, KeyFormat};
 use hourglass_rsa::{KeyGenOptions, Variant};
 use hourglass_timelock::certificate::{
     check_common_name, CaCertificate, CertificateError, CertificateOptions, PuzzleCertificate,
@@ -14,7 +14,7 @@ use hourglass_timelock::certificate::{
 
 use crate::cli_error::CliError;
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
-use crate::key_files::load_private;
+use crate::key_files::{load_private, new_passphrase, passphrase_given};
 use crate::progress::ReportArgs;
 use crate::puzzle_files::load_puzzle_key;
 use hourglass_arith::entropy::EntropyArgs;
@@ -31,8 +31,8 @@ pub struct CaArgs {
 
 #[derive(Subcommand, Debug)]
 enum CaCommand {
-    /// Make a self-signed institution CA: NAME.key (RSA private key, PKCS#8 PEM, 0600) and
-    /// NAME.crt (X.509 v3 CA certificate, PEM).
+    /// Make a self-signed institution CA: NAME.key (RSA private key, PKCS#8 PEM, 0600; encrypted
+    /// with --encrypt or --passphrase-file) and NAME.crt (X.509 v3 CA certificate, PEM).
     #[command(after_help = "Examples:
   hourglass ca new -o example-ca --name 'Example University'
   hourglass ca new -o example-ca --name 'Example University' --days 3650 --bits 4096
@@ -57,6 +57,10 @@ struct NewArgs {
     /// Size of the CA's RSA modulus in bits (2048 to 8192).
     #[arg(long, default_value_t = 3072)]
     bits: u32,
+    /// Encrypt NAME.key with a passphrase (PKCS#8 PBES2, as `rsa keygen --encrypt`): from
+    /// --passphrase-file, or asked twice. Implied by --passphrase-file.
+    #[arg(long)]
+    encrypt: bool,
     #[command(flatten)]
     report: ReportArgs,
     #[command(flatten)]
@@ -134,6 +138,13 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
     let (key_path, crt_path) = (with_ext(&a.out, ".key"), with_ext(&a.out, ".crt"));
     check_output(&key_path)?;
     check_output(&crt_path)?;
+    // A passphrase is the intent to encrypt the CA's key (asked before the work).
+    let encrypt = a.encrypt || passphrase_given();
+    let passphrase = if encrypt {
+        Some(new_passphrase(&key_path)?)
+    } else {
+        None
+    };
     let mut rng = a.entropy.source()?;
     if !a.report.json && !a.report.quiet {
         eprintln!(
@@ -147,7 +158,10 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
         validity: ValidityPeriod::days_from_now(a.days),
     };
     let cert = CaCertificate::self_signed(&key, &options, &mut *rng).map_err(CliError::from)?;
-    let key_pem = encode_private_key(&key, KeyFormat::Pem)?;
+    let key_pem = match &passphrase {
+        Some(p) => encode_private_key_encrypted(&key, p.as_bytes(), &mut *rng)?,
+        None => encode_private_key(&key, KeyFormat::Pem)?,
+    };
     write_output(&key_path, &key_pem, Sensitivity::Secret)?;
     if let Err(e) = write_output(&crt_path, cert.to_pem().as_bytes(), Sensitivity::Public) {
         // Never leave half a CA behind.
@@ -157,12 +171,13 @@ fn new_ca(a: NewArgs) -> Result<(), CliError> {
     if a.report.json {
         println!(
             "{}",
-            serde_json::json!({"key": key_path, "certificate": crt_path, "subject": cert.subject(), "bits": a.bits, "not_after": rfc3339(cert.not_after()), "serial": cert.serial_hex(), "sha256": cert.sha256_hex()})
+            serde_json::json!({"key": key_path, "certificate": crt_path, "subject": cert.subject(), "bits": a.bits, "encrypted": encrypt, "not_after": rfc3339(cert.not_after()), "serial": cert.serial_hex(), "sha256": cert.sha256_hex()})
         );
     } else if !a.report.quiet {
         eprintln!(
-            "hourglass: wrote {} (private) and {} (CA certificate): {}, {}-bit RSA, valid until {}, SHA-256 fingerprint {}",
+            "hourglass: wrote {} (private{}) and {} (CA certificate): {}, {}-bit RSA, valid until {}, SHA-256 fingerprint {}",
             key_path.display(),
+            if encrypt { ", encrypted" } else { "" },
             crt_path.display(),
             cert.subject(),
             a.bits,

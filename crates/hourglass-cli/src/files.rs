@@ -2,68 +2,19 @@
 //!
 //! `-` means standard input or output. Output files are written to a temporary file in the
 //! same directory, flushed to disk, given their final permissions (0600 for secrets) and only
-//! then renamed into place, so a failure never leaves a partial or empty file behind.
+//! then renamed into place, so a failure never leaves a partial or empty file behind. The
+//! readers live one level down, in [`crate::inputs`] (key files are read through them too), and
+//! are re-exported here for the commands.
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hourglass_arith::atomic::{write_atomic, Existing};
 
 use crate::cli_error::CliError;
-
-/// Largest input read into memory (messages, ciphertexts, key files).
-pub const MAX_INPUT: u64 = 1 << 30;
-
-fn is_stdio(path: &Path) -> bool {
-    path.as_os_str() == "-"
-}
-
-/// Reads a whole input (`-` for stdin). `what` names it in errors ("key", "ciphertext").
-pub fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, CliError> {
-    read_input_limited(path, what, MAX_INPUT)
-}
-
-/// Reads a whole input of at most `max` bytes (its format's limit), refusing a larger one
-/// before it is read: a regular file by its size, a stream once `max + 1` bytes arrived.
-pub fn read_input_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, CliError> {
-    let too_large = || {
-        CliError::new(format!(
-            "{what} {} is larger than any {what} ({max} bytes)",
-            path.display()
-        ))
-        .hint("is it the right file?")
-    };
-    // A regular file larger than the limit is refused by its size, unread.
-    if !is_stdio(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > max) {
-        return Err(too_large());
-    }
-    let mut data = Vec::new();
-    let result = if is_stdio(path) {
-        std::io::stdin().lock().take(max + 1).read_to_end(&mut data)
-    } else {
-        File::open(path).and_then(|f| f.take(max + 1).read_to_end(&mut data))
-    };
-    result.map_err(|e| {
-        CliError::new(format!("cannot read {what} {}: {e}", path.display()))
-            .hint("check the path and permissions")
-    })?;
-    if data.len() as u64 > max {
-        return Err(too_large());
-    }
-    Ok(data)
-}
-
-/// Opens an input for streaming (`-` for stdin).
-pub fn open_input(path: &Path, what: &str) -> Result<Box<dyn Read>, CliError> {
-    if is_stdio(path) {
-        return Ok(Box::new(std::io::stdin()));
-    }
-    File::open(path)
-        .map(|f| Box::new(f) as Box<dyn Read>)
-        .map_err(|e| CliError::new(format!("cannot open {what} {}: {e}", path.display())))
-}
+use crate::inputs::is_stdio;
+pub use crate::inputs::{open_input, read_input, read_input_limited, MAX_INPUT};
 
 /// Whether the output holds a secret (mode 0600) or public data (mode 0644).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

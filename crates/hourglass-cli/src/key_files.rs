@@ -10,7 +10,7 @@ use hourglass_rsa::{PrivateKey, PublicKey};
 use zeroize::Zeroizing;
 
 use crate::cli_error::CliError;
-use crate::files::read_input;
+use crate::inputs::read_input;
 
 /// `--passphrase-file`, recorded once in `main`.
 static PASSPHRASE_FILE: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -18,6 +18,22 @@ static PASSPHRASE_FILE: OnceLock<Option<PathBuf>> = OnceLock::new();
 /// Records `--passphrase-file` (once, in `main`).
 pub fn set_passphrase_file(path: Option<PathBuf>) {
     let _ = PASSPHRASE_FILE.set(path);
+}
+
+/// Whether `--passphrase-file` was given. A command that writes a private key then encrypts it,
+/// as `--encrypt` asks (a passphrase is the intent to encrypt, never silently ignored); one
+/// whose key format cannot be encrypted refuses it.
+pub fn passphrase_given() -> bool {
+    matches!(PASSPHRASE_FILE.get(), Some(Some(_)))
+}
+
+/// The refusal of a passphrase by a command whose private keys (`what`) cannot be encrypted:
+/// writing them in the clear would betray the intent of the passphrase.
+pub fn unencryptable_keys_error(what: &str) -> CliError {
+    CliError::new(format!(
+        "--passphrase-file asks for an encrypted private key, but {what} cannot be encrypted; nothing was written"
+    ))
+    .hint("only PEM RSA keys can be encrypted (`rsa keygen --encrypt`, `ca new --encrypt`); drop --passphrase-file here (the file is written with mode 0600)")
 }
 
 /// The passphrase from `--passphrase-file` (its first line), if one was given.

@@ -10,6 +10,7 @@ mod demo_public;
 mod demo_submission;
 mod dkg_cmd;
 mod files;
+mod inputs;
 mod key_files;
 mod output_file;
 mod progress;
@@ -167,6 +168,26 @@ fn command() -> clap::Command {
     with_exit_codes(<Cli as clap::CommandFactory>::command().long_version(long_version()))
 }
 
+/// The private keys a command writes in a form hourglass cannot encrypt (JSON puzzle keys, key
+/// shares, TLS and service keys), if it writes any. The commands that write PEM RSA keys
+/// (`rsa keygen`, `ca new`) encrypt them with a given passphrase instead.
+fn unencryptable_key_output(matches: &clap::ArgMatches) -> Option<&'static str> {
+    let (command, args) = matches.subcommand()?;
+    match (command, args.subcommand()) {
+        ("puzzle", Some(("keygen", _))) => Some("a puzzle key (JSON)"),
+        // A public set has no private keys (and may read an encrypted key for its modulus).
+        ("submit", Some(("new-set", set))) => {
+            let public = set.try_get_one::<bool>("public").ok().flatten();
+            (public != Some(&true)).then_some("a private set's puzzle keys (JSON)")
+        }
+        ("dkg", Some(("init", _))) => Some("a cluster's TLS keys (PEM for rustls)"),
+        ("dkg", Some(("party", _))) => Some("a key share (JSON)"),
+        ("dkg", Some(("local", _))) => Some("a cluster's key shares (JSON) and TLS keys"),
+        ("serve", _) => Some("the service's keys (receipt-signing key, vault key)"),
+        _ => None,
+    }
+}
+
 fn main() -> ExitCode {
     hourglass_arith::secret::wipe_gmp_memory();
     let matches = command().get_matches();
@@ -184,7 +205,15 @@ fn main() -> ExitCode {
     }
     files::set_force(cli.force);
     key_files::set_passphrase_file(cli.passphrase_file.clone());
-    let result: Result<(), CliError> = match cli.command {
+    // A passphrase asks for encrypted keys: a command that writes private keys it cannot
+    // encrypt refuses it before any work (the others encrypt what they write with it).
+    let refusal = match unencryptable_key_output(&matches) {
+        Some(what) if cli.passphrase_file.is_some() => {
+            Err(key_files::unencryptable_keys_error(what))
+        }
+        _ => Ok(()),
+    };
+    let result: Result<(), CliError> = refusal.and_then(|()| match cli.command {
         Command::Rsa(args) => rsa_cmd::run(args),
         Command::Puzzle(args) => puzzle_cmd::run(args),
         Command::Ca(args) => ca_cmd::run(args),
@@ -199,7 +228,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { out } => man_pages(&out),
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -15,7 +15,7 @@ use hourglass_rsa::HashAlg;
 
 use crate::cli_error::CliError;
 use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
-use crate::key_files::{load_private, load_public, new_passphrase, read_key};
+use crate::key_files::{load_private, load_public, new_passphrase, passphrase_given, read_key};
 use crate::progress::ReportArgs;
 use hourglass_arith::entropy::EntropyArgs;
 
@@ -81,6 +81,13 @@ enum FormatArg {
     Json,
 }
 
+/// The name of a format as written on the command line (`hex`).
+fn format_name(f: FormatArg) -> String {
+    f.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
 impl From<FormatArg> for KeyFormat {
     fn from(f: FormatArg) -> Self {
         match f {
@@ -127,6 +134,7 @@ struct KeygenArgs {
     pubout: Option<PathBuf>,
     /// Encrypt the private key with a passphrase (PKCS#8 PBES2: PBKDF2-HMAC-SHA-256 and
     /// AES-256-CBC, as `openssl pkey -aes256` writes): from --passphrase-file, or asked twice.
+    /// Implied by --passphrase-file: a given passphrase always encrypts the key.
     #[arg(long)]
     encrypt: bool,
     #[command(flatten)]
@@ -247,25 +255,38 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
         )
         .hint("write the key to a file: -o FILE"));
     }
+    // A passphrase is the intent to encrypt: with --passphrase-file the key is encrypted
+    // whether or not --encrypt was given, and a format that cannot be encrypted is refused.
+    let encrypt = a.encrypt || passphrase_given();
+    if encrypt && !matches!(a.format, FormatArg::Pem) {
+        let why = if a.encrypt {
+            "--encrypt"
+        } else {
+            "--passphrase-file (it encrypts the key, as --encrypt does)"
+        };
+        return Err(CliError::new(format!(
+            "{why} writes PEM (encrypted PKCS#8) only, not --format {}",
+            format_name(a.format)
+        ))
+        .hint("drop --format (PEM is the default), or drop --encrypt and --passphrase-file to write the key unencrypted"));
+    }
     check_output(&a.out)?;
     if let Some(p) = &a.pubout {
         check_output(p)?;
     }
+    // Asked before the work, so that a mistyped passphrase costs no key generation.
+    let passphrase = if encrypt {
+        Some(new_passphrase(&a.out)?)
+    } else {
+        None
+    };
     let mut rng = a.entropy.source()?;
     let start = std::time::Instant::now();
     let key = opts.generate(&mut *rng)?;
     let elapsed = start.elapsed();
-    let bytes = if a.encrypt {
-        if !matches!(a.format, FormatArg::Pem) {
-            return Err(
-                CliError::new("--encrypt writes PEM (encrypted PKCS#8) only")
-                    .hint("drop --format, or use --format pem"),
-            );
-        }
-        let passphrase = new_passphrase(&a.out)?;
-        encode_private_key_encrypted(&key, passphrase.as_bytes(), &mut *rng)?
-    } else {
-        encode_private_key(&key, a.format.into())?
+    let bytes = match &passphrase {
+        Some(p) => encode_private_key_encrypted(&key, p.as_bytes(), &mut *rng)?,
+        None => encode_private_key(&key, a.format.into())?,
     };
     write_output(&a.out, &bytes, Sensitivity::Secret)?;
     if let Some(p) = &a.pubout {
@@ -291,7 +312,7 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     a.report.result(serde_json::json!({
         "key": a.out, "public": a.pubout, "variant": opts.variant().to_string(),
         "bits": key.public().bits(), "e_bits": key.public().e().significant_bits(),
-        "dp_bits": dp_bits, "dq_bits": dq_bits, "encrypted": a.encrypt,
+        "dp_bits": dp_bits, "dq_bits": dq_bits, "encrypted": encrypt,
         "seconds": elapsed.as_secs_f64(), "entropy": rng.describe(),
     }));
     Ok(())

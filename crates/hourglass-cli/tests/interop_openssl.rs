@@ -473,3 +473,124 @@ fn openssl_keys_work_in_hourglass() {
             .success()
     );
 }
+
+/// A passphrase is the intent to encrypt: `--passphrase-file` without `--encrypt` writes an
+/// encrypted key (hourglass 0.1 wrote it in the clear and said nothing), which OpenSSL opens
+/// with the passphrase only; `ca new` does the same for the CA's key, which `puzzle certify`
+/// then reads with it. A command whose keys cannot be encrypted refuses the passphrase (exit 2,
+/// naming `--encrypt`) before writing anything.
+#[test]
+fn a_passphrase_encrypts_every_private_key_written() {
+    let dir = tempdir();
+    let d = dir.path();
+    let pass = file(d, "pass.txt", b"secret\n");
+    let is_encrypted_pem = |path: &Path| {
+        String::from_utf8_lossy(&read(path)).starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+    };
+    let opens_with = |path: &Path, passin: &str| {
+        openssl_run(&argv(
+            &format!("pkey -in {{}} -passin pass:{passin} -noout"),
+            &[path],
+        ))
+        .status
+        .success()
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+
+    // rsa keygen: encrypted without --encrypt, and said so in --json.
+    let key = d.join("key.pem");
+    let out = hg(&argv(
+        "rsa keygen --bits 2048 --passphrase-file {} -o {} --json",
+        &[&pass, &key],
+    ));
+    assert!(is_encrypted_pem(&key), "the key was written in the clear");
+    assert_eq!(mode(&key), 0o600);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["encrypted"], true, "{report}");
+    assert!(opens_with(&key, "secret"));
+    assert!(!opens_with(&key, "wrong"));
+    let stderr = hg_fail(2, &argv("rsa inspect -i {}", &[&key]));
+    assert!(stderr.contains("--passphrase-file"), "{stderr}");
+    hg(&argv(
+        "rsa inspect -i {} --passphrase-file {}",
+        &[&key, &pass],
+    ));
+
+    // A format that cannot be encrypted is refused, before any work, and nothing is written.
+    let hex = d.join("key.hex");
+    let stderr = hg_fail(
+        2,
+        &argv(
+            "rsa keygen --bits 2048 --format hex --passphrase-file {} -o {}",
+            &[&pass, &hex],
+        ),
+    );
+    assert!(stderr.contains("--encrypt"), "{stderr}");
+    assert!(!hex.exists());
+
+    // ca new: the CA's key is encrypted too; puzzle certify reads it with the passphrase.
+    let ca = d.join("ca");
+    hg(&argv(
+        "ca new -o {} --bits 2048 --name Test --passphrase-file {} --quiet",
+        &[&ca, &pass],
+    ));
+    let ca_key = d.join("ca.key");
+    assert!(
+        is_encrypted_pem(&ca_key),
+        "the CA key was written in the clear"
+    );
+    assert_eq!(mode(&ca_key), 0o600);
+    assert!(opens_with(&ca_key, "secret"));
+    let puzzle = d.join("p");
+    hg(&argv(
+        "puzzle keygen --bits 1024 --squarings 1000 -o {} --quiet",
+        &[&puzzle],
+    ));
+    let crt = d.join("p.crt");
+    hg(&argv(
+        "puzzle certify -k {} --ca-key {} --ca-cert {} -o {} --passphrase-file {} --quiet",
+        &[&d.join("p.key"), &ca_key, &d.join("ca.crt"), &crt, &pass],
+    ));
+    openssl(&argv("verify -CAfile {} {}", &[&d.join("ca.crt"), &crt]));
+
+    // Keys hourglass cannot encrypt: the passphrase is refused, not ignored.
+    let refused: Vec<(Vec<String>, std::path::PathBuf)> = vec![
+        (
+            argv(
+                "puzzle keygen --bits 1024 --squarings 1000 -o {} --passphrase-file {}",
+                &[&d.join("q"), &pass],
+            ),
+            d.join("q.key"),
+        ),
+        (
+            argv(
+                "submit new-set --durations 1s --rate 1000 -o {} --passphrase-file {}",
+                &[&d.join("set"), &pass],
+            ),
+            d.join("set"),
+        ),
+        (
+            argv(
+                "dkg init --parties 3 -o {} --passphrase-file {}",
+                &[&d.join("cluster"), &pass],
+            ),
+            d.join("cluster"),
+        ),
+        (
+            argv(
+                "serve --data {} --listen 127.0.0.1:0 --passphrase-file {}",
+                &[&d.join("srv"), &pass],
+            ),
+            d.join("srv"),
+        ),
+    ];
+    for (args, output) in &refused {
+        let stderr = hg_fail(2, args);
+        assert!(
+            stderr.contains("cannot be encrypted") && stderr.contains("--encrypt"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!output.exists(), "{args:?} wrote {}", output.display());
+    }
+}

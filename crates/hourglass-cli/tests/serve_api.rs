@@ -331,6 +331,66 @@ fn the_api_on_sqlite() {
     }
 }
 
+/// The data directory is its owner's only whatever the umask: the directory 0700, every file
+/// in it 0600, the SQLite database and the -wal and -shm files SQLite makes included (under
+/// umask 022 hourglass 0.1 left them 0644 in a 0755 directory: every document readable by
+/// every local user); `receipt.pub` alone is public. A directory made loose before is
+/// tightened at the next start.
+#[test]
+fn the_data_directory_is_its_owners_only_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let data = dir.path().join("srv");
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let check = |when: &str| {
+        assert_eq!(mode(&data), 0o700, "{when}: the data directory");
+        let mut seen = Vec::new();
+        for entry in std::fs::read_dir(&data).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let want = if name == "receipt.pub" { 0o644 } else { 0o600 };
+            assert_eq!(mode(&entry.path()), want, "{when}: {name}");
+            seen.push(name);
+        }
+        for name in [
+            "hourglass.db",
+            "hourglass.db-wal",
+            "hourglass.db-shm",
+            "receipt.key",
+        ] {
+            assert!(
+                seen.iter().any(|s| s == name),
+                "{when}: no {name} in {seen:?}"
+            );
+        }
+    };
+    let mut server = Server::start_with_umask(&data, &["--rate-limit", "0"], "022");
+    // Something written to the database (the WAL), and read back.
+    short_set(&server, "conf", &["1s"], dir.path());
+    check("first start");
+    assert!(server.stop().success());
+
+    // A directory left open to all (by an older hourglass): tightened when the server starts.
+    let loosen = |path: &Path, m: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    loosen(&data, 0o755);
+    for name in ["hourglass.db", "admin.token", "vault.key", "receipt.key"] {
+        loosen(&data.join(name), 0o644);
+    }
+    let server = Server::start_with_umask(&data, &["--rate-limit", "0"], "022");
+    assert_eq!(
+        client()
+            .get(server.url("/api/v1/sets/conf"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    check("restart");
+}
+
 #[test]
 fn the_api_on_postgresql() {
     let dir = tempdir();
@@ -402,6 +462,74 @@ fn a_client_over_its_rate_gets_429_with_retry_after() {
             .status()
             .as_u16(),
         200
+    );
+}
+
+/// Methods a client invents are counted as `other`, not each as a label of its own (each label
+/// set is memory the server keeps for its life: the old server's `/metrics` grew by a series
+/// per invented method, 150 lines for these requests), and paths that match no route add
+/// nothing either: after 200 requests with random method names, on routes and off them,
+/// `/metrics` has at most a few more lines than before.
+#[test]
+fn invented_methods_and_paths_do_not_grow_the_metrics() {
+    let dir = tempdir();
+    let server = Server::start(&dir.path().join("srv"), &["--rate-limit", "0"]);
+    let lines = || {
+        client()
+            .get(server.url("/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+            .lines()
+            .count()
+    };
+    // Twice: the first scrape adds its own series.
+    lines();
+    let before = lines();
+    // Names of 8 to 15 capital letters (none is a standard method), from a fixed seed.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let paths = [
+        "/healthz",
+        "/api/v1/sets",
+        "/api/v1/submissions/12345",
+        "/no/such/page",
+    ];
+    for i in 0..200 {
+        let len = 8 + (next() % 8) as usize;
+        let name: String = (0..len)
+            .map(|_| (b'A' + (next() % 26) as u8) as char)
+            .collect();
+        let method = reqwest::Method::from_bytes(name.as_bytes()).unwrap();
+        let path = format!(
+            "{}{}",
+            paths[i % paths.len()],
+            if i % 8 == 7 { "/x" } else { "" }
+        );
+        let r = client().request(method, server.url(&path)).send().unwrap();
+        assert!(
+            r.status().is_client_error(),
+            "{name} {path}: {}",
+            r.status()
+        );
+    }
+    let after = lines();
+    // At most one series per (route, status) that the invented methods reached.
+    assert!(
+        after <= before + 6,
+        "/metrics grew from {before} to {after} lines"
+    );
+    assert!(
+        metric(
+            &server,
+            "hourglass_http_requests_total{method=\"other\",route=\"/healthz\",status=\"405\"}"
+        ) >= 25.0
     );
 }
 

@@ -29,12 +29,10 @@ pub fn raw_encrypt(key: &PublicKey, msg: &[u8]) -> Result<Vec<u8>> {
     i2osp(&key.public_op(&m)?, key.size())
 }
 
-/// Textbook RSA decryption (the protected private operation, without padding), as `k` bytes.
+/// Textbook RSA decryption (the protected private operation, without padding), as `k` bytes:
+/// the signing path's private operation, on the input as it is.
 pub fn raw_decrypt(key: &PrivateKey, ct: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
-    if ct.len() > key.size() {
-        return Err(Error::InputOutOfRange { len: key.size() });
-    }
-    i2osp(&key.private_op(&os2ip(ct), rng)?, key.size())
+    crate::padding::private_op_octets(key, ct, rng)
 }
 
 /// EMSA-PKCS1-v1_5 encoding of `digest` (RFC 8017 9.2) as `k` bytes: what is raised to `d`

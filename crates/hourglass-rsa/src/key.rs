@@ -645,7 +645,7 @@ thread_local! {
     static INJECT_BLINDING_FAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Test-only fault injection: when set, the next update of the stored blinding pair squares
     /// `v^-1` twice.
-    static INJECT_PAIR_FAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pub(crate) static INJECT_PAIR_FAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]

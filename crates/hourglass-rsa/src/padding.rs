@@ -271,7 +271,7 @@ impl Pss {
         msg: &[u8],
         rng: &mut dyn EntropySource,
     ) -> Result<Vec<u8>> {
-        self.sign_digest(key, &self.hash.digest(msg), rng)
+        sign_message(self, key, msg, rng)
     }
 
     /// Signs a precomputed digest of the message.
@@ -281,12 +281,7 @@ impl Pss {
         digest: &[u8],
         rng: &mut dyn EntropySource,
     ) -> Result<Vec<u8>> {
-        check_digest_len(self.hash, digest)?;
-        let mut salt = vec![0u8; self.salt_len.unwrap_or(self.hash.output_len())];
-        rng.fill(&mut salt)?;
-        let em_bits = key.public().bits() - 1;
-        let em = pss_encode(self.hash, digest, &salt, em_bits)?;
-        sign_encoded(key, &em, rng)
+        sign_digest(self, key, digest, rng)
     }
 
     /// Verifies `sig` over `msg`.
@@ -324,9 +319,94 @@ fn check_digest_len(hash: HashAlg, digest: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// `s = EM^d mod n` as `k` bytes.
-fn sign_encoded(key: &PrivateKey, em: &[u8], rng: &mut dyn EntropySource) -> Result<Vec<u8>> {
-    let s = key.private_op(&os2ip(em), rng)?;
+/// What a signature scheme adds to the one signing path ([`sign_digest`]): its hash and its
+/// message encoding (EMSA-PSS, EMSA-PKCS1-v1_5). Everything else, the digest's length, the
+/// private operation (blinded and fault-checked) and the signature's length, is the path's.
+trait SignatureEncoding {
+    /// The hash the digest must come from.
+    fn hash(&self) -> HashAlg;
+
+    /// The encoded message `EM` for a digest of the right length, for a key of
+    /// `modulus_bits` bits.
+    fn encode_digest(
+        &self,
+        digest: &[u8],
+        modulus_bits: u32,
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>>;
+}
+
+impl SignatureEncoding for Pss {
+    fn hash(&self) -> HashAlg {
+        self.hash
+    }
+
+    /// EMSA-PSS with a fresh salt, for `modulus_bits - 1` bits.
+    fn encode_digest(
+        &self,
+        digest: &[u8],
+        modulus_bits: u32,
+        rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
+        let mut salt = vec![0u8; self.salt_len.unwrap_or(self.hash.output_len())];
+        rng.fill(&mut salt)?;
+        pss_encode(self.hash, digest, &salt, modulus_bits - 1)
+    }
+}
+
+impl SignatureEncoding for Pkcs1v15Sign {
+    fn hash(&self) -> HashAlg {
+        self.hash
+    }
+
+    /// EMSA-PKCS1-v1_5 for `k` bytes.
+    fn encode_digest(
+        &self,
+        digest: &[u8],
+        modulus_bits: u32,
+        _rng: &mut dyn EntropySource,
+    ) -> Result<Vec<u8>> {
+        self.encode(digest, modulus_bits.div_ceil(8) as usize)
+    }
+}
+
+/// Signs `msg` under `scheme`: its digest, then [`sign_digest`].
+fn sign_message(
+    scheme: &impl SignatureEncoding,
+    key: &PrivateKey,
+    msg: &[u8],
+    rng: &mut dyn EntropySource,
+) -> Result<Vec<u8>> {
+    sign_digest(scheme, key, &scheme.hash().digest(msg), rng)
+}
+
+/// The one signing path of every scheme: the digest's length checked, the scheme's encoding
+/// `EM`, then `s = EM^d mod n` by the private operation (constant-time, blinded, and checked
+/// against faults before anything is released: [`PrivateKey::private_op`]), as exactly `k`
+/// bytes.
+fn sign_digest(
+    scheme: &impl SignatureEncoding,
+    key: &PrivateKey,
+    digest: &[u8],
+    rng: &mut dyn EntropySource,
+) -> Result<Vec<u8>> {
+    check_digest_len(scheme.hash(), digest)?;
+    let em = scheme.encode_digest(digest, key.public().bits(), rng)?;
+    private_op_octets(key, &em, rng)
+}
+
+/// The private operation on octet strings: `x^d mod n` for the big-endian `input` (below `n`,
+/// at most `k` bytes), blinded and fault-checked, as exactly `k` bytes. Signatures of every
+/// scheme (and textbook RSA, [`crate::hazmat::raw_decrypt`]) are made by it.
+pub(crate) fn private_op_octets(
+    key: &PrivateKey,
+    input: &[u8],
+    rng: &mut dyn EntropySource,
+) -> Result<Vec<u8>> {
+    if input.len() > key.size() {
+        return Err(Error::InputOutOfRange { len: key.size() });
+    }
+    let s = key.private_op(&os2ip(input), rng)?;
     i2osp(&s, key.size())
 }
 
@@ -422,7 +502,7 @@ impl Pkcs1v15Sign {
         msg: &[u8],
         rng: &mut dyn EntropySource,
     ) -> Result<Vec<u8>> {
-        self.sign_digest(key, &self.hash.digest(msg), rng)
+        sign_message(self, key, msg, rng)
     }
 
     /// Signs a precomputed digest.
@@ -432,8 +512,7 @@ impl Pkcs1v15Sign {
         digest: &[u8],
         rng: &mut dyn EntropySource,
     ) -> Result<Vec<u8>> {
-        let em = self.encode(digest, key.size())?;
-        sign_encoded(key, &em, rng)
+        sign_digest(self, key, digest, rng)
     }
 
     /// Verifies `sig` over `msg`.
@@ -597,6 +676,59 @@ mod tests {
                 let short = (x.significant_bits() as usize).div_ceil(8) - 1;
                 prop_assert!(i2osp(&x, short).is_err());
             }
+        }
+    }
+
+    /// PSS, PKCS#1 v1.5 and textbook signatures are made by one path: each is withheld when
+    /// the private operation faults, and each is exactly `k` bytes, a signature whose value is
+    /// short included.
+    #[test]
+    fn every_scheme_signs_through_the_one_checked_path() {
+        let mut rng = SeededEntropy::new(b"one signing path");
+        let key = KeyGenOptions::new(1024, Variant::Crt)
+            .generate(&mut rng)
+            .unwrap();
+        let public = key.public_key();
+        let digest = HashAlg::Sha256.digest(b"one path");
+        let pss = Pss::new(HashAlg::Sha256);
+        let v15 = Pkcs1v15Sign::new(HashAlg::Sha256);
+        type Sign<'a> = &'a dyn Fn(&PrivateKey, &mut SeededEntropy) -> Result<Vec<u8>>;
+        let schemes: [Sign<'_>; 3] = [
+            &|key, rng| pss.sign_digest(key, &digest, rng),
+            &|key, rng| v15.sign_digest(key, &digest, rng),
+            &|key, rng| crate::hazmat::raw_decrypt(key, &digest, rng),
+        ];
+        for (i, sign) in schemes.iter().enumerate() {
+            // A key of its own (a faulted blinding pair stays faulty until it is refreshed).
+            // Its first use stores a blinding pair; the fault hits the pair's next update.
+            let key = key.clone();
+            assert_eq!(
+                sign(&key, &mut rng).unwrap().len(),
+                key.size(),
+                "scheme {i}"
+            );
+            crate::key::INJECT_PAIR_FAULT.with(|f| f.set(true));
+            assert!(
+                matches!(sign(&key, &mut rng), Err(Error::FaultDetected)),
+                "scheme {i}: a faulted signature was released"
+            );
+        }
+        // About one signature in 256 starts with a zero byte: still k bytes, and valid.
+        let short = (0..4000)
+            .map(|_| pss.sign_digest(&key, &digest, &mut rng).unwrap())
+            .find(|sig| sig[0] == 0)
+            .expect("a signature with a leading zero byte");
+        assert_eq!(short.len(), key.size());
+        pss.verify_digest(&public, &digest, &short).unwrap();
+        // A digest of the wrong length is refused the same way by both schemes.
+        for result in [
+            pss.sign_digest(&key, &digest[1..], &mut rng),
+            v15.sign_digest(&key, &digest[1..], &mut rng),
+        ] {
+            assert!(matches!(
+                result,
+                Err(Error::InvalidParameters(ParamError::DigestLength { .. }))
+            ));
         }
     }
 

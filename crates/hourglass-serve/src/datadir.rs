@@ -1,19 +1,30 @@
 //! The data directory: the secrets a server holds (receipt-signing key, vault key for the
 //! sets' private keys, the admin token's hash) and, by default, the SQLite database.
 //!
+//! The directory is its owner's only (mode 0700, set at every start, whatever the umask), and
+//! so is every file in it (0600, tightened at every start), the SQLite database and the
+//! `-wal` and `-shm` files SQLite makes beside it included: the database file is created 0600
+//! before SQLite opens it ([`create_sqlite_file`]), and SQLite gives its side files the
+//! database's mode. The one exception is `receipt.pub`, public by design.
+//!
 //! Files (all mode 0600, made on first start, never served):
 //! - `receipt.key`: the institution's RSA key (PKCS#8 PEM) that signs receipts; `receipt.pub`
-//!   (0644) is its public half, also served at `/institution.pub`.
+//!   (0644, the only file others may read: it is public) is its public half, also served at
+//!   `/institution.pub`.
 //! - `vault.key`: 32 random bytes; the sets' private puzzle keys are stored in the database
 //!   sealed under it (XChaCha20-Poly1305, the set's name as associated data), so N servers that
 //!   share one PostgreSQL and these files can all verify, while the database alone reveals no
 //!   trapdoor.
 //! - `admin.token` (unless `--admin-token-file` names another): a random token; only its
 //!   SHA-256 is kept in memory and compared in constant time.
+//! - `serve.lock`: held by the server that uses the SQLite database here.
+//! - `hourglass.db`, `hourglass.db-wal`, `hourglass.db-shm`: the SQLite database, by default.
 
 use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
@@ -32,6 +43,12 @@ use crate::error::{io, Error};
 const VAULT_MAGIC: &[u8; 8] = b"HGVAULT1";
 /// Receipt keys are long-lived: 3072 bits.
 const RECEIPT_KEY_BITS: u32 = 3072;
+/// The data directory's mode: its owner's only.
+const DIR_MODE: u32 = 0o700;
+/// The mode of every file in it but the public [`PUBLIC_FILE`].
+const FILE_MODE: u32 = 0o600;
+/// The one file of the directory that is public (served at `/institution.pub`).
+const PUBLIC_FILE: &str = "receipt.pub";
 
 /// The secrets of one data directory, loaded.
 pub(crate) struct DataDir {
@@ -52,13 +69,14 @@ impl DataDir {
         admin_token_file: Option<&Path>,
         exclusive: bool,
     ) -> Result<Self, Error> {
-        std::fs::create_dir_all(path).map_err(io(path))?;
+        make_private(path)?;
         let lock = if exclusive {
             let lock_path = path.join("serve.lock");
             let file = File::options()
                 .create(true)
                 .truncate(false)
                 .write(true)
+                .mode(FILE_MODE)
                 .open(&lock_path)
                 .map_err(io(&lock_path))?;
             match file.try_lock() {
@@ -197,6 +215,83 @@ impl DataDir {
             .map(Zeroizing::new)
             .map_err(|_| fail())
     }
+}
+
+/// Makes `dir` its owner's only: created with mode 0700 if missing (its parents as usual), set
+/// to 0700 if it exists, and every file in it but [`PUBLIC_FILE`] set to 0600 (a directory
+/// made by an older version, or under a loose umask, had 0755 and 0644).
+fn make_private(dir: &Path) -> Result<(), Error> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    match std::fs::DirBuilder::new().mode(DIR_MODE).create(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        other => other.map_err(io(dir))?,
+    }
+    restrict(dir, DIR_MODE)?;
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let path = entry.path();
+        let is_file = entry.file_type().map_err(io(&path))?.is_file();
+        if is_file && entry.file_name() != PUBLIC_FILE {
+            restrict(&path, FILE_MODE)?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes the permissions of `path` down to at most `mode` (its owner's bits only are kept).
+fn restrict(path: &Path, mode: u32) -> Result<(), Error> {
+    let now = std::fs::metadata(path)
+        .map_err(io(path))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    if now & !mode != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(now & mode))
+            .map_err(io(path))?;
+    }
+    Ok(())
+}
+
+/// Creates the SQLite database file that `url` names (`sqlite://PATH?...`), empty and with
+/// mode 0600, if it does not exist, before SQLite opens it; an existing one, and the `-wal`,
+/// `-shm` and `-journal` files beside it, are taken down to 0600. SQLite creates a database
+/// with mode 0644 less the umask, and its side files with the database's mode: made this way,
+/// none of them is readable by other users whatever the umask. In-memory and read-only
+/// databases are left alone.
+pub(crate) fn create_sqlite_file(url: &str) -> Result<(), Error> {
+    let Ok(options) = sqlx::sqlite::SqliteConnectOptions::from_str(url) else {
+        return Ok(()); // SQLite's own error, when it opens the URL, says more.
+    };
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let file = options.get_filename();
+    let in_memory = file.to_string_lossy().starts_with("file:sqlx-in-memory")
+        || query.split('&').any(|p| p == "mode=memory");
+    if in_memory || file.as_os_str().is_empty() {
+        return Ok(());
+    }
+    if !query.split('&').any(|p| p == "mode=ro") {
+        match File::options()
+            .write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .open(file)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io(file)(e)),
+        }
+    }
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = file.as_os_str().to_owned();
+        name.push(suffix);
+        let side = PathBuf::from(name);
+        if side.is_file() {
+            restrict(&side, FILE_MODE)?;
+        }
+    }
+    Ok(())
 }
 
 /// Reads a secret file, or makes it with `make` (mode 0600, never replacing a file that

@@ -292,19 +292,22 @@ fn with_security_headers<S: Clone + Send + Sync + 'static>(router: Router<S>) ->
         ))
 }
 
-/// Counts requests by route and status.
+/// Counts requests by method, route template and status (labels from fixed sets: see
+/// [`Metrics::request`]).
 async fn count(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = request.method().to_string();
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".into());
+        .map(|p| p.as_str().to_string());
     let response = next.run(request).await;
-    state
-        .metrics
-        .request(&method, &route, response.status().as_u16(), start.elapsed());
+    state.metrics.request(
+        &method,
+        route.as_deref(),
+        response.status().as_u16(),
+        start.elapsed(),
+    );
     response
 }
 

@@ -1,5 +1,10 @@
 //! `/metrics`: Prometheus text format (requests by route and status, request latency,
 //! verifications and their times, the queue's depth read from the database at scrape time).
+//!
+//! Every label value comes from a fixed set, so that no request can add series (each one is
+//! memory kept for the life of the server): the method is one of [`COUNTED_METHODS`] or
+//! `other`, the route is the router's template that matched (`/api/v1/submissions/{id}`, never
+//! the path asked for) or `unmatched`, the status is a status code.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -14,11 +19,27 @@ use prometheus_client::registry::Registry;
 
 use crate::store::Status;
 
+/// The methods counted by name; any other (clients may send any token) is counted as `other`.
+pub(crate) const COUNTED_METHODS: [&str; 7] =
+    ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
+
+/// The route label of a request that matched no route.
+const UNMATCHED: &str = "unmatched";
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
+    method: &'static str,
     route: String,
     status: u16,
+}
+
+/// The label of `method`: itself if it is one of [`COUNTED_METHODS`], else `other`.
+fn method_label(method: &str) -> &'static str {
+    COUNTED_METHODS
+        .iter()
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or("other")
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -88,12 +109,15 @@ impl Metrics {
         }
     }
 
-    /// Counts one answered request.
-    pub(crate) fn request(&self, method: &str, route: &str, status: u16, took: Duration) {
+    /// Counts one answered request. `route` is the router's template that matched it (from
+    /// axum's `MatchedPath`, one of the routes the router was built with), `None` for a request
+    /// that matched none (labelled `unmatched`); `method` is counted by name only if it is one
+    /// of [`COUNTED_METHODS`].
+    pub(crate) fn request(&self, method: &str, route: Option<&str>, status: u16, took: Duration) {
         self.requests
             .get_or_create(&RequestLabels {
-                method: method.into(),
-                route: route.into(),
+                method: method_label(method),
+                route: route.unwrap_or(UNMATCHED).into(),
                 status,
             })
             .inc();
@@ -126,5 +150,40 @@ impl Metrics {
             let _ = encode(&mut out, &registry);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_usual_methods_are_labels_of_their_own() {
+        let metrics = Metrics::new();
+        for method in COUNTED_METHODS {
+            assert_eq!(method_label(method), method);
+        }
+        for method in ["get", "PROPFIND", "BREW", "X".repeat(1000).as_str()] {
+            assert_eq!(method_label(method), "other", "{method}");
+        }
+        for i in 0..500 {
+            metrics.request(&format!("M{i}"), Some("/healthz"), 405, Duration::ZERO);
+        }
+        metrics.request("GET", None, 404, Duration::ZERO);
+        for i in 0..10 {
+            metrics.request("GET", Some("/healthz"), 200 + i, Duration::ZERO);
+        }
+        let text = metrics.render(&[]);
+        let series: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("hourglass_http_requests_total{"))
+            .collect();
+        assert!(series.contains(
+            &"hourglass_http_requests_total{method=\"other\",route=\"/healthz\",status=\"405\"} 500"
+        ));
+        assert!(series.contains(
+            &"hourglass_http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"} 1"
+        ));
+        assert_eq!(series.len(), 1 + 1 + 10, "{series:#?}");
     }
 }

@@ -179,6 +179,11 @@ impl Store {
                 url: url.split('@').next_back().unwrap_or("").to_string(),
             });
         };
+        if backend == Backend::Sqlite {
+            // Made 0600 before SQLite opens it (which would make it, and its -wal and -shm
+            // files, readable by every user under the usual umask).
+            crate::datadir::create_sqlite_file(url)?;
+        }
         let pool = AnyPoolOptions::new()
             .max_connections(max_connections)
             .after_connect(move |conn, _| {

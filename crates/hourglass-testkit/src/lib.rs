@@ -1,6 +1,7 @@
 //! Test support shared by hourglass's crates (a dev-dependency only): random damage to files
 //! for the parser robustness tests, which check that parsers never panic on it and that
-//! whatever still parses is consistent.
+//! whatever still parses is consistent; and the import cycles among a crate's files
+//! ([`import_cycles`]), which a crate's test keeps at none.
 //!
 //! ```
 //! use hourglass_testkit::{damage, Mutation};
@@ -12,6 +13,9 @@
 #![forbid(unsafe_code)]
 
 use proptest::prelude::*;
+
+mod imports;
+pub use imports::import_cycles;
 
 /// One change to a file's bytes. Positions wrap around the current length.
 #[derive(Debug, Clone, PartialEq, Eq)]

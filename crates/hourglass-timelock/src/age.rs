@@ -173,6 +173,41 @@ pub fn parse_stanza(args: &[String], body: &[u8]) -> std::result::Result<TlockHe
     }
 }
 
+/// A file's hourglass stanza that passed [`parse_stanza`]: where it is among the file's stanzas
+/// and what opening it takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedStanza {
+    /// Its index among all of the file's stanzas (age's numbering, for errors).
+    pub index: usize,
+    /// Its header: `t`, the modulus; the body after it is the sealed file key.
+    pub header: TlockHeader,
+}
+
+/// The hourglass stanzas among a file's stanzas (`(tag, args, body)` in the file's order),
+/// checked and in the order to try them: fewest squarings first, the file's order among equals.
+/// Any one of them opens the file key (a file sealed to several hourglass recipients carries
+/// one each), so the one that needs the least work is opened, wherever it stands in the file.
+/// Stanzas of other tags are left out; those that fail their checks come back apart, with
+/// their index and why, so that the caller can report them if none opens.
+pub fn stanzas_by_work<'a>(
+    stanzas: impl IntoIterator<Item = (&'a str, &'a [String], &'a [u8])>,
+) -> (Vec<CheckedStanza>, Vec<(usize, TlockError)>) {
+    let mut checked = Vec::new();
+    let mut refused = Vec::new();
+    for (index, (tag, args, body)) in stanzas.into_iter().enumerate() {
+        if tag != STANZA_TAG {
+            continue;
+        }
+        match parse_stanza(args, body) {
+            Ok(header) => checked.push(CheckedStanza { index, header }),
+            Err(e) => refused.push((index, e)),
+        }
+    }
+    // A stable sort: equal work keeps the file's order.
+    checked.sort_by_key(|c| c.header.t());
+    (checked, refused)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +296,57 @@ mod tests {
         let content = header.recover_key(&b).unwrap();
         let mut out = Vec::new();
         crate::tlock::decrypt_body(&header, &content, &mut &w.body[463..], &mut out).unwrap();
+        assert_eq!(out, key);
+    }
+
+    /// Several hourglass stanzas in one file: the cheapest comes first wherever it stands,
+    /// equals keep their order, other tags are skipped and damaged ones set apart.
+    #[test]
+    fn the_stanza_with_the_fewest_squarings_comes_first() {
+        let mut rng = SeededEntropy::new(b"several stanzas");
+        let key = [9u8; FILE_KEY_BYTES];
+        let wrapped: Vec<WrappedKey> = [1_000_000_000_000u64, 2000, 50_000, 2000, 7]
+            .iter()
+            .map(|&t| {
+                let r = AgeRecipient {
+                    t,
+                    bits: 1024,
+                    rate: None,
+                };
+                wrap(&key, &r, &mut rng).unwrap()
+            })
+            .collect();
+        let mut damaged = wrapped[4].body.clone();
+        damaged[300] ^= 1;
+        let x25519_args = ["someone".to_string()];
+        let mut stanzas: Vec<(&str, &[String], &[u8])> = wrapped[..4]
+            .iter()
+            .map(|w| (STANZA_TAG, &w.args[..], &w.body[..]))
+            .collect();
+        stanzas.insert(1, ("X25519", &x25519_args[..], b"not ours"));
+        stanzas.push((STANZA_TAG, &wrapped[4].args[..], &damaged[..]));
+        let (order, refused) = stanzas_by_work(stanzas);
+        let got: Vec<(usize, u64)> = order.iter().map(|c| (c.index, c.header.t())).collect();
+        assert_eq!(
+            got,
+            [(2, 2000), (4, 2000), (3, 50_000), (0, 1_000_000_000_000)]
+        );
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].0, 5);
+        // The cheapest one opens the key.
+        let first = &order[0];
+        let body = &wrapped[1].body;
+        let b =
+            hourglass_arith::squaring::square_k_times(first.header.base(), 2000, first.header.n());
+        let content = first.header.recover_key(&b).unwrap();
+        let mut out = Vec::new();
+        crate::tlock::decrypt_body(
+            &first.header,
+            &content,
+            &mut &body[first.header.as_bytes().len()..],
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(out, key);
     }
 

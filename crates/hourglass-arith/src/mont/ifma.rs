@@ -147,7 +147,7 @@ impl IfmaContext {
         }
         let len = LANES * vectors;
         // -n^-1 mod 2^52 from the low limb (no branch on n: it may be a secret CRT prime).
-        let k0 = super::inverse_mod_2_64(n.to_u64_wrapping()).wrapping_neg() & MASK;
+        let k0 = super::inverse::inverse_mod_2_64(n.to_u64_wrapping()).wrapping_neg() & MASK;
         let r = Integer::from(1) << (DIGIT_BITS * steps as u32);
         let r2 = reduce(Integer::from(&r * &r), n)?;
         Some(Self {

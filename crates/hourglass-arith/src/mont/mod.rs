@@ -41,6 +41,7 @@
 mod codegen;
 #[cfg(target_arch = "x86_64")]
 pub mod ifma;
+pub(crate) mod inverse;
 #[cfg(target_arch = "x86_64")]
 pub mod peak;
 mod portable;
@@ -89,16 +90,6 @@ impl std::fmt::Display for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// `n^-1 mod 2^64` for an odd `n`, by Newton's iteration (correct to 3 bits, doubling each
-/// round), with no branch on `n` (it may be the low limb of a secret prime).
-pub(crate) fn inverse_mod_2_64(n: u64) -> u64 {
-    let mut inv = n;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u64.wrapping_sub(n.wrapping_mul(inv)));
-    }
-    inv
 }
 
 /// Precomputed Montgomery arithmetic for one odd modulus.

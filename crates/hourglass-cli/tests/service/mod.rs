@@ -25,7 +25,25 @@ impl Server {
     /// Starts `hourglass serve --data DATA --listen 127.0.0.1:0 EXTRA...` and waits until it
     /// listens.
     pub fn start(data: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_hourglass")), data, extra)
+    }
+
+    /// [`Server::start`] with the process's file-mode creation mask set to `umask` (octal, as
+    /// the shell's `umask` takes it) before it starts.
+    pub fn start_with_umask(data: &Path, extra: &[&str], umask: &str) -> Server {
+        let mut sh = Command::new("sh");
+        sh.args([
+            "-c",
+            &format!("umask {umask} && exec \"$0\" \"$@\""),
+            env!("CARGO_BIN_EXE_hourglass"),
+        ]);
+        Self::spawn(sh, data, extra)
+    }
+
+    /// Runs `command serve --data DATA --listen 127.0.0.1:0 EXTRA...` and waits until it
+    /// listens (`command` execs hourglass, so its process is the server's).
+    fn spawn(mut command: Command, data: &Path, extra: &[&str]) -> Server {
+        let mut child = command
             .env("HOURGLASS_STATE_DIR", state_dir())
             .env("RUST_LOG", "warn")
             .args(["serve", "--data"])
