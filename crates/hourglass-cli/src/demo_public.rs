@@ -17,7 +17,7 @@ use hourglass_timelock::bundle::{Bundle, Link, SealOptions};
 use hourglass_timelock::public::{
     seal_public, CommitteePins, ModulusOrigin, OriginPins, ProofScheme, PublicSet,
 };
-use hourglass_timelock::verdict::{unix_secs, Dating, Verdict, Verifier, VerifyOptions};
+use hourglass_timelock::verdict::{unix_secs, Dating, Verdict, Verifier};
 use hourglass_timelock::PuzzleHash;
 
 use crate::cli_error::CliError;
@@ -202,9 +202,8 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     };
     let verifier = Verifier::public(reread, &pins).map_err(err)?;
     let verify = |b: &Bundle, document: &[u8]| -> Result<Verdict, CliError> {
-        let digest = verifier.digest(document).map_err(err)?;
         verifier
-            .verify(b, &digest, &VerifyOptions::default(), &mut OsEntropy)
+            .verify_bytes(b, document, &mut OsEntropy)
             .map_err(err)
     };
     let verdict = verify(&bundle, &paper)?;

@@ -11,7 +11,7 @@ use hourglass_rsa::{KeyGenOptions, Variant};
 use hourglass_timelock::bundle::{Bundle, Link, SealOptions};
 use hourglass_timelock::certificate::{CaCertificate, CertificateOptions, PuzzleCertificate};
 use hourglass_timelock::submission::{credited_secs, seal, PuzzleSet};
-use hourglass_timelock::verdict::{rfc3339, unix_secs, Dating, Verdict, Verifier, VerifyOptions};
+use hourglass_timelock::verdict::{rfc3339, unix_secs, Dating, Verdict, Verifier};
 use hourglass_timelock::PuzzleKeyGen;
 
 use crate::cli_error::CliError;
@@ -236,9 +236,8 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     let t = Instant::now();
     let verifier = Verifier::private(keys).map_err(err)?;
     let verify = |b: &Bundle, document: &[u8]| -> Result<Verdict, CliError> {
-        let digest = verifier.digest(document).map_err(err)?;
         verifier
-            .verify(b, &digest, &VerifyOptions::default(), &mut OsEntropy)
+            .verify_bytes(b, document, &mut OsEntropy)
             .map_err(err)
     };
     let verdict = verify(&bundle, &paper)?;

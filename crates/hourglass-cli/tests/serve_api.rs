@@ -204,6 +204,24 @@ fn contract(server: &Server, work: &Path) {
     assert!(w["reason"].as_str().unwrap().contains("document"), "{w}");
     assert_eq!(w["credited_secs"], 0.0);
     assert!(w["receipt"].is_object());
+    // Its receipt is authentic, and states an invalid verdict: check-receipt says both and exits
+    // 1 (the receipt verified; the submission did not).
+    let invalid_receipt = file(
+        work,
+        "invalid-receipt.json",
+        serde_json::to_string(&w["receipt"]).unwrap().as_bytes(),
+    );
+    let err = hg_fail(
+        1,
+        &[
+            "submit",
+            "check-receipt",
+            invalid_receipt.to_str().unwrap(),
+            "--institution",
+            institution.to_str().unwrap(),
+        ],
+    );
+    assert!(err.contains("authentic") && err.contains("invalid"), "{err}");
 
     // Bad requests: each its status and a JSON error, and nothing stored.
     let stored = |s: &str| metric(server, &format!("hourglass_submissions{{status=\"{s}\"}}"));
@@ -753,7 +771,7 @@ fn a_bundle_of_many_bogus_links_costs_the_verifier_one_check() {
     let bundle = seal(&set, &doc, "1s");
     let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&bundle).unwrap()).unwrap();
     let mut bogus = b["links"][0].clone();
-    bogus["c"] = json!("05");
+    bogus["c"] = json!("5");
     let links: Vec<Value> = std::iter::once(bogus)
         .chain(std::iter::repeat_n(b["links"][0].clone(), 1499))
         .collect();

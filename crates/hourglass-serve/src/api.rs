@@ -117,19 +117,38 @@ pub(crate) fn valid_set_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// An admin's JSON request: the token checked, then the body parsed (`what` names it in the
+/// 400).
+fn admin_request<T>(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Result<Json<T>, axum::extract::rejection::JsonRejection>,
+    what: &str,
+) -> Result<T, ApiError> {
+    require_admin(state, headers)?;
+    let Json(req) =
+        body.map_err(|e| ApiError::bad(format!("malformed {what}: {}", e.body_text())))?;
+    Ok(req)
+}
+
+/// Refuses a set name that is not [`valid_set_name`].
+fn check_set_name(name: &str) -> Result<(), ApiError> {
+    if valid_set_name(name) {
+        Ok(())
+    } else {
+        Err(ApiError::bad(
+            "field name: 1 to 64 of letters, digits, '.', '_' and '-'",
+        ))
+    }
+}
+
 pub(crate) async fn create_set(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Result<Json<NewSet>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    require_admin(&state, &headers)?;
-    let Json(req) =
-        body.map_err(|e| ApiError::bad(format!("malformed set request: {}", e.body_text())))?;
-    if !valid_set_name(&req.name) {
-        return Err(ApiError::bad(
-            "field name: 1 to 64 of letters, digits, '.', '_' and '-'",
-        ));
-    }
+    let req = admin_request(&state, &headers, body, "set request")?;
+    check_set_name(&req.name)?;
     if req.durations.is_empty() || req.durations.len() > 16 {
         return Err(ApiError::bad("field durations: give 1 to 16 durations"));
     }
@@ -319,14 +338,8 @@ pub(crate) async fn import_set(
     headers: HeaderMap,
     body: Result<Json<ImportedSet>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    require_admin(&state, &headers)?;
-    let Json(req) =
-        body.map_err(|e| ApiError::bad(format!("malformed import request: {}", e.body_text())))?;
-    if !valid_set_name(&req.name) {
-        return Err(ApiError::bad(
-            "field name: 1 to 64 of letters, digits, '.', '_' and '-'",
-        ));
-    }
+    let req = admin_request(&state, &headers, body, "import request")?;
+    check_set_name(&req.name)?;
     let deadline_ms = parse_deadline(req.deadline.as_deref())?;
     let keys = req
         .keys

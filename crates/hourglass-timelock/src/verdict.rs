@@ -323,6 +323,21 @@ impl Verifier {
         })
     }
 
+    /// The one-call form: [`Verifier::verify`] of a document held in memory, with the default
+    /// options.
+    pub fn verify_bytes(
+        &self,
+        bundle: &Bundle,
+        document: &[u8],
+        rng: &mut dyn EntropySource,
+    ) -> Result<Verdict> {
+        let digest = DocumentDigest {
+            hash: self.hash(),
+            bytes: self.hash().digest(document),
+        };
+        self.verify(bundle, &digest, &VerifyOptions::default(), rng)
+    }
+
     /// A digest of `bytes` as if made by this verifier (unit tests that prepared the digest).
     #[cfg(test)]
     pub(crate) fn digest_of_bytes_for_tests(&self, bytes: &[u8]) -> DocumentDigest {
