@@ -292,7 +292,7 @@ impl Bundle {
     /// The digest bytes, read strictly (lowercase hex).
     fn digest_checked(&self) -> Result<Vec<u8>> {
         let canonical = !self.digest.is_empty()
-            && self.digest.len() % 2 == 0
+            && self.digest.len().is_multiple_of(2)
             && self
                 .digest
                 .bytes()

@@ -229,7 +229,7 @@ pub struct Verifier(Arc<Kind>);
 
 enum Kind {
     Private(PrivateKeys),
-    Public { set: PublicSet, trust: Trust },
+    Public { set: Box<PublicSet>, trust: Trust },
 }
 
 impl std::fmt::Debug for Verifier {
@@ -279,7 +279,10 @@ impl Verifier {
     /// modulus is verified, with a verdict that says the institution could have forged it.
     pub fn public(set: PublicSet, pins: &OriginPins) -> Result<Self> {
         let trust = crate::public::anchor_origin(&set, pins)?;
-        Ok(Self(Arc::new(Kind::Public { set, trust })))
+        Ok(Self(Arc::new(Kind::Public {
+            set: Box::new(set),
+            trust,
+        })))
     }
 
     /// Which kind of set this verifier holds.
@@ -400,7 +403,7 @@ impl Verifier {
             return Ok(verdict);
         }
         let stop_early = options.links == LinkPolicy::StopAtFirstInvalid;
-        if !(stop_early && !verdict.document_matches) {
+        if !stop_early || verdict.document_matches {
             verdict.links = self.check_links(bundle, options, rng)?;
         }
         let complete = verdict.links.len() == bundle.links.len();
