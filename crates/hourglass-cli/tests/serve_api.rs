@@ -221,7 +221,10 @@ fn contract(server: &Server, work: &Path) {
             institution.to_str().unwrap(),
         ],
     );
-    assert!(err.contains("authentic") && err.contains("invalid"), "{err}");
+    assert!(
+        err.contains("authentic") && err.contains("invalid"),
+        "{err}"
+    );
 
     // Bad requests: each its status and a JSON error, and nothing stored.
     let stored = |s: &str| metric(server, &format!("hourglass_submissions{{status=\"{s}\"}}"));

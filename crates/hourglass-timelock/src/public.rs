@@ -9,7 +9,7 @@
 //! included, can forge one for a modulus whose factors nobody knows.
 //!
 //! Links live in the group `Z_n* / {+1, -1}` of the VDF crate: link `i` maps its input onto `Z_n`
-//! exactly as private sets do ([`crate::input_from_digest`], [`crate::submission::chain_input`]),
+//! exactly as private sets do ([`crate::input_from_digest`], [`crate::bundle::chain_input`]),
 //! takes the canonical representative `x_i = min(m_i, n - m_i)`, and claims
 //! `y_i = canon(x_i^(2^t_i))`; the next input is hashed from `y_i`. docs/FORMATS.md section 12.10
 //! specifies the files byte for byte.
@@ -361,7 +361,7 @@ fn link_element(set: &PublicSet, bundle: &Bundle, index: usize) -> Result<Intege
 }
 
 /// Credited seconds of the proof-carrying links of `bundle` (valid or not; see
-/// [`verify_public`] for the verdict).
+/// [`crate::verdict::Verifier`] for the verdict).
 pub fn credited_secs(set: &PublicSet, bundle: &Bundle) -> f64 {
     bundle.links.iter().map(|l| set.credited_secs(l.t())).sum()
 }

@@ -4,7 +4,7 @@
 //! - The institution publishes a [`PuzzleSet`]: several public puzzle keys of different
 //!   durations (for example 12 h, 4 h, 1 h, 10 min).
 //! - The author seals a document ([`seal`]): link 1 solves a puzzle for the document's input
-//!   `m_1` (a full-domain hash of the digest, [`input_from_digest`]); each next link solves a
+//!   `m_1` (a full-domain hash of the digest, [`crate::input_from_digest`]); each next link solves a
 //!   (usually shorter) puzzle for `m_(i+1)`, a full-domain hash of `c_i` onto the next modulus
 //!   ([`crate::bundle::chain_input`]), until stopped. Every finished link is kept.
 //! - Open-ended mode (section IV-C): the author squares `m` modulo one key's modulus for as long
