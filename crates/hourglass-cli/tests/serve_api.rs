@@ -11,7 +11,8 @@ use std::path::Path;
 use common::{file, hg, hg_fail, s, tempdir};
 use serde_json::{json, Value};
 use service::{
-    client, create_set, metric, seal, short_set, submission, upload, verdict, Postgres, Server,
+    client, create_set, download_set, metric, seal, short_set, submission, upload, verdict,
+    Postgres, Server,
 };
 
 /// Everything the API promises, against one server.
@@ -725,16 +726,7 @@ fn a_public_set_is_verified_from_the_proofs_and_a_forged_link_is_invalid() {
         &json!({ "name": "open2", "durations": ["1s"], "rate": 100000.0, "public": true, "bits": 3072 }),
     );
     assert_eq!(status, 400, "{body}");
-    let set = file(
-        work,
-        "open.json",
-        &client()
-            .get(server.url("/api/v1/sets/open"))
-            .send()
-            .unwrap()
-            .bytes()
-            .unwrap(),
-    );
+    let set = download_set(&server, "open", &work.join("open.json"));
     let doc = file(work, "paper.txt", b"sealed on a public set\n");
     let bundle = seal(&set, &doc, "3s");
     let bundle_text = std::fs::read_to_string(&bundle).unwrap();
@@ -896,16 +888,7 @@ fn a_bundle_crediting_more_than_the_time_since_1970_is_dated_to_the_epoch_everyw
                  "deadline": "2000-01-01T00:00:00Z" }),
     );
     assert_eq!(status, 201, "{body}");
-    let set = file(
-        work,
-        "slow.json",
-        &client()
-            .get(server.url("/api/v1/sets/slow"))
-            .send()
-            .unwrap()
-            .bytes()
-            .unwrap(),
-    );
+    let set = download_set(&server, "slow", &work.join("slow.json"));
     let doc = file(work, "old.txt", b"older than the epoch\n");
     let bundle = seal(&set, &doc, "100years");
     let doc_bytes = std::fs::read(&doc).unwrap();
@@ -980,16 +963,7 @@ fn a_job_that_keeps_failing_ends_in_error_after_bounded_tries_and_frees_its_work
         &json!({ "name": "open", "durations": ["1s"], "rate": 100000.0, "public": true }),
     );
     assert_eq!(status, 201, "{body}");
-    let public = file(
-        work,
-        "open.json",
-        &client()
-            .get(server.url("/api/v1/sets/open"))
-            .send()
-            .unwrap()
-            .bytes()
-            .unwrap(),
-    );
+    let public = download_set(&server, "open", &work.join("open.json"));
     let doc2 = file(work, "public.txt", b"public paper\n");
     let bundle2 = seal(&public, &doc2, "1s");
     let (_, ok) = upload(

@@ -259,15 +259,8 @@ pub(crate) async fn create_set(
     } else {
         SetKind::Private
     };
-    let fresh = FreshSet {
-        name: &req.name,
-        kind,
-        set_json,
-        plain_keys,
-        fingerprints,
-        deadline_ms,
-    };
-    store_set(&state, fresh, "set created").await
+    let checked = (kind, set_json, plain_keys, fingerprints);
+    store_set(&state, &req.name, checked, deadline_ms, "set created").await
 }
 
 /// `deadline`: an RFC 3339 time, in Unix milliseconds.
@@ -285,33 +278,29 @@ fn parse_deadline(deadline: Option<&str>) -> Result<Option<i64>, ApiError> {
         .transpose()
 }
 
-/// A set about to be stored.
-struct FreshSet<'a> {
-    name: &'a str,
-    kind: SetKind,
-    set_json: String,
-    /// A private set's key files (a JSON list), sealed before storing.
-    plain_keys: Option<Zeroizing<Vec<u8>>>,
-    fingerprints: Vec<String>,
-    deadline_ms: Option<i64>,
-}
-
 /// Stores a new set (its keys sealed) and answers 201 with its summary, 409 if the name is taken.
-async fn store_set(state: &AppState, set: FreshSet<'_>, what: &str) -> Result<Response, ApiError> {
-    let sealed_keys = match set.plain_keys {
-        Some(p) => Some(state.data.seal(set.name, &p)?),
+async fn store_set(
+    state: &AppState,
+    name: &str,
+    set: Checked,
+    deadline_ms: Option<i64>,
+    what: &str,
+) -> Result<Response, ApiError> {
+    let (kind, set_json, plain_keys, fingerprints) = set;
+    let sealed_keys = match plain_keys {
+        Some(p) => Some(state.data.seal(name, &p)?),
         None => None,
     };
     let row = SetRow {
-        name: set.name.to_string(),
-        kind: set.kind.name().into(),
-        set_sha256: hex::encode(Sha256::digest(set.set_json.as_bytes())),
-        set_json: set.set_json,
+        name: name.to_string(),
+        kind: kind.name().into(),
+        set_sha256: hex::encode(Sha256::digest(set_json.as_bytes())),
+        set_json,
         sealed_keys,
-        deadline_ms: set.deadline_ms,
+        deadline_ms,
         created_ms: now_ms(),
     };
-    if !state.store.insert_set(&row, &set.fingerprints).await? {
+    if !state.store.insert_set(&row, &fingerprints).await? {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("a set named '{}' exists", row.name),
@@ -348,23 +337,16 @@ pub(crate) async fn import_set(
     let checked = tokio::task::spawn_blocking(move || check_import(&set_text, keys))
         .await
         .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "set import failed"))??;
-    let (kind, set_json, plain_keys, fingerprints) = checked;
-    let fresh = FreshSet {
-        name: &req.name,
-        kind,
-        set_json,
-        plain_keys,
-        fingerprints,
-        deadline_ms,
-    };
-    store_set(&state, fresh, "set imported").await
+    store_set(&state, &req.name, checked, deadline_ms, "set imported").await
 }
+
+/// A set ready to store: its kind, its file, a private set's key files (a JSON list, sealed
+/// before storing) and the fingerprints its bundles' links name.
+type Checked = (SetKind, String, Option<Zeroizing<Vec<u8>>>, Vec<String>);
 
 /// What an import stores, checked as the workers will use it: the set parses, and the library
 /// makes a verifier of it (a private set's keys are exactly its puzzles', fixing one hash; a
 /// public set's origin needs no pin the service lacks).
-type Checked = (SetKind, String, Option<Zeroizing<Vec<u8>>>, Vec<String>);
-
 fn check_import(set_text: &str, keys: Option<Vec<String>>) -> Result<Checked, ApiError> {
     let bad = |e: hourglass_timelock::Error| ApiError::bad(format!("field set: {e}"));
     match (AnySet::from_json(set_text).map_err(bad)?, keys) {

@@ -162,15 +162,19 @@ pub fn short_set(server: &Server, name: &str, durations: &[&str], dir: &Path) ->
         &json!({ "name": name, "durations": durations, "rate": 100000.0, "deadline": "2099-01-01T00:00:00Z" }),
     );
     assert_eq!(status, 201, "{body}");
+    download_set(server, name, &dir.join(format!("{name}.set.json")))
+}
+
+/// Downloads set `name` (the set.json the service serves) to `path`; returns the path.
+pub fn download_set(server: &Server, name: &str, path: &Path) -> PathBuf {
     let text = client()
         .get(server.url(&format!("/api/v1/sets/{name}")))
         .send()
         .unwrap()
-        .text()
+        .bytes()
         .unwrap();
-    let path = dir.join(format!("{name}.set.json"));
-    std::fs::write(&path, text).unwrap();
-    path
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
 }
 
 /// Seals `document` against `set` with the CLI until `expect` is credited; returns the bundle.
