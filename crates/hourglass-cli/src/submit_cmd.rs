@@ -62,7 +62,11 @@ Run the same command again to resume after a crash or Ctrl-C; finished links are
     #[command(after_help = "Examples:
   hourglass submit verify --keys keys/ -i paper.pdf paper.bundle
   hourglass submit verify --keys keys/ -i paper.pdf paper.bundle --deadline 2027-03-01T23:59:59Z --json
-  hourglass submit verify --public paper.bundle --document paper.pdf --set pub/set.json   (no secret needed)")]
+  hourglass submit verify --public paper.bundle --document paper.pdf --set pub/set.json   (no secret needed)
+  hourglass submit verify --public paper.bundle --document paper.pdf --set pub/set.json \
+      --transcript committee/transcript.json --committee-cert committee/certs   (a committee's set)
+A set on a committee's modulus verifies only against members you pin: the set's own word is
+not proof. The verdict says whom it trusts (trust:, or \"trust\" and \"trustless\" in --json).")]
     Verify(VerifyArgs),
     /// Check a receipt from an institution's service (`hourglass serve`) offline: its RSA-PSS
     /// signature under the institution's key, and optionally that it is for your document.
