@@ -12,7 +12,7 @@ use hourglass_timelock::certificate::{
     ValidityPeriod, BACKDATE,
 };
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, SelfCheck, Usage};
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::key_files::{load_private, new_passphrase, passphrase_given};
 use crate::progress::ReportArgs;
@@ -106,9 +106,9 @@ pub(crate) fn load_ca_certificate(path: &Path) -> Result<CaCertificate, CliError
     let bytes = read_input(path, "CA certificate")?;
     CaCertificate::from_bytes(&bytes).map_err(|e| {
         let malformed = matches!(e, CertificateError::Malformed(_));
-        let err = CliError::from(e).context(path.display());
-        if malformed || err.hint.is_none() {
-            err.hint("--ca and --ca-cert take the CA certificate (NAME.crt, PEM or DER) written by `hourglass ca new`")
+        let err = CliError::from(e).with_path(path);
+        if malformed || err.hint().is_none() {
+            err.with_hint("--ca and --ca-cert take the CA certificate (NAME.crt, PEM or DER) written by `hourglass ca new`")
         } else {
             err
         }
@@ -117,9 +117,7 @@ pub(crate) fn load_ca_certificate(path: &Path) -> Result<CaCertificate, CliError
 
 fn check_days(days: u32, min: u32) -> Result<(), CliError> {
     if !(min..=MAX_DAYS).contains(&days) {
-        return Err(CliError::new(format!(
-            "--days must be within {min}..={MAX_DAYS}"
-        )));
+        return Err(Usage::range("--days", format!("be within {min}..={MAX_DAYS}")).into());
     }
     Ok(())
 }
@@ -130,8 +128,11 @@ fn rfc3339(t: SystemTime) -> String {
 
 fn new_ca(a: NewArgs) -> Result<(), CliError> {
     if !(2048..=8192).contains(&a.bits) {
-        return Err(CliError::new("--bits must be within 2048..=8192")
-            .hint("a CA key signs certificates for years: 3072 bits or more is the usual choice"));
+        return Err(
+            CliError::from(Usage::range("--bits", "be within 2048..=8192")).with_hint(
+                "a CA key signs certificates for years: 3072 bits or more is the usual choice",
+            ),
+        );
     }
     check_days(a.days, 1)?;
     check_common_name(&a.name).map_err(CliError::from)?;
@@ -211,7 +212,7 @@ pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
         .clone()
         .unwrap_or_else(|| default_common_name(&public.meta().issuer, &a.key));
     check_common_name(&common_name).map_err(|e| {
-        CliError::from(e).hint(if a.name.is_some() {
+        CliError::from(e).with_hint(if a.name.is_some() {
             "--name takes 1 to 64 characters"
         } else {
             "the puzzle's issuer or file name is not a usable common name: pass --name"
@@ -228,15 +229,11 @@ pub(crate) fn certify(a: CertifyArgs) -> Result<(), CliError> {
         .map_err(CliError::from)?;
     // Read back what was written, at the moment of issue, before anyone else relies on it.
     let issued_at = cert.not_before() + BACKDATE;
-    let back = cert.verify(&ca, issued_at).map_err(|e| {
-        CliError::new(format!("the new certificate does not check out: {e}"))
-            .hint("this is a bug in hourglass; please report it")
-    })?;
+    let back = cert
+        .verify(&ca, issued_at)
+        .map_err(|e| CliError::SelfCheck(SelfCheck::Certificate(e)))?;
     if back != *public {
-        return Err(CliError::new(
-            "the new certificate does not give back the puzzle key: nothing was written",
-        )
-        .hint("this is a bug in hourglass; please report it"));
+        return Err(CliError::SelfCheck(SelfCheck::CertificateKey));
     }
     write_output(&a.out, cert.to_pem().as_bytes(), Sensitivity::Public)?;
     if cert.not_after() > ca.not_after() && !a.report.json && !a.report.quiet {

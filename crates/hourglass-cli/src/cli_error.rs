@@ -1,6 +1,21 @@
 //! Command-line errors: what went wrong, and what to do next.
+//!
+//! A [`CliError`] is a typed value: a kind with its data. Its message comes from the data
+//! ([`std::fmt::Display`]), its hint from the kind ([`CliError::hint`]), and its exit status
+//! from the kind, decided in one place: [`CliError::exit_code`]. Commands build the value;
+//! they never choose an exit status or assemble a message.
 
+use std::borrow::Cow;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use hourglass_dkg::PartyId;
+use hourglass_rsa::inspect::Severity;
 use hourglass_rsa::Error as RsaError;
+use hourglass_timelock::certificate::CertificateError;
+use hourglass_timelock::receipt::ReceiptError;
+use hourglass_timelock::tlock::TlockError;
+use hourglass_timelock::Rejection;
 
 /// Exit status of an error: bad usage, an unreadable file, malformed input, a failed
 /// computation.
@@ -12,151 +27,939 @@ pub const EXIT_INVALID: u8 = 1;
 /// What every command's `--help` says about exit codes.
 pub const EXIT_CODES_HELP: &str = "Exit status: 0 success or valid, 1 a negative verdict (invalid signature, bundle, proof, solution or certificate), 2 an error (bad usage, unreadable file, malformed input).";
 
-/// An error to show the user: `hourglass: error: ...` then `hourglass: hint: ...`.
+/// An error to show the user: `hourglass: error: ...` then `hourglass: hint: ...`, or a
+/// negative verdict (`hourglass: invalid ...`, exit status 1).
 #[derive(Debug)]
-pub struct CliError {
-    /// What went wrong.
-    pub message: String,
-    /// What to do about it.
-    pub hint: Option<String>,
-    /// Process exit status: [`EXIT_ERROR`] or [`EXIT_INVALID`].
-    pub code: u8,
+#[non_exhaustive]
+pub enum CliError {
+    /// Flags or arguments that cannot work: nothing was done.
+    Usage(Usage),
+    /// A file, directory or stream that could not be opened, read, written or created.
+    Io {
+        /// What was being done.
+        op: IoOp,
+        /// With which path (`-` for a standard stream).
+        path: PathBuf,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// An output that cannot be written where it was asked, found before any work.
+    Output {
+        /// The output's path.
+        path: PathBuf,
+        /// What is in the way.
+        problem: OutputProblem,
+    },
+    /// An input larger than its format allows, refused before it was read.
+    TooLarge {
+        /// What the input is ("key", "bundle").
+        what: &'static str,
+        /// Its path.
+        path: PathBuf,
+        /// The largest such input, in bytes.
+        max: u64,
+    },
+    /// An input that is not what the command needs.
+    Input {
+        /// The input's path.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: InputProblem,
+    },
+    /// The passphrase of a key: missing, unreadable, or asked for in vain.
+    Passphrase(PassphraseProblem),
+    /// Long work that stopped before the end (Ctrl-C, or no link finished yet).
+    Stopped(Stopped),
+    /// The party processes of a local run (`dkg local`, `dkg sign`, the public demo) failed.
+    Local(LocalRun),
+    /// hourglass's own check of what it just made failed: nothing was written.
+    SelfCheck(SelfCheck),
+    /// A step of `hourglass demo` failed.
+    Demo(DemoFailure),
+    /// `rsa inspect --fail-on`: the key's verdict is at least as bad as the limit.
+    KeyPolicy {
+        /// The key's verdict.
+        verdict: Severity,
+    },
+    /// A report that could not be serialised as JSON.
+    Json(serde_json::Error),
+    /// An error of one of the libraries, with the CLI's hint for it.
+    Library(Box<LibraryError>),
+    /// A negative verdict: the input is well formed and was checked, and it is not valid.
+    Verdict(NegativeVerdict),
+    /// `{path}: {inner}`: an error about a named file.
+    WithPath {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        inner: Box<CliError>,
+    },
+    /// `sealing {input}: {inner}`.
+    Sealing {
+        /// The content being sealed.
+        input: PathBuf,
+        /// The error.
+        inner: Box<CliError>,
+    },
+    /// `inner` with the call site's hint in place of its own.
+    Hinted {
+        /// What to do about it, in this command.
+        hint: &'static str,
+        /// The error.
+        inner: Box<CliError>,
+    },
+    /// `inner`, whose hint (if it has one) adds that the squarings are saved in `checkpoint`.
+    SquaringsSaved {
+        /// Where the squarings are.
+        checkpoint: PathBuf,
+        /// The error.
+        inner: Box<CliError>,
+    },
+}
+
+/// Flags or arguments that cannot work.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Usage {
+    /// `{flag} must {must}`: a value out of its range.
+    Range {
+        /// The flag (or flags).
+        flag: &'static str,
+        /// What its value must be ("be within 1024..=8192").
+        must: Cow<'static, str>,
+    },
+    /// `give {choices}`: none of the ways to give something was used.
+    Give(&'static str),
+    /// `{flag} {value}: {problem}`: a value that names nothing hourglass knows.
+    Value {
+        /// The flag.
+        flag: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        problem: Cow<'static, str>,
+    },
+    /// `{flag}: expected a non-negative integer ...`.
+    NotAnInteger {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// `unknown --hash ...`.
+    UnknownHash(String),
+    /// Flags or values that do not go together, in words.
+    Conflict(&'static str),
+    /// The duration and rate give more squarings than a time-lock file allows.
+    TooManySquarings {
+        /// The number of squarings they give.
+        t: f64,
+    },
+    /// Encryption asked for (by `why`) with a key format other than PEM.
+    EncryptedPemOnly {
+        /// `--encrypt`, or `--passphrase-file`.
+        why: &'static str,
+        /// The `--format` given.
+        format: String,
+    },
+    /// A VDF input longer than a VDF input may be.
+    VdfInputTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The largest VDF input.
+        max: usize,
+    },
+}
+
+/// The operation of an [`CliError::Io`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IoOp {
+    /// `cannot read {what} {path}`: a whole input.
+    Read(&'static str),
+    /// `cannot open {what} {path}`: a streamed input.
+    Open(&'static str),
+    /// `reading {path}`: a read that failed part-way.
+    Reading,
+    /// `cannot read {what} {path}`: a directory's entries.
+    List(&'static str),
+    /// `cannot write {path}`.
+    Write,
+    /// `cannot write to standard output`.
+    WriteStdout,
+    /// `cannot create {path}`: a directory.
+    CreateDir,
+    /// `cannot write beside {path}`: a temporary directory beside an output.
+    WriteBeside,
+    /// `writing man pages into {path}`.
+    ManPages,
+}
+
+/// What keeps an output from being written (see [`CliError::Output`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputProblem {
+    /// The file exists, and `--force` was not given.
+    Exists,
+    /// The directory exists and is not empty, and `--force` was not given.
+    NotEmpty,
+    /// A file was asked for, and the path is a directory.
+    IsDirectory,
+    /// A directory was asked for, and the path is something else.
+    NotDirectory,
+    /// The directory the file would go in does not exist.
+    NoParent {
+        /// That directory.
+        dir: PathBuf,
+    },
+    /// An output directory that must exist does not.
+    NoDirectory,
+}
+
+/// What is wrong with an input (see [`CliError::Input`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum InputProblem {
+    /// Not UTF-8 text.
+    NotText,
+    /// A public key where a private key is needed.
+    PublicKey,
+    /// A batch file without proofs.
+    NoProofs,
+    /// A key directory without `.key` files.
+    NoPuzzleKeys,
+    /// A cluster directory without share files.
+    NoShares,
+    /// Shares of another set of parties than the key was shared among.
+    OtherShares {
+        /// The parties the key was shared among.
+        members: Vec<PartyId>,
+        /// The parties whose shares the directory holds.
+        held: Vec<PartyId>,
+    },
+    /// A time-lock file of another length than its header promises.
+    TlockLength {
+        /// Its length.
+        actual: u64,
+        /// The length its header promises.
+        expected: u64,
+    },
+    /// A puzzle certificate given without the CA to check it against.
+    CertificateWithoutCa,
+    /// A JSON puzzle public key given with a CA, which checks certificates only.
+    NotACertificate {
+        /// The `--ca` given.
+        ca: PathBuf,
+    },
+    /// A private set where a public one is verified.
+    PrivateSet,
+}
+
+/// The passphrase of a key could not be had (see [`CliError::Passphrase`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PassphraseProblem {
+    /// A passphrase given to a command whose private keys (`what`) cannot be encrypted.
+    Unencryptable {
+        /// The keys the command writes.
+        what: &'static str,
+    },
+    /// No `--passphrase-file` and no terminal to ask.
+    NoTerminal,
+    /// The terminal could not be read.
+    Prompt(std::io::Error),
+    /// An empty passphrase typed for a new key.
+    Empty,
+    /// Two different passphrases typed for a new key.
+    Differ,
+    /// A `--passphrase-file` that is not UTF-8.
+    FileNotText {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A `--passphrase-file` whose first line is empty.
+    FileEmpty {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Long work that stopped before the end (see [`CliError::Stopped`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Stopped {
+    /// Squaring stopped after `done` of `total` squarings.
+    Squarings {
+        /// Squarings done.
+        done: u64,
+        /// Squarings needed.
+        total: u64,
+        /// Where the progress is saved, if it is.
+        checkpoint: Option<PathBuf>,
+    },
+    /// Sealing stopped before the first link was finished.
+    NoLink,
+}
+
+/// The party processes of a local run failed (see [`CliError::Local`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LocalRun {
+    /// `cannot {action}`: a process could not be started.
+    Start {
+        /// What could not be done ("start a party process").
+        action: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A party process could not be waited for.
+    Wait {
+        /// The party.
+        party: PartyId,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Some party processes failed.
+    Failed {
+        /// The step ("the generation", "joint signing").
+        what: &'static str,
+        /// Each failed party with its last words (standard error).
+        failures: Vec<(PartyId, String)>,
+    },
+    /// The committee of the public demo could not be generated.
+    Committee {
+        /// The generation's standard error.
+        stderr: String,
+    },
+    /// A party printed a report that does not parse.
+    Report {
+        /// The party.
+        party: PartyId,
+        /// Why it does not parse.
+        source: serde_json::Error,
+    },
+    /// No party finished.
+    NoneFinished,
+    /// The parties report different moduli.
+    Disagree,
+    /// The parties' transcript could not be read.
+    Transcript(std::io::Error),
+    /// The transcript's members are not the parties that finished.
+    OtherMembers,
+}
+
+/// A check of hourglass's own result that failed (see [`CliError::SelfCheck`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SelfCheck {
+    /// The certificate just issued does not verify.
+    Certificate(CertificateError),
+    /// The certificate just issued does not give back the puzzle key.
+    CertificateKey,
+    /// The VDF proof just made does not verify.
+    Proof(hourglass_vdf::Error),
+}
+
+/// A step of `hourglass demo` that failed (see [`CliError::Demo`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DemoFailure {
+    /// A step's error, shown as it is: the demo's steps are not the user's commands.
+    Step(Box<dyn std::error::Error + Send + Sync>),
+    /// The demo's check of its own results (in words) failed: a bug in hourglass.
+    Check(&'static str),
+}
+
+/// A negative verdict (see [`CliError::Verdict`]): what was checked, and why it is not valid.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum NegativeVerdict {
+    /// A puzzle solution that does not verify.
+    Solution(Rejection),
+    /// A delayed (puzzle) signature that does not verify.
+    DelayedSignature,
+    /// A bundle that does not verify.
+    Bundle {
+        /// Why, when the verifier says.
+        reason: Option<String>,
+    },
+    /// A valid bundle that does not prove the document predates the deadline.
+    AfterDeadline,
+    /// An authentic receipt for another document.
+    ReceiptOtherDocument,
+    /// An authentic receipt whose verdict is invalid.
+    ReceiptInvalid {
+        /// The receipt's reason.
+        reason: String,
+    },
+    /// A VDF proof that does not verify.
+    Proof {
+        /// Why.
+        reason: String,
+        /// Whether the proof is over another modulus than the trusted one.
+        untrusted_modulus: bool,
+    },
+    /// Some proofs of a batch do not verify.
+    Proofs {
+        /// How many do not.
+        invalid: usize,
+        /// How many there are.
+        total: usize,
+    },
+}
+
+/// An error of one of the libraries. Wrapping errors are unwrapped on conversion (an RSA error
+/// inside a time-lock error is an RSA error here), so that each keeps its hint.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LibraryError {
+    /// The arithmetic core (entropy, checkpoints, parameters).
+    Arith(hourglass_arith::Error),
+    /// RSA keys and operations.
+    Rsa(RsaError),
+    /// VDF groups, evaluations and proofs.
+    Vdf(hourglass_vdf::Error),
+    /// Puzzles, sets, bundles and verdicts.
+    Timelock(hourglass_timelock::Error),
+    /// Time-lock files.
+    Tlock(TlockError),
+    /// CA and time-lock certificates.
+    Certificate(CertificateError),
+    /// Submission receipts.
+    Receipt(ReceiptError),
+    /// Distributed key generation.
+    Dkg(hourglass_dkg::Error),
+    /// Benchmarks.
+    Bench(hourglass_bench::Error),
+    /// The submission service.
+    Serve(hourglass_serve::Error),
 }
 
 impl CliError {
-    /// An error (exit status 2).
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            hint: None,
-            code: EXIT_ERROR,
+    /// The process exit status: [`EXIT_INVALID`] for a negative verdict, [`EXIT_ERROR`] for
+    /// everything else. The one place where exit statuses are decided.
+    pub fn exit_code(&self) -> u8 {
+        use LibraryError as L;
+        match self {
+            CliError::Verdict(_) => EXIT_INVALID,
+            // The libraries' negative verdicts: a signature that does not verify, a set whose
+            // origin is refuted by the verifier's pins, a well-formed certificate that fails its
+            // checks, a receipt that is not the institution's.
+            CliError::Library(e) => match &**e {
+                L::Rsa(RsaError::Verification) => EXIT_INVALID,
+                L::Timelock(hourglass_timelock::Error::Trust(t)) if t.is_refutation() => {
+                    EXIT_INVALID
+                }
+                L::Certificate(c) if certificate_refuted(c) => EXIT_INVALID,
+                L::Receipt(ReceiptError::BadSignature | ReceiptError::OtherInstitution { .. }) => {
+                    EXIT_INVALID
+                }
+                _ => EXIT_ERROR,
+            },
+            CliError::WithPath { inner, .. }
+            | CliError::Sealing { inner, .. }
+            | CliError::Hinted { inner, .. }
+            | CliError::SquaringsSaved { inner, .. } => inner.exit_code(),
+            // `rsa inspect --fail-on` is documented as status 1 but has always been 2; kept.
+            CliError::KeyPolicy { .. } => EXIT_ERROR,
+            CliError::Usage(_)
+            | CliError::Io { .. }
+            | CliError::Output { .. }
+            | CliError::TooLarge { .. }
+            | CliError::Input { .. }
+            | CliError::Passphrase(_)
+            | CliError::Stopped(_)
+            | CliError::Local(_)
+            | CliError::SelfCheck(_)
+            | CliError::Demo(_)
+            | CliError::Json(_) => EXIT_ERROR,
         }
     }
 
-    /// A negative verdict (exit status 1): the input is well formed and was checked, and it is
-    /// not valid.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            hint: None,
-            code: EXIT_INVALID,
+    /// What to do about it, if hourglass knows.
+    pub fn hint(&self) -> Option<Cow<'static, str>> {
+        let hint = match self {
+            CliError::Usage(u) => u.hint(),
+            CliError::Io { op, .. } => match op {
+                IoOp::Read(_) => Some("check the path and permissions"),
+                IoOp::Write => {
+                    Some("check that the directory exists, is writable and has free space")
+                }
+                _ => None,
+            },
+            CliError::Output { problem, .. } => Some(match problem {
+                OutputProblem::Exists => {
+                    "pass --force to replace it, or choose another output path"
+                }
+                OutputProblem::NotEmpty => {
+                    "pass --force to replace it, or choose another directory"
+                }
+                OutputProblem::IsDirectory => "give a file name for the output",
+                OutputProblem::NotDirectory => "choose another output directory",
+                OutputProblem::NoParent { .. } => "create the directory first",
+                OutputProblem::NoDirectory => return None,
+            }),
+            CliError::TooLarge { .. } => Some("is it the right file?"),
+            CliError::Input { problem, .. } => problem.hint(),
+            CliError::Passphrase(p) => p.hint(),
+            CliError::Stopped(Stopped::Squarings { checkpoint, .. }) => Some(match checkpoint {
+                Some(_) => "run the same command again to resume",
+                None => "pass --checkpoint FILE to be able to resume",
+            }),
+            CliError::Stopped(Stopped::NoLink) => Some("run the same command again to continue"),
+            CliError::SelfCheck(SelfCheck::Certificate(_) | SelfCheck::CertificateKey) => {
+                Some("this is a bug in hourglass; please report it")
+            }
+            CliError::SelfCheck(SelfCheck::Proof(_)) => Some(
+                "a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again",
+            ),
+            CliError::Library(e) => e.hint(),
+            CliError::Verdict(NegativeVerdict::Proof {
+                untrusted_modulus: true,
+                ..
+            }) => Some(
+                "pass --modulus FILE naming the modulus you trust (the prover may know the factors of its own)",
+            ),
+            CliError::Verdict(_)
+            | CliError::Local(_)
+            | CliError::Demo(_)
+            | CliError::KeyPolicy { .. }
+            | CliError::Json(_) => None,
+            CliError::WithPath { inner, .. } | CliError::Sealing { inner, .. } => {
+                return inner.hint()
+            }
+            CliError::Hinted { hint, .. } => Some(*hint),
+            CliError::SquaringsSaved { checkpoint, inner } => {
+                return inner.hint().map(|h| {
+                    Cow::Owned(format!(
+                        "{h}; the squarings are saved in {}, so an intact copy opens at once",
+                        checkpoint.display()
+                    ))
+                })
+            }
+        };
+        hint.map(Cow::Borrowed)
+    }
+
+    /// The same error, with `hint` in place of its own.
+    pub fn with_hint(self, hint: &'static str) -> Self {
+        CliError::Hinted {
+            hint,
+            inner: Box::new(self),
         }
     }
 
-    /// Adds a hint.
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
+    /// The same error about the file `path` (`key.pem: ...`).
+    pub fn with_path(self, path: impl Into<PathBuf>) -> Self {
+        CliError::WithPath {
+            path: path.into(),
+            inner: Box::new(self),
+        }
     }
 
-    /// Prefixes the message with context (`reading key.pem: ...`).
-    pub fn context(mut self, context: impl std::fmt::Display) -> Self {
-        self.message = format!("{context}: {}", self.message);
-        self
+    /// An I/O error of `op` on `path`.
+    pub fn io(op: IoOp, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        CliError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An output that cannot be written at `path`.
+    pub fn output(path: impl Into<PathBuf>, problem: OutputProblem) -> Self {
+        CliError::Output {
+            path: path.into(),
+            problem,
+        }
+    }
+
+    /// An input at `path` that is not what the command needs.
+    pub fn input(path: impl Into<PathBuf>, problem: InputProblem) -> Self {
+        CliError::Input {
+            path: path.into(),
+            problem,
+        }
+    }
+
+    /// Whether this is a negative verdict rather than an error.
+    pub fn is_verdict(&self) -> bool {
+        self.exit_code() == EXIT_INVALID
     }
 
     /// Prints to standard error: `hourglass: error: ...` for an error; a negative verdict's
     /// message (which says what is invalid) without the `error:` label.
     pub fn print(&self) {
-        if self.code == EXIT_INVALID {
-            eprintln!("hourglass: {}", self.message);
+        if self.is_verdict() {
+            eprintln!("hourglass: {self}");
         } else {
-            eprintln!("hourglass: error: {}", self.message);
+            eprintln!("hourglass: error: {self}");
         }
-        if let Some(hint) = &self.hint {
+        if let Some(hint) = self.hint() {
             eprintln!("hourglass: hint: {hint}");
         }
     }
 }
 
-impl From<RsaError> for CliError {
-    fn from(e: RsaError) -> Self {
-        // Keep the arithmetic core's hints (e.g. "the entropy file ran out").
-        if let RsaError::Arith(inner) = e {
-            return CliError::from(inner);
-        }
-        let message = e.to_string();
-        let err = match e {
-            RsaError::Verification => CliError::invalid("invalid signature"),
-            _ => CliError::new(message),
-        };
-        match e {
-            RsaError::Insecure(_) => err.hint("these sizes are broken by published attacks; pass --allow-insecure only to reproduce papers or for tests"),
-            RsaError::Parse(_) => err.hint("keys can be PEM (PKCS#8 or PKCS#1), DER, hourglass hex or JSON; see docs/FORMATS.md"),
-            RsaError::InvalidKey(_) => err.hint("the key file is inconsistent (edited or corrupted); regenerate it or check it with `openssl pkey -check`"),
-            RsaError::Decryption => err.hint("wrong key, corrupted ciphertext, or a different --hash/--label than at encryption"),
-            RsaError::Verification => err.hint("the file, the signature or the key differs from what was signed (or the padding/--hash differs)"),
-            RsaError::MessageTooLong { .. } => err.hint("RSA encrypts short secrets (such as a symmetric key); encrypt large files with a symmetric cipher"),
-            RsaError::InputOutOfRange { .. } => err.hint("the input must be exactly as long as the modulus and smaller than it: is it for this key?"),
-            RsaError::PassphraseRequired => err.hint("pass --passphrase-file FILE, or run on a terminal to be asked"),
-            RsaError::WrongPassphrase => err.hint("the passphrase is the first line of --passphrase-file (or what you type at the prompt); passphrases are case-sensitive"),
-            RsaError::UnsupportedEncryption(_) => err.hint("hourglass reads PBES2 keys (PBKDF2 or scrypt with AES-CBC): re-encrypt with `openssl pkey -aes256`"),
-            RsaError::FaultDetected => err.hint("a computation fault was detected (hardware error or attack); the result was withheld. Try again; if it repeats, check the machine"),
-            _ => err,
-        }
-    }
-}
-
-impl From<hourglass_bench::Error> for CliError {
-    fn from(e: hourglass_bench::Error) -> Self {
-        match e {
-            hourglass_bench::Error::Arith(inner) => inner.into(),
-            hourglass_bench::Error::Rsa(inner) => inner.into(),
-            other => {
-                let err = CliError::new(other.to_string());
-                match other.hint() {
-                    Some(h) => err.hint(h),
-                    None => err,
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Usage(u) => u.fmt(f),
+            CliError::Io { op, path, source } => {
+                let p = path.display();
+                match op {
+                    IoOp::Read(what) | IoOp::List(what) => {
+                        write!(f, "cannot read {what} {p}: {source}")
+                    }
+                    IoOp::Open(what) => write!(f, "cannot open {what} {p}: {source}"),
+                    IoOp::Reading => write!(f, "reading {p}: {source}"),
+                    IoOp::Write => write!(f, "cannot write {p}: {source}"),
+                    IoOp::WriteStdout => write!(f, "cannot write to standard output: {source}"),
+                    IoOp::CreateDir => write!(f, "cannot create {p}: {source}"),
+                    IoOp::WriteBeside => write!(f, "cannot write beside {p}: {source}"),
+                    IoOp::ManPages => write!(f, "writing man pages into {p}: {source}"),
                 }
             }
+            CliError::Output { path, problem } => {
+                let p = path.display();
+                match problem {
+                    OutputProblem::Exists => write!(f, "{p} already exists"),
+                    OutputProblem::NotEmpty => write!(f, "{p} already exists and is not empty"),
+                    OutputProblem::IsDirectory => write!(f, "{p} is a directory"),
+                    OutputProblem::NotDirectory => {
+                        write!(f, "{p} exists and is not a directory")
+                    }
+                    OutputProblem::NoParent { dir } => write!(
+                        f,
+                        "cannot write {p}: directory {} does not exist",
+                        dir.display()
+                    ),
+                    OutputProblem::NoDirectory => write!(f, "output directory {p} does not exist"),
+                }
+            }
+            CliError::TooLarge { what, path, max } => write!(
+                f,
+                "{what} {} is larger than any {what} ({max} bytes)",
+                path.display()
+            ),
+            CliError::Input { path, problem } => fmt_input(f, path, problem),
+            CliError::Passphrase(p) => p.fmt(f),
+            CliError::Stopped(Stopped::Squarings {
+                done,
+                total,
+                checkpoint,
+            }) => match checkpoint {
+                Some(path) => write!(
+                    f,
+                    "stopped after {done} of {total} squarings; progress is saved in {}",
+                    path.display()
+                ),
+                None => write!(
+                    f,
+                    "stopped after {done} of {total} squarings; progress was not saved"
+                ),
+            },
+            CliError::Stopped(Stopped::NoLink) => {
+                f.write_str("no link finished yet; nothing to submit")
+            }
+            CliError::Local(l) => l.fmt(f),
+            CliError::SelfCheck(SelfCheck::Certificate(e)) => {
+                write!(f, "the new certificate does not check out: {e}")
+            }
+            CliError::SelfCheck(SelfCheck::CertificateKey) => f.write_str(
+                "the new certificate does not give back the puzzle key: nothing was written",
+            ),
+            CliError::SelfCheck(SelfCheck::Proof(e)) => {
+                write!(
+                    f,
+                    "the new proof does not verify ({e}); nothing was written"
+                )
+            }
+            CliError::Demo(DemoFailure::Step(e)) => e.fmt(f),
+            CliError::Demo(DemoFailure::Check(what)) => f.write_str(what),
+            CliError::KeyPolicy { verdict } => {
+                write!(
+                    f,
+                    "{}",
+                    format!("key verdict is {verdict:?}").to_lowercase()
+                )
+            }
+            CliError::Json(e) => e.fmt(f),
+            CliError::Library(e) => e.fmt(f),
+            CliError::Verdict(v) => v.fmt(f),
+            CliError::WithPath { path, inner } => write!(f, "{}: {inner}", path.display()),
+            CliError::Sealing { input, inner } => {
+                write!(f, "sealing {}: {inner}", input.display())
+            }
+            CliError::Hinted { inner, .. } | CliError::SquaringsSaved { inner, .. } => inner.fmt(f),
         }
     }
 }
 
-impl From<hourglass_arith::Error> for CliError {
-    fn from(e: hourglass_arith::Error) -> Self {
-        let hint = match &e {
-            hourglass_arith::Error::EntropyExhausted { .. } => {
-                Some("the entropy file ran out: supply a larger file or a device (e.g. /dev/hwrng); hourglass never falls back to another source")
-            }
+/// The message needs no source chain: it already says the cause, on one line.
+impl std::error::Error for CliError {}
+
+impl Usage {
+    /// `{flag} must {must}`.
+    pub fn range(flag: &'static str, must: impl Into<Cow<'static, str>>) -> Self {
+        Usage::Range {
+            flag,
+            must: must.into(),
+        }
+    }
+
+    /// `{flag} {value}: {problem}`.
+    pub fn value(
+        flag: &'static str,
+        value: impl fmt::Display,
+        problem: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Usage::Value {
+            flag,
+            value: value.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            Usage::EncryptedPemOnly { .. } => Some("drop --format (PEM is the default), or drop --encrypt and --passphrase-file to write the key unencrypted"),
+            Usage::VdfInputTooLong { .. } => Some(VDF_INPUT_HINT),
             _ => None,
-        };
-        let err = CliError::new(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
         }
     }
 }
 
-impl From<hourglass_vdf::Error> for CliError {
-    fn from(e: hourglass_vdf::Error) -> Self {
-        use hourglass_vdf::{Error, InputError, ParamError};
-        if let Error::Arith(inner) = e {
-            return inner.into();
-        }
-        let hint = match &e {
-            Error::InvalidModulus(_) => Some(
-                "a VDF needs an RSA modulus of at least 1024 bits whose factors nobody knows",
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Usage::Range { flag, must } => write!(f, "{flag} must {must}"),
+            Usage::Give(choices) => write!(f, "give {choices}"),
+            Usage::Value {
+                flag,
+                value,
+                problem,
+            } => write!(f, "{flag} {value}: {problem}"),
+            Usage::NotAnInteger { flag } => write!(
+                f,
+                "{flag}: expected a non-negative integer in decimal or hexadecimal with 0x"
             ),
-            Error::Format(_) => Some("see docs/FORMATS.md, section 15, for the proof format"),
-            Error::InvalidInput(InputError::TooLong { .. }) => Some(
-                "VDF inputs are seeds and challenges: pass a digest of a large file, e.g. --input $(sha256sum FILE | cut -c1-64)",
-            ),
-            Error::InvalidParameters(ParamError::SecurityLevel { .. }) => {
-                Some("pass --security 128 or --security 256")
+            Usage::UnknownHash(name) => {
+                write!(f, "unknown --hash {name:?}: use sha256, sha384 or sha512")
             }
-            Error::PowersFile { .. } => Some(
-                "the powers file sits beside the checkpoint: check that its directory is writable and has free space",
+            Usage::Conflict(what) => f.write_str(what),
+            Usage::TooManySquarings { t } => write!(
+                f,
+                "the duration and rate give an absurd number of squarings ({t:.3e}; the limit is 2^60)"
             ),
-            _ => None,
-        };
-        let err = CliError::new(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
+            Usage::EncryptedPemOnly { why, format } => {
+                write!(f, "{why} writes PEM (encrypted PKCS#8) only, not --format {format}")
+            }
+            Usage::VdfInputTooLong { len, max } => write!(
+                f,
+                "the input has {len} bytes; a VDF input is at most {max}"
+            ),
         }
     }
+}
+
+impl From<Usage> for CliError {
+    fn from(u: Usage) -> Self {
+        CliError::Usage(u)
+    }
+}
+
+/// What a VDF input is for, when one is too long.
+const VDF_INPUT_HINT: &str = "VDF inputs are seeds and challenges: pass a digest of a large file, e.g. --input $(sha256sum FILE | cut -c1-64)";
+
+fn fmt_input(f: &mut fmt::Formatter<'_>, path: &Path, problem: &InputProblem) -> fmt::Result {
+    let p = path.display();
+    match problem {
+        InputProblem::NotText => write!(f, "{p} is not a text file"),
+        InputProblem::PublicKey => write!(f, "{p}: this is a public key; a private key is needed"),
+        InputProblem::NoProofs => write!(f, "{p} holds no proofs"),
+        InputProblem::NoPuzzleKeys => write!(f, "no .key files in {p}"),
+        InputProblem::NoShares => write!(f, "no share files (party-I.share.json) in {p}"),
+        InputProblem::OtherShares { members, held } => write!(
+            f,
+            "the key was shared among parties {members:?} but {p} holds shares of {held:?}"
+        ),
+        InputProblem::TlockLength { actual, expected } => {
+            let what = if actual < expected {
+                "truncated"
+            } else {
+                "longer than it should be"
+            };
+            write!(
+                f,
+                "{p}: the time-lock file is {what}: {actual} bytes where its header promises {expected}"
+            )
+        }
+        InputProblem::CertificateWithoutCa => write!(
+            f,
+            "{p} is a certificate; it is trusted only once checked against the institution's CA"
+        ),
+        InputProblem::NotACertificate { ca } => write!(
+            f,
+            "--ca {} checks certificates, but {p} is not one (a JSON public key carries no signature)",
+            ca.display()
+        ),
+        InputProblem::PrivateSet => {
+            write!(f, "{p} is a private set: verify its bundles with --keys")
+        }
+    }
+}
+
+impl InputProblem {
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            InputProblem::NoPuzzleKeys => {
+                Some("--keys is the directory written by `hourglass submit new-set`")
+            }
+            InputProblem::NoShares => {
+                Some("generate a key first: hourglass dkg local --parties 3 -o DIR")
+            }
+            InputProblem::TlockLength { .. } => {
+                Some("get an intact copy of the file (nothing was computed or written)")
+            }
+            InputProblem::CertificateWithoutCa => Some(
+                "pass --ca CA.crt: the CA certificate of the institution that issued the puzzle",
+            ),
+            InputProblem::NotACertificate { .. } => Some("pass the NAME.crt written by `hourglass puzzle certify`, or drop --ca to use NAME.pub unchecked"),
+            InputProblem::NotText
+            | InputProblem::PublicKey
+            | InputProblem::NoProofs
+            | InputProblem::OtherShares { .. }
+            | InputProblem::PrivateSet => None,
+        }
+    }
+}
+
+impl PassphraseProblem {
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            PassphraseProblem::Unencryptable { .. } => Some("only PEM RSA keys can be encrypted (`rsa keygen --encrypt`, `ca new --encrypt`); drop --passphrase-file here (the file is written with mode 0600)"),
+            PassphraseProblem::NoTerminal => Some("pass --passphrase-file FILE (the passphrase on its first line, the file readable only by you)"),
+            PassphraseProblem::FileEmpty { .. } => Some("write the passphrase on its first line"),
+            PassphraseProblem::Prompt(_)
+            | PassphraseProblem::Empty
+            | PassphraseProblem::Differ
+            | PassphraseProblem::FileNotText { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for PassphraseProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PassphraseProblem::Unencryptable { what } => write!(
+                f,
+                "--passphrase-file asks for an encrypted private key, but {what} cannot be encrypted; nothing was written"
+            ),
+            PassphraseProblem::NoTerminal => {
+                f.write_str("a passphrase is needed and there is no terminal to ask")
+            }
+            PassphraseProblem::Prompt(e) => write!(f, "cannot read the passphrase: {e}"),
+            PassphraseProblem::Empty => f.write_str("the passphrase is empty"),
+            PassphraseProblem::Differ => {
+                f.write_str("the two passphrases differ; nothing was written")
+            }
+            PassphraseProblem::FileNotText { path } => {
+                write!(f, "passphrase file {} is not UTF-8 text", path.display())
+            }
+            PassphraseProblem::FileEmpty { path } => {
+                write!(f, "passphrase file {} is empty", path.display())
+            }
+        }
+    }
+}
+
+impl From<PassphraseProblem> for CliError {
+    fn from(p: PassphraseProblem) -> Self {
+        CliError::Passphrase(p)
+    }
+}
+
+impl fmt::Display for LocalRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LocalRun::Start { action, source } => write!(f, "cannot {action}: {source}"),
+            LocalRun::Wait { party, source } => write!(f, "party {party}: {source}"),
+            LocalRun::Failed { what, failures } => {
+                write!(f, "{what} failed:")?;
+                for (party, stderr) in failures {
+                    write!(f, "\n  party {party}: {stderr}")?;
+                }
+                Ok(())
+            }
+            LocalRun::Committee { stderr } => {
+                write!(f, "the committee's generation failed: {stderr}")
+            }
+            LocalRun::Report { party, source } => {
+                write!(f, "party {party} printed an unreadable report: {source}")
+            }
+            LocalRun::NoneFinished => f.write_str("no party finished"),
+            LocalRun::Disagree => f.write_str("the parties disagree on the modulus"),
+            LocalRun::Transcript(e) => {
+                write!(f, "cannot read the parties' transcript.json: {e}")
+            }
+            LocalRun::OtherMembers => {
+                f.write_str("the transcript's members are not the parties that finished")
+            }
+        }
+    }
+}
+
+impl From<LocalRun> for CliError {
+    fn from(l: LocalRun) -> Self {
+        CliError::Local(l)
+    }
+}
+
+impl fmt::Display for NegativeVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NegativeVerdict::Solution(reason) => write!(f, "invalid solution: {reason}"),
+            NegativeVerdict::DelayedSignature => f.write_str(
+                "invalid signature: the file, the signature or the key differs from what was signed",
+            ),
+            NegativeVerdict::Bundle { reason } => write!(
+                f,
+                "invalid bundle: {}",
+                reason.as_deref().unwrap_or("it does not verify")
+            ),
+            NegativeVerdict::AfterDeadline => {
+                f.write_str("the document is not proven to predate the deadline")
+            }
+            NegativeVerdict::ReceiptOtherDocument => {
+                f.write_str("the receipt is authentic but for another document")
+            }
+            NegativeVerdict::ReceiptInvalid { reason } => write!(
+                f,
+                "the receipt is authentic, and its verdict is invalid: {reason}"
+            ),
+            NegativeVerdict::Proof { reason, .. } => write!(f, "invalid proof: {reason}"),
+            NegativeVerdict::Proofs { invalid, total } => {
+                write!(f, "{invalid} of {total} proofs are invalid")
+            }
+        }
+    }
+}
+
+impl From<NegativeVerdict> for CliError {
+    fn from(v: NegativeVerdict) -> Self {
+        CliError::Verdict(v)
+    }
+}
+
+/// Whether a certificate error is a negative verdict: a well-formed certificate that was
+/// checked and fails (another issuer, an altered signature, outside its validity period).
+fn certificate_refuted(e: &CertificateError) -> bool {
+    matches!(
+        e,
+        CertificateError::WrongIssuer { .. }
+            | CertificateError::BadSignature { .. }
+            | CertificateError::Expired { .. }
+            | CertificateError::NotYetValid { .. }
+    )
 }
 
 /// Whether `e` refuses a checkpoint of another run (another puzzle, file or evaluation), which
@@ -171,153 +974,303 @@ pub fn is_foreign_checkpoint(e: &hourglass_arith::Error) -> bool {
     )
 }
 
-impl From<hourglass_timelock::Error> for CliError {
+impl fmt::Display for LibraryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LibraryError::Arith(e) => e.fmt(f),
+            LibraryError::Rsa(RsaError::Verification) => f.write_str("invalid signature"),
+            LibraryError::Rsa(e) => e.fmt(f),
+            LibraryError::Vdf(e) => e.fmt(f),
+            LibraryError::Timelock(hourglass_timelock::Error::Trust(t)) if t.is_refutation() => {
+                write!(f, "the set's origin does not verify: {t}")
+            }
+            LibraryError::Timelock(e) => e.fmt(f),
+            LibraryError::Tlock(e) => e.fmt(f),
+            LibraryError::Certificate(e) if certificate_refuted(e) => {
+                write!(f, "invalid certificate: {e}")
+            }
+            LibraryError::Certificate(e) => e.fmt(f),
+            LibraryError::Receipt(e) => e.fmt(f),
+            LibraryError::Dkg(e) => e.fmt(f),
+            LibraryError::Bench(e) => e.fmt(f),
+            LibraryError::Serve(e) => e.fmt(f),
+        }
+    }
+}
+
+impl LibraryError {
+    /// What to do about it, if hourglass knows.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            LibraryError::Arith(e) => arith_hint(e),
+            LibraryError::Rsa(e) => rsa_hint(e),
+            LibraryError::Vdf(e) => vdf_hint(e),
+            LibraryError::Timelock(e) => timelock_hint(e),
+            LibraryError::Tlock(e) => tlock_hint(e),
+            LibraryError::Certificate(e) => certificate_hint(e),
+            LibraryError::Receipt(_) => None,
+            LibraryError::Dkg(e) => dkg_hint(e),
+            LibraryError::Bench(e) => e.hint(),
+            LibraryError::Serve(e) => e.hint(),
+        }
+    }
+}
+
+fn arith_hint(e: &hourglass_arith::Error) -> Option<&'static str> {
+    match e {
+        hourglass_arith::Error::EntropyExhausted { .. } => Some("the entropy file ran out: supply a larger file or a device (e.g. /dev/hwrng); hourglass never falls back to another source"),
+        _ => None,
+    }
+}
+
+fn rsa_hint(e: &RsaError) -> Option<&'static str> {
+    Some(match e {
+        RsaError::Insecure(_) => "these sizes are broken by published attacks; pass --allow-insecure only to reproduce papers or for tests",
+        RsaError::Parse(_) => "keys can be PEM (PKCS#8 or PKCS#1), DER, hourglass hex or JSON; see docs/FORMATS.md",
+        RsaError::InvalidKey(_) => "the key file is inconsistent (edited or corrupted); regenerate it or check it with `openssl pkey -check`",
+        RsaError::Decryption => "wrong key, corrupted ciphertext, or a different --hash/--label than at encryption",
+        RsaError::Verification => "the file, the signature or the key differs from what was signed (or the padding/--hash differs)",
+        RsaError::MessageTooLong { .. } => "RSA encrypts short secrets (such as a symmetric key); encrypt large files with a symmetric cipher",
+        RsaError::InputOutOfRange { .. } => "the input must be exactly as long as the modulus and smaller than it: is it for this key?",
+        RsaError::PassphraseRequired => "pass --passphrase-file FILE, or run on a terminal to be asked",
+        RsaError::WrongPassphrase => "the passphrase is the first line of --passphrase-file (or what you type at the prompt); passphrases are case-sensitive",
+        RsaError::UnsupportedEncryption(_) => "hourglass reads PBES2 keys (PBKDF2 or scrypt with AES-CBC): re-encrypt with `openssl pkey -aes256`",
+        RsaError::FaultDetected => "a computation fault was detected (hardware error or attack); the result was withheld. Try again; if it repeats, check the machine",
+        _ => return None,
+    })
+}
+
+fn vdf_hint(e: &hourglass_vdf::Error) -> Option<&'static str> {
+    use hourglass_vdf::{Error, InputError, ParamError};
+    match e {
+        Error::InvalidModulus(_) => {
+            Some("a VDF needs an RSA modulus of at least 1024 bits whose factors nobody knows")
+        }
+        Error::Format(_) => Some("see docs/FORMATS.md, section 15, for the proof format"),
+        Error::InvalidInput(InputError::TooLong { .. }) => Some(VDF_INPUT_HINT),
+        Error::InvalidParameters(ParamError::SecurityLevel { .. }) => {
+            Some("pass --security 128 or --security 256")
+        }
+        Error::PowersFile { .. } => Some(
+            "the powers file sits beside the checkpoint: check that its directory is writable and has free space",
+        ),
+        _ => None,
+    }
+}
+
+fn timelock_hint(e: &hourglass_timelock::Error) -> Option<&'static str> {
+    use hourglass_timelock::{Error, ParamError, TrustError};
+    match e {
+        Error::InvalidParameters(ParamError::Recipient(_)) => Some(
+            "an hourglass recipient is the age1hourglass1... string `hourglass timelock recipient` prints",
+        ),
+        Error::Insecure(_) => Some(
+            "pass --allow-insecure only to reproduce the paper's figures or for tests, never for real deadlines",
+        ),
+        Error::UnverifiedProof { .. } => Some(
+            "a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again",
+        ),
+        // The set's claim is refuted by what the verifier pinned: a negative verdict.
+        Error::Trust(t) if t.is_refutation() => Some(
+            "the set, or the transcript it names, is not the committee's: do not trust bundles on it",
+        ),
+        Error::Trust(TrustError::UnpinnedCommittee { .. }) => Some(
+            "give the committee's transcript.json (--transcript) and the certificates of its members you trust (--committee-cert FILE, repeated, or a directory), from a source you trust, not from the set's issuer",
+        ),
+        Error::Trust(_) => Some(
+            "--transcript and --committee-cert pin a committee; a set on RSA-2048 or the institution's own modulus needs neither",
+        ),
+        _ => None,
+    }
+}
+
+fn tlock_hint(e: &TlockError) -> Option<&'static str> {
+    match e {
+        TlockError::NotTlock => Some("expected a .tlock file written by `hourglass timelock seal`"),
+        TlockError::UnsupportedVersion(_) => {
+            Some("the file was written by another version of hourglass: open it with that version")
+        }
+        TlockError::CorruptHeader(_) | TlockError::Truncated(_) | TlockError::Damaged => Some(
+            "the file was damaged, cut short or edited: get an intact copy (nothing was computed or written)",
+        ),
+        TlockError::Authentication => Some(
+            "the file was damaged or edited after sealing: get an intact copy; nothing was written",
+        ),
+        TlockError::FaultDetected => {
+            Some("a hardware fault is likely: try again; if it repeats, check the machine")
+        }
+        TlockError::Io { .. } => Some("check the paths, permissions and free space"),
+        _ => None,
+    }
+}
+
+fn certificate_hint(e: &CertificateError) -> Option<&'static str> {
+    Some(match e {
+        CertificateError::Malformed(_) => "expected a PEM or DER X.509 certificate",
+        CertificateError::NotCa(_) => {
+            "--ca and --ca-cert take the CA certificate (NAME.crt) written by `hourglass ca new`"
+        }
+        CertificateError::WrongIssuer { .. } => {
+            "the certificate comes from another CA: check that --ca names the institution's CA certificate"
+        }
+        CertificateError::BadSignature { .. } => {
+            "the certificate was altered, or signed by another key under the same CA name: get a fresh copy from the institution and check --ca"
+        }
+        CertificateError::UnsupportedAlgorithm(_) => {
+            "hourglass checks RSA PKCS#1 v1.5 signatures with SHA-256, SHA-384 or SHA-512"
+        }
+        CertificateError::Expired { .. } => {
+            "ask the institution for a renewed certificate (`hourglass puzzle certify ... --days N`), and check this machine's clock"
+        }
+        CertificateError::NotYetValid { .. } => "check this machine's clock (`date -u`)",
+        CertificateError::NotTimeLock(_) => {
+            "this is an ordinary X.509 certificate; pass the NAME.crt written by `hourglass puzzle certify`"
+        }
+        CertificateError::BadExponent(_) | CertificateError::BadParameters(_) => {
+            "this is not a valid hourglass time-lock certificate (see docs/FORMATS.md)"
+        }
+        CertificateError::KeyMismatch => {
+            "--ca-key and --ca-cert must be NAME.key and NAME.crt of the same `hourglass ca new`"
+        }
+        CertificateError::InvalidOptions(_) => {
+            "a common name (--name) has 1 to 64 characters; --days must leave a valid period"
+        }
+        _ => return None,
+    })
+}
+
+fn dkg_hint(e: &hourglass_dkg::Error) -> Option<&'static str> {
+    use hourglass_dkg::Error as E;
+    match e {
+        E::BadMessage { .. } => Some("the run was aborted; check that every party runs the same hourglass version and configuration"),
+        E::TooFewParties { .. } => Some("start the missing parties (or lower min_parties in the [generation] table) and run again"),
+        E::Config(hourglass_dkg::ConfigError::NotEmpty { .. }) => {
+            Some("choose an empty or new directory for the cluster")
+        }
+        E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
+        E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
+        E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
+        E::TranscriptSignature { .. } => Some("no key was kept: the named party's key does not match the certificate the others pin, or it deviated from the protocol"),
+        E::Untrusted(_) => Some("check the transcript against the committee members' certificates (a cluster's certs/ directory); docs/FORMATS.md section 16.6"),
+        E::Certificates { .. } => Some("give a PEM file of CERTIFICATE blocks, or a directory of *.pem / *.crt files"),
+        _ => None,
+    }
+}
+
+// Conversions unwrap the libraries' wrapping variants (all `#[error(transparent)]`, so the
+// message is the same) down to the error that carries the hint.
+
+impl From<hourglass_arith::Error> for LibraryError {
+    fn from(e: hourglass_arith::Error) -> Self {
+        LibraryError::Arith(e)
+    }
+}
+
+impl From<RsaError> for LibraryError {
+    fn from(e: RsaError) -> Self {
+        match e {
+            RsaError::Arith(inner) => inner.into(),
+            other => LibraryError::Rsa(other),
+        }
+    }
+}
+
+impl From<hourglass_vdf::Error> for LibraryError {
+    fn from(e: hourglass_vdf::Error) -> Self {
+        match e {
+            hourglass_vdf::Error::Arith(inner) => inner.into(),
+            other => LibraryError::Vdf(other),
+        }
+    }
+}
+
+impl From<hourglass_timelock::Error> for LibraryError {
     fn from(e: hourglass_timelock::Error) -> Self {
-        use hourglass_timelock::{Error, ParamError, TrustError};
-        let e = match e {
-            Error::Arith(inner) => return inner.into(),
-            Error::Rsa(inner) => return inner.into(),
-            Error::Vdf(inner) => return inner.into(),
-            other => other,
-        };
-        let hint = match &e {
-            Error::InvalidParameters(ParamError::Recipient(_)) => Some(
-                "an hourglass recipient is the age1hourglass1... string `hourglass timelock recipient` prints",
-            ),
-            Error::Insecure(_) => Some(
-                "pass --allow-insecure only to reproduce the paper's figures or for tests, never for real deadlines",
-            ),
-            Error::UnverifiedProof { .. } => Some(
-                "a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again",
-            ),
-            // The set's claim is refuted by what the verifier pinned: a negative verdict.
-            Error::Trust(t) if t.is_refutation() => {
-                return CliError::invalid(format!("the set's origin does not verify: {t}")).hint(
-                    "the set, or the transcript it names, is not the committee's: do not trust bundles on it",
-                );
-            }
-            Error::Trust(TrustError::UnpinnedCommittee { .. }) => Some(
-                "give the committee's transcript.json (--transcript) and the certificates of its members you trust (--committee-cert FILE, repeated, or a directory), from a source you trust, not from the set's issuer",
-            ),
-            Error::Trust(_) => Some(
-                "--transcript and --committee-cert pin a committee; a set on RSA-2048 or the institution's own modulus needs neither",
-            ),
-            _ => None,
-        };
-        let err = CliError::new(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
+        use hourglass_timelock::Error;
+        match e {
+            Error::Arith(inner) => inner.into(),
+            Error::Rsa(inner) => inner.into(),
+            Error::Vdf(inner) => inner.into(),
+            other => LibraryError::Timelock(other),
         }
     }
 }
 
-impl From<hourglass_timelock::tlock::TlockError> for CliError {
-    fn from(e: hourglass_timelock::tlock::TlockError) -> Self {
-        use hourglass_timelock::tlock::TlockError;
-        let hint = match e {
-            TlockError::Timelock(inner) => return inner.into(),
-            TlockError::NotTlock => Some("expected a .tlock file written by `hourglass timelock seal`"),
-            TlockError::UnsupportedVersion(_) => {
-                Some("the file was written by another version of hourglass: open it with that version")
-            }
-            TlockError::CorruptHeader(_) | TlockError::Truncated(_) | TlockError::Damaged => Some(
-                "the file was damaged, cut short or edited: get an intact copy (nothing was computed or written)",
-            ),
-            TlockError::Authentication => Some(
-                "the file was damaged or edited after sealing: get an intact copy; nothing was written",
-            ),
-            TlockError::FaultDetected => {
-                Some("a hardware fault is likely: try again; if it repeats, check the machine")
-            }
-            TlockError::Io { .. } => Some("check the paths, permissions and free space"),
-            _ => None,
-        };
-        let err = CliError::new(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
+impl From<TlockError> for LibraryError {
+    fn from(e: TlockError) -> Self {
+        match e {
+            TlockError::Timelock(inner) => inner.into(),
+            other => LibraryError::Tlock(other),
         }
     }
 }
 
-impl From<hourglass_timelock::certificate::CertificateError> for CliError {
-    /// A certificate error with what to do about it; a well-formed certificate that fails its
-    /// checks is a negative verdict (exit 1).
-    fn from(e: hourglass_timelock::certificate::CertificateError) -> Self {
-        use hourglass_timelock::certificate::CertificateError;
-        let hint = match e {
-            CertificateError::Rsa(inner) => return inner.into(),
-            CertificateError::Key(inner) => return inner.into(),
-            CertificateError::Malformed(_) => "expected a PEM or DER X.509 certificate",
-            CertificateError::NotCa(_) => {
-                "--ca and --ca-cert take the CA certificate (NAME.crt) written by `hourglass ca new`"
-            }
-            CertificateError::WrongIssuer { .. } => {
-                "the certificate comes from another CA: check that --ca names the institution's CA certificate"
-            }
-            CertificateError::BadSignature { .. } => {
-                "the certificate was altered, or signed by another key under the same CA name: get a fresh copy from the institution and check --ca"
-            }
-            CertificateError::UnsupportedAlgorithm(_) => {
-                "hourglass checks RSA PKCS#1 v1.5 signatures with SHA-256, SHA-384 or SHA-512"
-            }
-            CertificateError::Expired { .. } => {
-                "ask the institution for a renewed certificate (`hourglass puzzle certify ... --days N`), and check this machine's clock"
-            }
-            CertificateError::NotYetValid { .. } => "check this machine's clock (`date -u`)",
-            CertificateError::NotTimeLock(_) => {
-                "this is an ordinary X.509 certificate; pass the NAME.crt written by `hourglass puzzle certify`"
-            }
-            CertificateError::BadExponent(_) | CertificateError::BadParameters(_) => {
-                "this is not a valid hourglass time-lock certificate (see docs/FORMATS.md)"
-            }
-            CertificateError::KeyMismatch => {
-                "--ca-key and --ca-cert must be NAME.key and NAME.crt of the same `hourglass ca new`"
-            }
-            CertificateError::InvalidOptions(_) => {
-                "a common name (--name) has 1 to 64 characters; --days must leave a valid period"
-            }
-            _ => return CliError::new(e.to_string()),
-        };
-        let verdict = matches!(
-            e,
-            CertificateError::WrongIssuer { .. }
-                | CertificateError::BadSignature { .. }
-                | CertificateError::Expired { .. }
-                | CertificateError::NotYetValid { .. }
-        );
-        if verdict {
-            CliError::invalid(format!("invalid certificate: {e}")).hint(hint)
-        } else {
-            CliError::new(e.to_string()).hint(hint)
+impl From<CertificateError> for LibraryError {
+    fn from(e: CertificateError) -> Self {
+        match e {
+            CertificateError::Rsa(inner) => inner.into(),
+            CertificateError::Key(inner) => inner.into(),
+            other => LibraryError::Certificate(other),
         }
     }
 }
 
-impl From<hourglass_dkg::Error> for CliError {
+impl From<ReceiptError> for LibraryError {
+    /// Kept whole: a receipt's RSA failure is the receipt's (no RSA hint, no verdict).
+    fn from(e: ReceiptError) -> Self {
+        LibraryError::Receipt(e)
+    }
+}
+
+impl From<hourglass_dkg::Error> for LibraryError {
     fn from(e: hourglass_dkg::Error) -> Self {
-        use hourglass_dkg::Error as E;
-        let hint = match e {
-            E::Arith(inner) => return inner.into(),
-            E::Rsa(inner) => return inner.into(),
-            E::BadMessage { .. } => Some("the run was aborted; check that every party runs the same hourglass version and configuration"),
-            E::TooFewParties { .. } => Some("start the missing parties (or lower min_parties in the [generation] table) and run again"),
-            E::Config(hourglass_dkg::ConfigError::NotEmpty { .. }) => {
-                Some("choose an empty or new directory for the cluster")
-            }
-            E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
-            E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
-            E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
-            E::TranscriptSignature { .. } => Some("no key was kept: the named party's key does not match the certificate the others pin, or it deviated from the protocol"),
-            E::Untrusted(_) => Some("check the transcript against the committee members' certificates (a cluster's certs/ directory); docs/FORMATS.md section 16.6"),
-            E::Certificates { .. } => Some("give a PEM file of CERTIFICATE blocks, or a directory of *.pem / *.crt files"),
-            _ => None,
-        };
-        let err = CliError::new(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
+        match e {
+            hourglass_dkg::Error::Arith(inner) => inner.into(),
+            hourglass_dkg::Error::Rsa(inner) => inner.into(),
+            other => LibraryError::Dkg(other),
         }
     }
 }
+
+impl From<hourglass_bench::Error> for LibraryError {
+    /// The arithmetic and RSA errors are unwrapped; the others keep the benchmarks' hints.
+    fn from(e: hourglass_bench::Error) -> Self {
+        match e {
+            hourglass_bench::Error::Arith(inner) => inner.into(),
+            hourglass_bench::Error::Rsa(inner) => inner.into(),
+            other => LibraryError::Bench(other),
+        }
+    }
+}
+
+impl From<hourglass_serve::Error> for LibraryError {
+    /// Kept whole, with the service's own hints.
+    fn from(e: hourglass_serve::Error) -> Self {
+        LibraryError::Serve(e)
+    }
+}
+
+/// `From` each library's error (through [`LibraryError`]), so that `?` works in commands.
+macro_rules! library_errors {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                CliError::Library(Box::new(e.into()))
+            }
+        }
+    )*};
+}
+
+library_errors!(
+    LibraryError,
+    hourglass_arith::Error,
+    RsaError,
+    hourglass_vdf::Error,
+    hourglass_timelock::Error,
+    TlockError,
+    CertificateError,
+    ReceiptError,
+    hourglass_dkg::Error,
+    hourglass_bench::Error,
+    hourglass_serve::Error,
+);

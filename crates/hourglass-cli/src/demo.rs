@@ -17,7 +17,7 @@ use hourglass_rsa::inspect::inspect_private;
 use hourglass_rsa::padding::{Oaep, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, DemoFailure, Usage};
 
 /// Arguments of `hourglass demo`.
 #[derive(Args, Debug)]
@@ -58,9 +58,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
 
 fn rsa_tour(a: &DemoArgs) -> Result<(), CliError> {
     if !(1024..=4096).contains(&a.bits) {
-        return Err(CliError::new(
-            "--bits for the demo must be within 1024..=4096",
-        ));
+        return Err(Usage::range("--bits for the demo", "be within 1024..=4096").into());
     }
     let mut rng = OsEntropy;
     println!("hourglass demo: the RSA foundation on {}-bit keys", a.bits);
@@ -92,7 +90,9 @@ fn rsa_tour(a: &DemoArgs) -> Result<(), CliError> {
         let pt = Oaep::new(HashAlg::Sha256).decrypt(&key, &ct, &mut rng)?;
         let dec = t.elapsed();
         if pt != message {
-            return Err(CliError::new("demo: OAEP round trip failed"));
+            return Err(CliError::Demo(DemoFailure::Check(
+                "demo: OAEP round trip failed",
+            )));
         }
         println!(
             "$ hourglass rsa encrypt/decrypt (OAEP-SHA256): encrypt {:.3} ms, decrypt {:.3} ms (blinded, fault-checked)",

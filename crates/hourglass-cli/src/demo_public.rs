@@ -20,7 +20,7 @@ use hourglass_timelock::public::{
 use hourglass_timelock::verdict::{unix_secs, Dating, Verdict, Verifier};
 use hourglass_timelock::PuzzleHash;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, DemoFailure, LocalRun};
 use crate::files::{write_output_replacing, Sensitivity};
 use crate::progress::{format_rate, format_secs, ProgressDisplay, ProgressMode};
 
@@ -28,8 +28,8 @@ fn step(title: &str) {
     println!("\n== {title}");
 }
 
-fn err(e: impl std::fmt::Display) -> CliError {
-    CliError::new(e.to_string())
+fn err(e: impl std::error::Error + Send + Sync + 'static) -> CliError {
+    CliError::Demo(DemoFailure::Step(Box::new(e)))
 }
 
 /// Runs the public demo in `dir`, with link lengths `scale` times the default.
@@ -59,12 +59,15 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
         ])
         .arg(&committee)
         .output()
-        .map_err(|e| CliError::new(format!("cannot start the committee: {e}")))?;
+        .map_err(|source| LocalRun::Start {
+            action: "start the committee",
+            source,
+        })?;
     if !out.status.success() {
-        return Err(CliError::new(format!(
-            "the committee's generation failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(LocalRun::Committee {
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }
+        .into());
     }
     let transcript_text =
         std::fs::read_to_string(committee.join("transcript.json")).map_err(err)?;
@@ -227,7 +230,9 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
         humantime::format_rfc3339_seconds(finished_at)
     );
     if !verdict.valid || !verdict.trustless {
-        return Err(CliError::new("the demo bundle did not verify"));
+        return Err(CliError::Demo(DemoFailure::Check(
+            "the demo bundle did not verify",
+        )));
     }
 
     step("Forgeries are caught, by anyone");

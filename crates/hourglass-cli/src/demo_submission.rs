@@ -14,7 +14,7 @@ use hourglass_timelock::submission::{credited_secs, seal, PuzzleSet};
 use hourglass_timelock::verdict::{rfc3339, unix_secs, Dating, Verdict, Verifier};
 use hourglass_timelock::PuzzleKeyGen;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, DemoFailure, OutputProblem, Usage};
 use crate::files::{write_output_replacing, Sensitivity};
 use crate::progress::{format_rate, format_secs, ProgressDisplay, ProgressMode};
 
@@ -22,14 +22,14 @@ fn step(title: &str) {
     println!("\n== {title}");
 }
 
-fn err(e: impl std::fmt::Display) -> CliError {
-    CliError::new(e.to_string())
+fn err(e: impl std::error::Error + Send + Sync + 'static) -> CliError {
+    CliError::Demo(DemoFailure::Step(Box::new(e)))
 }
 
 /// Runs the demo with puzzles of `scale` times the default durations.
 pub fn run(bits: u32, scale: f64, keep: Option<&Path>) -> Result<(), CliError> {
     if !(1024..=4096).contains(&bits) {
-        return Err(CliError::new("--bits must be within 1024..=4096"));
+        return Err(Usage::range("--bits", "be within 1024..=4096").into());
     }
     in_directory(scale, keep, |dir| flow(bits, scale, dir))
 }
@@ -41,7 +41,7 @@ pub fn in_directory(
     demo: impl FnOnce(&Path) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     if !(0.05..=100.0).contains(&scale) {
-        return Err(CliError::new("--scale must be within 0.05..=100"));
+        return Err(Usage::range("--scale", "be within 0.05..=100").into());
     }
     let tmp;
     let dir = match keep {
@@ -51,8 +51,8 @@ pub fn in_directory(
             if non_empty
                 && crate::files::existing_policy() == hourglass_arith::atomic::Existing::Refuse
             {
-                return Err(CliError::new(format!("{} already exists and is not empty", d.display()))
-                    .hint("pass --force to let the demo replace its files there, or choose another --keep directory"));
+                return Err(CliError::output(d, OutputProblem::NotEmpty)
+                    .with_hint("pass --force to let the demo replace its files there, or choose another --keep directory"));
             }
             std::fs::create_dir_all(d).map_err(err)?;
             d.to_path_buf()
@@ -216,7 +216,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
                 b.to_json().as_bytes(),
                 Sensitivity::Public,
             )
-            .map_err(|e| hourglass_timelock::Error::OnLink(e.message))
+            .map_err(|e| hourglass_timelock::Error::OnLink(e.to_string()))
         },
     )
     .map_err(err)?;
@@ -260,7 +260,9 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         if dating.before_deadline == Some(true) { "ACCEPTED (predated)" } else { "rejected" }
     );
     if !verdict.valid {
-        return Err(CliError::new("demo: the bundle did not verify"));
+        return Err(CliError::Demo(DemoFailure::Check(
+            "demo: the bundle did not verify",
+        )));
     }
 
     step("Institution: tampering is caught");
@@ -291,7 +293,9 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
         }
     );
     if v.valid {
-        return Err(CliError::new("demo: a forged bundle verified"));
+        return Err(CliError::Demo(DemoFailure::Check(
+            "demo: a forged bundle verified",
+        )));
     }
 
     step("Author, alternative (section IV-C): open-ended squaring for 4 s, no puzzle chosen in advance");

@@ -20,7 +20,7 @@ use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
 use hourglass_rsa::HashAlg;
 use serde::{Deserialize, Serialize};
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, InputProblem, IoOp, LocalRun, OutputProblem, Usage};
 use crate::files::{
     check_output, read_input, write_output, write_shared_output, DirOutput, Sensitivity,
 };
@@ -107,9 +107,7 @@ struct GenerationArgs {
 impl GenerationArgs {
     fn settings(&self) -> Result<Settings, CliError> {
         if !(self.timeout > 0.0 && self.timeout < 86_400.0) {
-            return Err(CliError::new(
-                "--timeout must be between 0 and 86400 seconds",
-            ));
+            return Err(Usage::range("--timeout", "be between 0 and 86400 seconds").into());
         }
         let settings = Settings {
             bits: self.bits,
@@ -160,12 +158,10 @@ struct NetSimArgs {
 impl NetSimArgs {
     fn sim(&self) -> Result<NetSim, CliError> {
         if !(0.0..=60_000.0).contains(&self.rtt_ms) || !(0.0..=60_000.0).contains(&self.jitter_ms) {
-            return Err(CliError::new(
-                "--rtt-ms and --jitter-ms must be between 0 and 60000",
-            ));
+            return Err(Usage::range("--rtt-ms and --jitter-ms", "be between 0 and 60000").into());
         }
         if !(0.0..=0.5).contains(&self.loss) {
-            return Err(CliError::new("--loss must be between 0 and 0.5"));
+            return Err(Usage::range("--loss", "be between 0 and 0.5").into());
         }
         Ok(NetSim {
             rtt: Duration::from_secs_f64(self.rtt_ms / 1000.0),
@@ -282,11 +278,7 @@ impl SchemeArgs {
             "sha256" => HashAlg::Sha256,
             "sha384" => HashAlg::Sha384,
             "sha512" => HashAlg::Sha512,
-            other => {
-                return Err(CliError::new(format!(
-                    "unknown --hash {other:?}: use sha256, sha384 or sha512"
-                )))
-            }
+            other => return Err(Usage::UnknownHash(other.to_string()).into()),
         };
         let scheme = if self.pss {
             Scheme::Pss
@@ -363,11 +355,9 @@ fn config_dir(config: &ClusterConfig) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn seconds(value: f64, what: &str) -> Result<Duration, CliError> {
+fn seconds(value: f64, flag: &'static str) -> Result<Duration, CliError> {
     if !(value > 0.0 && value < 86_400.0) {
-        return Err(CliError::new(format!(
-            "{what} must be between 0 and 86400 seconds"
-        )));
+        return Err(Usage::range(flag, "be between 0 and 86400 seconds").into());
     }
     Ok(Duration::from_secs_f64(value))
 }
@@ -391,7 +381,7 @@ pub fn run(args: DkgArgs) -> Result<(), CliError> {
 fn run_init(args: InitArgs) -> Result<(), CliError> {
     let settings = args.generation.settings()?;
     if args.parties < 3 || args.parties > 256 {
-        return Err(CliError::new("--parties must be between 3 and 256"));
+        return Err(Usage::range("--parties", "be between 3 and 256").into());
     }
     let base = match args.base_port {
         Some(p) => p,
@@ -425,10 +415,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
     let out_dir = args.out.clone().unwrap_or_else(|| config_dir(&config));
     if !out_dir.is_dir() {
-        return Err(CliError::new(format!(
-            "output directory {} does not exist",
-            out_dir.display()
-        )));
+        return Err(CliError::output(out_dir, OutputProblem::NoDirectory));
     }
     // Before the generation: a share already there is never overwritten (unless --force).
     check_output(&share_path(&out_dir, args.id))?;
@@ -452,7 +439,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         .as_deref()
         .map(|d| {
             Deviation::from_name(d)
-                .ok_or_else(|| CliError::new(format!("--deviate {d}: no such behaviour")))
+                .ok_or_else(|| CliError::from(Usage::value("--deviate", d, "no such behaviour")))
         })
         .transpose()?;
     let signer = config.transcript_signer().map_err(CliError::from)?;
@@ -545,7 +532,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string(&summary).map_err(|e| CliError::new(e.to_string()))?
+            serde_json::to_string(&summary).map_err(CliError::Json)?
         );
     } else {
         println!(
@@ -567,14 +554,22 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
 }
 
 fn spawn_self(args: &[String]) -> Result<Child, CliError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::new(format!("cannot find the hourglass executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|source| LocalRun::Start {
+        action: "find the hourglass executable",
+        source,
+    })?;
     Process::new(exe)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| CliError::new(format!("cannot start a party process: {e}")))
+        .map_err(|source| {
+            LocalRun::Start {
+                action: "start a party process",
+                source,
+            }
+            .into()
+        })
 }
 
 /// The party processes of a local run, killed if the coordinator stops early.
@@ -585,7 +580,7 @@ impl Parties {
     /// `ignore`, a party killed on purpose), or an error with every failure's message.
     fn wait_all(
         &mut self,
-        what: &str,
+        what: &'static str,
         ignore: &[PartyId],
     ) -> Result<Vec<(PartyId, Vec<u8>)>, CliError> {
         let mut outputs = Vec::new();
@@ -594,26 +589,23 @@ impl Parties {
             let Some(child) = child.take() else { continue };
             let output = child
                 .wait_with_output()
-                .map_err(|e| CliError::new(format!("party {id}: {e}")))?;
+                .map_err(|source| LocalRun::Wait { party: *id, source })?;
             if ignore.contains(id) {
                 continue;
             }
             if output.status.success() {
                 outputs.push((*id, output.stdout));
             } else {
-                failures.push(format!(
-                    "party {id}: {}",
-                    String::from_utf8_lossy(&output.stderr).trim()
+                failures.push((
+                    *id,
+                    String::from_utf8_lossy(&output.stderr).trim().to_string(),
                 ));
             }
         }
         if failures.is_empty() {
             Ok(outputs)
         } else {
-            Err(CliError::new(format!(
-                "{what} failed:\n  {}",
-                failures.join("\n  ")
-            )))
+            Err(LocalRun::Failed { what, failures }.into())
         }
     }
 }
@@ -632,20 +624,23 @@ impl Drop for Parties {
 fn run_local(args: LocalArgs) -> Result<(), CliError> {
     let settings = args.generation.settings()?;
     if args.parties < 3 || args.parties > 256 {
-        return Err(CliError::new("--parties must be between 3 and 256"));
+        return Err(Usage::range("--parties", "be between 3 and 256").into());
     }
     if let Some(k) = args.kill {
         if k == 0 || k as usize > args.parties {
-            return Err(CliError::new(format!("--kill {k}: no such party")));
+            return Err(Usage::value("--kill", k, "no such party").into());
         }
     }
     let mut adversaries = Vec::new();
     for spec in &args.adversary {
         let (id, how) = parse_adversary(spec)?;
         if id == 0 || id as usize > args.parties || adversaries.iter().any(|(a, _)| *a == id) {
-            return Err(CliError::new(format!(
-                "--adversary {spec}: party {id} does not exist or is named twice"
-            )));
+            return Err(Usage::value(
+                "--adversary",
+                spec,
+                format!("party {id} does not exist or is named twice"),
+            )
+            .into());
         }
         adversaries.push((id, how));
     }
@@ -697,28 +692,23 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     for (id, stdout) in parties.wait_all("the generation", &ignore)? {
         let text = String::from_utf8_lossy(&stdout);
         let report: PartyReport = serde_json::from_str(text.trim())
-            .map_err(|e| CliError::new(format!("party {id} printed an unreadable report: {e}")))?;
+            .map_err(|source| LocalRun::Report { party: id, source })?;
         reports.push(report);
     }
-    let first = reports
-        .first()
-        .ok_or_else(|| CliError::new("no party finished"))?;
+    let first = reports.first().ok_or(LocalRun::NoneFinished)?;
     if reports.iter().any(|r| r.n_sha256 != first.n_sha256) {
-        return Err(CliError::new("the parties disagree on the modulus"));
+        return Err(LocalRun::Disagree.into());
     }
     let elapsed = start.elapsed().as_secs_f64();
     // Every party checked the others' signatures; check the published file once more, as a
     // verifier would, against the cluster's certificates.
     let transcript_path = dir.path().join("transcript.json");
-    let text = std::fs::read_to_string(&transcript_path)
-        .map_err(|e| CliError::new(format!("cannot read the parties' transcript.json: {e}")))?;
+    let text = std::fs::read_to_string(&transcript_path).map_err(LocalRun::Transcript)?;
     let committee = SignedTranscript::from_json(&text)
         .and_then(|t| t.verify(&read_certificates(&dir.path().join("certs"))?))
-        .map_err(|e| CliError::from(e).context("transcript.json"))?;
+        .map_err(|e| CliError::from(e).with_path("transcript.json"))?;
     if committee.members != first.members {
-        return Err(CliError::new(
-            "the transcript's members are not the parties that finished",
-        ));
+        return Err(LocalRun::OtherMembers.into());
     }
     dir.commit()?;
     let public_key = args.out.join("public.pem").display().to_string();
@@ -812,12 +802,8 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
     check_output(&args.out)?;
     // Every party with a share in the directory signs.
     let mut ids: Vec<PartyId> = Vec::new();
-    let entries = std::fs::read_dir(&args.cluster).map_err(|e| {
-        CliError::new(format!(
-            "cannot read cluster {}: {e}",
-            args.cluster.display()
-        ))
-    })?;
+    let entries = std::fs::read_dir(&args.cluster)
+        .map_err(|e| CliError::io(IoOp::List("cluster"), &args.cluster, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(id) = name
@@ -830,21 +816,18 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
     }
     ids.sort_unstable();
     if ids.is_empty() {
-        return Err(CliError::new(format!(
-            "no share files (party-I.share.json) in {}",
-            args.cluster.display()
-        ))
-        .hint("generate a key first: hourglass dkg local --parties 3 -o DIR"));
+        return Err(CliError::input(&args.cluster, InputProblem::NoShares));
     }
     // Check the shares belong together before starting any process.
     let first = KeyShare::load(&share_path(&args.cluster, ids[0])).map_err(CliError::from)?;
     if first.members != ids {
-        return Err(CliError::new(format!(
-            "the key was shared among parties {:?} but {} holds shares of {:?}",
-            first.members,
-            args.cluster.display(),
-            ids
-        )));
+        return Err(CliError::input(
+            &args.cluster,
+            InputProblem::OtherShares {
+                members: first.members.clone(),
+                held: ids,
+            },
+        ));
     }
     let tmp = tempfile::Builder::new()
         .prefix(".dkg-sign.")
@@ -854,7 +837,7 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new(".")),
         )
-        .map_err(|e| CliError::new(format!("cannot write beside {}: {e}", args.out.display())))?;
+        .map_err(|e| CliError::io(IoOp::WriteBeside, &args.out, e))?;
     let sig_tmp = tmp.path().join("sig");
     let mut parties = Parties(Vec::new());
     for &id in &ids {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hourglass_arith::atomic::{write_atomic, Existing};
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, IoOp, OutputProblem};
 use crate::inputs::is_stdio;
 pub use crate::inputs::{open_input, read_input, read_input_limited, MAX_INPUT};
 
@@ -66,13 +66,11 @@ pub fn written_in_place(path: &Path) -> bool {
 }
 
 /// The error for an output that cannot be written, naming `--force` when it exists.
-pub fn output_error(path: &Path, e: &std::io::Error) -> CliError {
+pub fn output_error(path: &Path, e: std::io::Error) -> CliError {
     if e.kind() == std::io::ErrorKind::AlreadyExists {
-        return CliError::new(format!("{} already exists", path.display()))
-            .hint("pass --force to replace it, or choose another output path");
+        return CliError::output(path, OutputProblem::Exists);
     }
-    CliError::new(format!("cannot write {}: {e}", path.display()))
-        .hint("check that the directory exists, is writable and has free space")
+    CliError::io(IoOp::Write, path, e)
 }
 
 /// Checks, before any long work, that `path` can be written: not a directory, in a directory
@@ -82,26 +80,22 @@ pub fn check_output(path: &Path) -> Result<(), CliError> {
         return Ok(());
     }
     if path.is_dir() {
-        return Err(CliError::new(format!("{} is a directory", path.display()))
-            .hint("give a file name for the output"));
+        return Err(CliError::output(path, OutputProblem::IsDirectory));
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(CliError::new(format!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        ))
-        .hint("create the directory first"));
+        return Err(CliError::output(
+            path,
+            OutputProblem::NoParent {
+                dir: dir.to_path_buf(),
+            },
+        ));
     }
     if existing_policy() == Existing::Refuse && std::fs::symlink_metadata(path).is_ok() {
-        return Err(output_error(
-            path,
-            &std::io::Error::from(std::io::ErrorKind::AlreadyExists),
-        ));
+        return Err(CliError::output(path, OutputProblem::Exists));
     }
     Ok(())
 }
@@ -120,26 +114,17 @@ impl DirOutput {
     /// given) and creates the staging directory beside it.
     pub fn create(target: &Path) -> Result<Self, CliError> {
         if target.exists() && !target.is_dir() {
-            return Err(CliError::new(format!(
-                "{} exists and is not a directory",
-                target.display()
-            ))
-            .hint("choose another output directory"));
+            return Err(CliError::output(target, OutputProblem::NotDirectory));
         }
         let non_empty = std::fs::read_dir(target).is_ok_and(|mut e| e.next().is_some());
         if non_empty && existing_policy() == Existing::Refuse {
-            return Err(CliError::new(format!(
-                "{} already exists and is not empty",
-                target.display()
-            ))
-            .hint("pass --force to replace it, or choose another directory"));
+            return Err(CliError::output(target, OutputProblem::NotEmpty));
         }
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&parent)
-            .map_err(|e| CliError::new(format!("cannot create {}: {e}", parent.display())))?;
+        std::fs::create_dir_all(&parent).map_err(|e| CliError::io(IoOp::CreateDir, &parent, e))?;
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -147,7 +132,7 @@ impl DirOutput {
         let staging = tempfile::Builder::new()
             .prefix(&format!(".{name}.new-"))
             .tempdir_in(&parent)
-            .map_err(|e| output_error(target, &e))?;
+            .map_err(|e| output_error(target, e))?;
         Ok(Self {
             target: target.to_path_buf(),
             staging,
@@ -162,7 +147,7 @@ impl DirOutput {
     /// Moves the complete directory into place (replacing the old one, kept aside until the
     /// new one is in place).
     pub fn commit(self) -> Result<(), CliError> {
-        let fail = |e: std::io::Error| output_error(&self.target, &e);
+        let fail = |e: std::io::Error| output_error(&self.target, e);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -232,19 +217,19 @@ fn write_with(
         return out
             .write_all(data)
             .and_then(|()| out.flush())
-            .map_err(|e| CliError::new(format!("cannot write to standard output: {e}")));
+            .map_err(|e| CliError::io(IoOp::WriteStdout, path, e));
     }
     if written_in_place(path) {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
-            .map_err(|e| output_error(path, &e))?;
+            .map_err(|e| output_error(path, e))?;
         return f
             .write_all(data)
             .and_then(|()| f.flush())
-            .map_err(|e| output_error(path, &e));
+            .map_err(|e| output_error(path, e));
     }
-    write_atomic(path, data, sensitivity.mode(), existing).map_err(|e| output_error(path, &e))
+    write_atomic(path, data, sensitivity.mode(), existing).map_err(|e| output_error(path, e))
 }
 
 /// The modulus of an RSA key file (PEM, DER, hex or JSON; a public key from `hourglass dkg`

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, IoOp};
 
 /// Largest input read into memory (messages, ciphertexts, key files).
 pub const MAX_INPUT: u64 = 1 << 30;
@@ -18,19 +18,17 @@ pub fn is_stdio(path: &Path) -> bool {
 }
 
 /// Reads a whole input (`-` for stdin). `what` names it in errors ("key", "ciphertext").
-pub fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, CliError> {
+pub fn read_input(path: &Path, what: &'static str) -> Result<Vec<u8>, CliError> {
     read_input_limited(path, what, MAX_INPUT)
 }
 
 /// Reads a whole input of at most `max` bytes (its format's limit), refusing a larger one
 /// before it is read: a regular file by its size, a stream once `max + 1` bytes arrived.
-pub fn read_input_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, CliError> {
-    let too_large = || {
-        CliError::new(format!(
-            "{what} {} is larger than any {what} ({max} bytes)",
-            path.display()
-        ))
-        .hint("is it the right file?")
+pub fn read_input_limited(path: &Path, what: &'static str, max: u64) -> Result<Vec<u8>, CliError> {
+    let too_large = || CliError::TooLarge {
+        what,
+        path: path.to_path_buf(),
+        max,
     };
     // A regular file larger than the limit is refused by its size, unread.
     if !is_stdio(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > max) {
@@ -42,10 +40,7 @@ pub fn read_input_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, 
     } else {
         File::open(path).and_then(|f| f.take(max + 1).read_to_end(&mut data))
     };
-    result.map_err(|e| {
-        CliError::new(format!("cannot read {what} {}: {e}", path.display()))
-            .hint("check the path and permissions")
-    })?;
+    result.map_err(|e| CliError::io(IoOp::Read(what), path, e))?;
     if data.len() as u64 > max {
         return Err(too_large());
     }
@@ -53,11 +48,11 @@ pub fn read_input_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, 
 }
 
 /// Opens an input for streaming (`-` for stdin).
-pub fn open_input(path: &Path, what: &str) -> Result<Box<dyn Read>, CliError> {
+pub fn open_input(path: &Path, what: &'static str) -> Result<Box<dyn Read>, CliError> {
     if is_stdio(path) {
         return Ok(Box::new(std::io::stdin()));
     }
     File::open(path)
         .map(|f| Box::new(f) as Box<dyn Read>)
-        .map_err(|e| CliError::new(format!("cannot open {what} {}: {e}", path.display())))
+        .map_err(|e| CliError::io(IoOp::Open(what), path, e))
 }

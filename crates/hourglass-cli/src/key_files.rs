@@ -9,7 +9,7 @@ use hourglass_rsa::encoding::{decode_key_with_passphrase, is_encrypted};
 use hourglass_rsa::{PrivateKey, PublicKey};
 use zeroize::Zeroizing;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, InputProblem, PassphraseProblem};
 use crate::inputs::read_input;
 
 /// `--passphrase-file`, recorded once in `main`.
@@ -29,11 +29,8 @@ pub fn passphrase_given() -> bool {
 
 /// The refusal of a passphrase by a command whose private keys (`what`) cannot be encrypted:
 /// writing them in the clear would betray the intent of the passphrase.
-pub fn unencryptable_keys_error(what: &str) -> CliError {
-    CliError::new(format!(
-        "--passphrase-file asks for an encrypted private key, but {what} cannot be encrypted; nothing was written"
-    ))
-    .hint("only PEM RSA keys can be encrypted (`rsa keygen --encrypt`, `ca new --encrypt`); drop --passphrase-file here (the file is written with mode 0600)")
+pub fn unencryptable_keys_error(what: &'static str) -> CliError {
+    PassphraseProblem::Unencryptable { what }.into()
 }
 
 /// The passphrase from `--passphrase-file` (its first line), if one was given.
@@ -42,18 +39,11 @@ fn passphrase_from_file() -> Result<Option<Zeroizing<String>>, CliError> {
         return Ok(None);
     };
     let bytes = Zeroizing::new(read_input(path, "passphrase file")?);
-    let text = std::str::from_utf8(&bytes).map_err(|_| {
-        CliError::new(format!(
-            "passphrase file {} is not UTF-8 text",
-            path.display()
-        ))
-    })?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| PassphraseProblem::FileNotText { path: path.clone() })?;
     let line = text.lines().next().unwrap_or("");
     if line.is_empty() {
-        return Err(
-            CliError::new(format!("passphrase file {} is empty", path.display()))
-                .hint("write the passphrase on its first line"),
-        );
+        return Err(PassphraseProblem::FileEmpty { path: path.clone() }.into());
     }
     Ok(Some(Zeroizing::new(line.to_string())))
 }
@@ -61,12 +51,11 @@ fn passphrase_from_file() -> Result<Option<Zeroizing<String>>, CliError> {
 /// Prompts on the terminal (not echoed); an error when there is no terminal to ask.
 fn prompt(question: &str) -> Result<Zeroizing<String>, CliError> {
     if !std::io::stdin().is_terminal() {
-        return Err(CliError::new("a passphrase is needed and there is no terminal to ask")
-            .hint("pass --passphrase-file FILE (the passphrase on its first line, the file readable only by you)"));
+        return Err(PassphraseProblem::NoTerminal.into());
     }
     rpassword::prompt_password(question)
         .map(Zeroizing::new)
-        .map_err(|e| CliError::new(format!("cannot read the passphrase: {e}")))
+        .map_err(|e| PassphraseProblem::Prompt(e).into())
 }
 
 /// The passphrase to encrypt a new key with: `--passphrase-file`, or asked twice.
@@ -76,20 +65,21 @@ pub fn new_passphrase(path: &Path) -> Result<Zeroizing<String>, CliError> {
     }
     let first = prompt(&format!("Passphrase for {}: ", path.display()))?;
     if first.is_empty() {
-        return Err(CliError::new("the passphrase is empty"));
+        return Err(PassphraseProblem::Empty.into());
     }
     let again = prompt("The same passphrase again: ")?;
     if *first != *again {
-        return Err(CliError::new(
-            "the two passphrases differ; nothing was written",
-        ));
+        return Err(PassphraseProblem::Differ.into());
     }
     Ok(first)
 }
 
 /// Reads a key file of any supported form, decrypting an encrypted PKCS#8 key with the
 /// passphrase from `--passphrase-file` or the terminal.
-pub fn read_key(path: &Path, what: &str) -> Result<Result<PrivateKey, PublicKey>, CliError> {
+pub fn read_key(
+    path: &Path,
+    what: &'static str,
+) -> Result<Result<PrivateKey, PublicKey>, CliError> {
     let bytes = Zeroizing::new(read_input(path, what)?);
     let passphrase = if is_encrypted(&bytes) {
         match passphrase_from_file()? {
@@ -100,17 +90,12 @@ pub fn read_key(path: &Path, what: &str) -> Result<Result<PrivateKey, PublicKey>
         Zeroizing::new(String::new())
     };
     decode_key_with_passphrase(&bytes, passphrase.as_bytes())
-        .map_err(|e| CliError::from(e).context(path.display()))
+        .map_err(|e| CliError::from(e).with_path(path))
 }
 
 /// Loads a private key file with a clear error.
 pub fn load_private(path: &Path) -> Result<PrivateKey, CliError> {
-    read_key(path, "key")?.map_err(|_| {
-        CliError::new(format!(
-            "{}: this is a public key; a private key is needed",
-            path.display()
-        ))
-    })
+    read_key(path, "key")?.map_err(|_| CliError::input(path, InputProblem::PublicKey))
 }
 
 /// Loads a public key (or the public half of a private key file).

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::cli_error::{CliError, EXIT_CODES_HELP};
+use crate::cli_error::{CliError, IoOp, EXIT_CODES_HELP};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -114,11 +114,9 @@ fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
 
 /// Writes a man page per command and subcommand into `dir`.
 fn man_pages(dir: &std::path::Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::io(IoOp::CreateDir, dir, e))?;
     let cmd = command();
-    clap_mangen::generate_to(cmd, dir)
-        .map_err(|e| CliError::new(format!("writing man pages into {}: {e}", dir.display())))?;
+    clap_mangen::generate_to(cmd, dir).map_err(|e| CliError::io(IoOp::ManPages, dir, e))?;
     Ok(())
 }
 
@@ -233,7 +231,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             err.print();
-            ExitCode::from(err.code)
+            ExitCode::from(err.exit_code())
         }
     }
 }

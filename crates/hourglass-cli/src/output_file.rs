@@ -52,7 +52,7 @@ impl StagedOutput {
             check_output(path)?;
             Stage::File(
                 AtomicFile::create(path, sensitivity.mode(), existing_policy())
-                    .map_err(|e| output_error(path, &e))?,
+                    .map_err(|e| output_error(path, e))?,
             )
         };
         Ok(Self {
@@ -67,7 +67,7 @@ impl StagedOutput {
         let path = self.path;
         match self.stage {
             Stage::Memory(data) => write_output(&path, &data, Sensitivity::Public),
-            Stage::File(file) => file.commit().map_err(|e| output_error(&path, &e)),
+            Stage::File(file) => file.commit().map_err(|e| output_error(&path, e)),
         }
     }
 }

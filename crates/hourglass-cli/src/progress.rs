@@ -60,7 +60,7 @@ impl LongRunArgs {
 /// state directory); an untrusted file is set aside with a warning on stderr.
 pub fn checkpoint_file(path: std::path::PathBuf) -> Result<CheckpointFile, CliError> {
     let key = CheckpointKey::for_user().map_err(|e| {
-        CliError::from(e).hint(
+        CliError::from(e).with_hint(
             "checkpoints are authenticated with a key in $HOURGLASS_STATE_DIR (default ~/.local/state/hourglass)",
         )
     })?;

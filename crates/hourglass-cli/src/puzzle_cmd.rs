@@ -10,7 +10,9 @@ use hourglass_timelock::{
     solve, PuzzleHash, PuzzleKeyGen, PuzzlePublicKey, Solution, SolveOptions, SolveOutcome,
 };
 
-use crate::cli_error::{is_foreign_checkpoint, CliError};
+use crate::cli_error::{
+    is_foreign_checkpoint, CliError, InputProblem, NegativeVerdict, Stopped, Usage,
+};
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};
 use crate::progress::ReportArgs;
 use crate::progress::{
@@ -223,30 +225,24 @@ pub(crate) fn load_puzzle_public_checked(
     let bytes = read_input(path, "puzzle public key")?;
     if looks_like_certificate(&bytes) {
         let Some(ca) = ca else {
-            return Err(CliError::new(format!(
-                "{} is a certificate; it is trusted only once checked against the institution's CA",
-                path.display()
-            ))
-            .hint(
-                "pass --ca CA.crt: the CA certificate of the institution that issued the puzzle",
-            ));
+            return Err(CliError::input(path, InputProblem::CertificateWithoutCa));
         };
         let ca_cert = crate::ca_cmd::load_ca_certificate(ca)?;
         return verify_puzzle_certificate(&bytes, &ca_cert, SystemTime::now())
-            .map_err(|e| CliError::from(e).context(path.display()));
+            .map_err(|e| CliError::from(e).with_path(path));
     }
     if let Some(ca) = ca {
-        return Err(CliError::new(format!(
-            "--ca {} checks certificates, but {} is not one (a JSON public key carries no signature)",
-            ca.display(),
-            path.display()
-        ))
-        .hint("pass the NAME.crt written by `hourglass puzzle certify`, or drop --ca to use NAME.pub unchecked"));
+        return Err(CliError::input(
+            path,
+            InputProblem::NotACertificate {
+                ca: ca.to_path_buf(),
+            },
+        ));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| CliError::input(path, InputProblem::NotText))?;
     PuzzlePublicKey::from_json(&text).map_err(|e| {
-        CliError::from(e).context(path.display()).hint(
+        CliError::from(e).with_path(path).with_hint(
             "a puzzle public key is the NAME.pub file written by `hourglass puzzle keygen`, or a NAME.crt from `hourglass puzzle certify` with --ca",
         )
     })
@@ -254,7 +250,7 @@ pub(crate) fn load_puzzle_public_checked(
 
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     if !(1024..=8192).contains(&a.bits) {
-        return Err(CliError::new("--bits must be within 1024..=8192"));
+        return Err(Usage::range("--bits", "be within 1024..=8192").into());
     }
     let (key_path, pub_path) = (with_ext(&a.out, ".key"), with_ext(&a.out, ".pub"));
     check_output(&key_path)?;
@@ -262,7 +258,7 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let (t, rate, measured) = match (a.squarings, a.duration) {
         (Some(t), _) => {
             if t == 0 {
-                return Err(CliError::new("--squarings must be at least 1"));
+                return Err(Usage::range("--squarings", "be at least 1").into());
             }
             (t, a.rate.unwrap_or(f64::NAN), false)
         }
@@ -271,13 +267,14 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
                 reference_rate(a.bits, a.rate, &a.entropy, a.report.quiet || a.report.json)?;
             let t = (d.as_secs_f64() * rate).round();
             if !(1.0..=1e18).contains(&t) {
-                return Err(CliError::new(
+                return Err(Usage::Conflict(
                     "the duration and rate give an absurd number of squarings",
-                ));
+                )
+                .into());
             }
             (t as u64, rate, measured)
         }
-        (None, None) => return Err(CliError::new("give --duration or --squarings")),
+        (None, None) => return Err(Usage::Give("--duration or --squarings").into()),
     };
     let mut rng = a.entropy.source()?;
     let mut gen = PuzzleKeyGen::new(a.bits, t)
@@ -326,9 +323,9 @@ pub(crate) fn reference_rate(
 ) -> Result<(f64, bool), CliError> {
     match given {
         Some(r) if r.is_finite() && r > 0.0 => Ok((r, false)),
-        Some(_) => Err(CliError::new(
-            "--rate must be a positive number of squarings per second",
-        )),
+        Some(_) => {
+            Err(Usage::range("--rate", "be a positive number of squarings per second").into())
+        }
         None => {
             if !quiet {
                 eprintln!(
@@ -382,18 +379,17 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
             matches!(&e, hourglass_timelock::Error::Arith(a) if is_foreign_checkpoint(a));
         let err = CliError::from(e);
         if foreign {
-            err.hint("a checkpoint from another puzzle or document is refused: pass another --checkpoint or delete the old one")
+            err.with_hint("a checkpoint from another puzzle or document is refused: pass another --checkpoint or delete the old one")
         } else {
             err
         }
     })?;
     match outcome {
-        SolveOutcome::Stopped { done } => Err(CliError::new(format!(
-            "stopped after {done} of {} squarings; progress is saved in {}",
-            key.t(),
-            ckpt.path().display()
-        ))
-        .hint("run the same command again to resume")),
+        SolveOutcome::Stopped { done } => Err(CliError::Stopped(Stopped::Squarings {
+            done,
+            total: key.t(),
+            checkpoint: Some(ckpt.path().to_path_buf()),
+        })),
         SolveOutcome::Solved(c) => {
             let solution = Solution::new(&key, digest, c);
             write_output(&a.out, solution.to_json().as_bytes(), Sensitivity::Public)?;
@@ -419,7 +415,7 @@ fn solve_cmd(a: SolveArgs) -> Result<(), CliError> {
 fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let key = load_puzzle_key(&a.key)?;
     let solution = Solution::from_json(&text(&a.solution, "solution")?)
-        .map_err(|e| CliError::from(e).context(a.solution.display()))?;
+        .map_err(|e| CliError::from(e).with_path(&a.solution))?;
     // The verifier's key fixes the hash, whatever the solution file names.
     let digest = digest_file(&a.input, key.public().meta().hash)?;
     let mut rng = a.entropy.source()?;
@@ -440,7 +436,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Err(reason) => Err(CliError::invalid(format!("invalid solution: {reason}"))),
+        Err(reason) => Err(NegativeVerdict::Solution(reason).into()),
     }
 }
 
@@ -492,13 +488,12 @@ fn verify_signature(a: VerifySignatureArgs) -> Result<(), CliError> {
         }
         DelayedVerdict::Invalid => {
             ckpt.remove();
-            Err(CliError::invalid("invalid signature: the file, the signature or the key differs from what was signed"))
+            Err(NegativeVerdict::DelayedSignature.into())
         }
-        DelayedVerdict::Stopped { done } => Err(CliError::new(format!(
-            "stopped after {done} of {} squarings; progress is saved in {}",
-            key.t(),
-            ckpt.path().display()
-        ))
-        .hint("run the same command again to resume")),
+        DelayedVerdict::Stopped { done } => Err(CliError::Stopped(Stopped::Squarings {
+            done,
+            total: key.t(),
+            checkpoint: Some(ckpt.path().to_path_buf()),
+        })),
     }
 }

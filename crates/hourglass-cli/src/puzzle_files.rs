@@ -5,22 +5,22 @@ use std::path::Path;
 
 use hourglass_timelock::{PuzzleHash, PuzzleKey};
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, InputProblem, IoOp};
 use crate::files::{open_input, read_input};
 
 /// A whole file as UTF-8 text (`what` names it in errors).
-pub fn text(path: &Path, what: &str) -> Result<String, CliError> {
+pub fn text(path: &Path, what: &'static str) -> Result<String, CliError> {
     String::from_utf8(read_input(path, what)?)
-        .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))
+        .map_err(|_| CliError::input(path, InputProblem::NotText))
 }
 
 /// Loads a puzzle private key file.
 pub fn load_puzzle_key(path: &Path) -> Result<PuzzleKey, CliError> {
     let t = zeroize::Zeroizing::new(text(path, "puzzle key")?);
     PuzzleKey::from_json(&t).map_err(|e| {
-        CliError::from(e)
-            .context(path.display())
-            .hint("a puzzle private key is the NAME.key file written by `hourglass puzzle keygen`")
+        CliError::from(e).with_path(path).with_hint(
+            "a puzzle private key is the NAME.key file written by `hourglass puzzle keygen`",
+        )
     })
 }
 
@@ -32,7 +32,7 @@ pub fn digest_file(path: &Path, hash: PuzzleHash) -> Result<Vec<u8>, CliError> {
     loop {
         let n = input
             .read(&mut buf)
-            .map_err(|e| CliError::new(format!("reading {}: {e}", path.display())))?;
+            .map_err(|e| CliError::io(IoOp::Reading, path, e))?;
         if n == 0 {
             break;
         }

@@ -13,7 +13,7 @@ use hourglass_rsa::inspect::{inspect_private, inspect_public, Inspection, Severi
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::HashAlg;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, IoOp, Usage};
 use crate::files::{check_output, open_input, read_input, write_output, Sensitivity};
 use crate::key_files::{load_private, load_public, new_passphrase, passphrase_given, read_key};
 use crate::progress::ReportArgs;
@@ -250,10 +250,10 @@ pub fn run(args: RsaArgs) -> Result<(), CliError> {
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
     let opts = a.shape.options()?;
     if a.report.json && a.out.as_os_str() == "-" {
-        return Err(CliError::new(
+        return Err(CliError::from(Usage::Conflict(
             "--json prints the result on standard output, where -o - would put the key",
-        )
-        .hint("write the key to a file: -o FILE"));
+        ))
+        .with_hint("write the key to a file: -o FILE"));
     }
     // A passphrase is the intent to encrypt: with --passphrase-file the key is encrypted
     // whether or not --encrypt was given, and a format that cannot be encrypted is refused.
@@ -264,11 +264,11 @@ fn keygen(a: KeygenArgs) -> Result<(), CliError> {
         } else {
             "--passphrase-file (it encrypts the key, as --encrypt does)"
         };
-        return Err(CliError::new(format!(
-            "{why} writes PEM (encrypted PKCS#8) only, not --format {}",
-            format_name(a.format)
-        ))
-        .hint("drop --format (PEM is the default), or drop --encrypt and --passphrase-file to write the key unencrypted"));
+        return Err(Usage::EncryptedPemOnly {
+            why,
+            format: format_name(a.format),
+        }
+        .into());
     }
     check_output(&a.out)?;
     if let Some(p) = &a.pubout {
@@ -374,7 +374,7 @@ fn digest_input(a: &SignArgs) -> Result<Vec<u8>, CliError> {
     loop {
         let n = input
             .read(&mut buf)
-            .map_err(|e| CliError::new(format!("reading {}: {e}", a.input.display())))?;
+            .map_err(|e| CliError::io(IoOp::Reading, &a.input, e))?;
         if n == 0 {
             break;
         }
@@ -445,7 +445,7 @@ fn inspect(a: InspectArgs) -> Result<(), CliError> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| CliError::new(e.to_string()))?
+            serde_json::to_string_pretty(&report).map_err(CliError::Json)?
         );
     } else {
         print_inspection(&report);
@@ -457,9 +457,9 @@ fn inspect(a: InspectArgs) -> Result<(), CliError> {
     };
     if let Some(limit) = limit {
         if report.verdict >= limit {
-            return Err(CliError::new(
-                format!("key verdict is {:?}", report.verdict).to_lowercase(),
-            ));
+            return Err(CliError::KeyPolicy {
+                verdict: report.verdict,
+            });
         }
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, Usage};
 
 /// Arguments of `hourglass serve`.
 #[derive(Args, Debug)]
@@ -66,7 +66,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     config.trusted_proxies = a.trusted_proxies;
     if let Some(w) = a.workers {
         if w == 0 {
-            return Err(CliError::new("--workers must be at least 1"));
+            return Err(Usage::range("--workers", "be at least 1").into());
         }
         config.workers = w;
     }
@@ -79,14 +79,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
             started.admin_token_file.display()
         );
     })
-    .map_err(|e| {
-        let hint = e.hint();
-        let err = CliError::new(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
-        }
-    })
+    .map_err(CliError::from)
 }
 
 /// Logs to standard error; `RUST_LOG` chooses what (default: this service's info lines and

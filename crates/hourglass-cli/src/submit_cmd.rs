@@ -18,7 +18,7 @@ use hourglass_timelock::verdict::{
 use hourglass_timelock::PuzzleKey;
 use hourglass_vdf::group::RsaGroup;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, InputProblem, IoOp, NegativeVerdict, Stopped, Usage};
 use crate::files::{
     open_input, read_input, read_input_limited, with_ext, write_output, write_output_replacing,
     DirOutput, Sensitivity,
@@ -235,7 +235,7 @@ fn new_set(a: NewSetArgs) -> Result<(), CliError> {
         return new_public_set(a);
     }
     if !(1024..=8192).contains(&a.bits) {
-        return Err(CliError::new("--bits must be within 1024..=8192"));
+        return Err(Usage::range("--bits", "be within 1024..=8192").into());
     }
     let dir = DirOutput::create(&a.out)?;
     let (rate, measured) = crate::puzzle_cmd::reference_rate(
@@ -331,8 +331,8 @@ fn new_public_set(a: NewSetArgs) -> Result<(), CliError> {
         if is_transcript {
             let t = PublicTranscript::from_json(&text).map_err(|e| {
                 CliError::from(e)
-                    .context(path.display())
-                    .hint("a committee's transcript.json is written by `hourglass dkg party` or `dkg local`")
+                    .with_path(path)
+                    .with_hint("a committee's transcript.json is written by `hourglass dkg party` or `dkg local`")
             })?;
             let origin = ModulusOrigin::Dkg {
                 committee: format!("cluster '{}', members {:?}", t.cluster, t.members),
@@ -407,11 +407,11 @@ fn load_set(path: &Path) -> Result<AnySet, CliError> {
         path.to_path_buf()
     };
     let text = String::from_utf8(read_input_limited(&path, "puzzle set", MAX_SET_BYTES)?)
-        .map_err(|_| CliError::new(format!("{} is not a text file", path.display())))?;
+        .map_err(|_| CliError::input(&path, InputProblem::NotText))?;
     AnySet::from_json(&text).map_err(|e| {
-        CliError::from(e)
-            .context(path.display())
-            .hint("the set is the set.json an institution publishes (hourglass submit new-set)")
+        CliError::from(e).with_path(&path).with_hint(
+            "the set is the set.json an institution publishes (hourglass submit new-set)",
+        )
     })
 }
 
@@ -422,12 +422,11 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     let public = set.is_public();
     let mut bundle = match std::fs::read_to_string(&a.out) {
         Ok(text) => {
-            let b =
-                Bundle::from_json(&text).map_err(|e| CliError::from(e).context(a.out.display()))?;
+            let b = Bundle::from_json(&text).map_err(|e| CliError::from(e).with_path(&a.out))?;
             set.check_resume(&b, &digest).map_err(|e| {
                 CliError::from(e)
-                    .context(a.out.display())
-                    .hint("choose another -o, or delete the old bundle")
+                    .with_path(&a.out)
+                    .with_hint("choose another -o, or delete the old bundle")
             })?;
             if !a.quiet {
                 eprintln!(
@@ -439,7 +438,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
             b
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => set.new_bundle(&digest),
-        Err(e) => return Err(CliError::new(format!("reading {}: {e}", a.out.display()))),
+        Err(e) => return Err(CliError::io(IoOp::Reading, &a.out, e)),
     };
     let options = SealOptions {
         expect_secs: a.expect.map(|d| d.as_secs_f64()),
@@ -470,7 +469,7 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     };
     let mut saved = |b: &Bundle| -> hourglass_timelock::Result<()> {
         write_output_replacing(&out, b.to_json().as_bytes(), Sensitivity::Public)
-            .map_err(|e| hourglass_timelock::Error::OnLink(e.message))?;
+            .map_err(|e| hourglass_timelock::Error::OnLink(e.to_string()))?;
         if !quiet {
             let newline = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                 "\n"
@@ -515,15 +514,14 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
         );
     }
     if bundle.links.is_empty() {
-        return Err(CliError::new("no link finished yet; nothing to submit")
-            .hint("run the same command again to continue"));
+        return Err(CliError::Stopped(Stopped::NoLink));
     }
     Ok(())
 }
 
 fn load_keys(dir: &Path) -> Result<Vec<PuzzleKey>, CliError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| CliError::new(format!("cannot read key directory {}: {e}", dir.display())))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| CliError::io(IoOp::List("key directory"), dir, e))?;
     let mut keys = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
@@ -532,16 +530,15 @@ fn load_keys(dir: &Path) -> Result<Vec<PuzzleKey>, CliError> {
         }
     }
     if keys.is_empty() {
-        return Err(CliError::new(format!("no .key files in {}", dir.display()))
-            .hint("--keys is the directory written by `hourglass submit new-set`"));
+        return Err(CliError::input(dir, InputProblem::NoPuzzleKeys));
     }
     Ok(keys)
 }
 
 fn load_bundle(path: &Path) -> Result<Bundle, CliError> {
     let text = String::from_utf8(read_input_limited(path, "bundle", MAX_BUNDLE_BYTES)?)
-        .map_err(|_| CliError::new("the bundle is not a text file").context(path.display()))?;
-    Bundle::from_json(&text).map_err(|e| CliError::from(e).context(path.display()))
+        .map_err(|_| CliError::input(path, InputProblem::NotText))?;
+    Bundle::from_json(&text).map_err(|e| CliError::from(e).with_path(path))
 }
 
 /// What the verifier pins of a public set's origin: the committee from --transcript and
@@ -555,12 +552,11 @@ fn origin_pins(a: &VerifyArgs) -> Result<OriginPins, CliError> {
         "committee transcript",
         MAX_TRANSCRIPT_BYTES,
     )?)
-    .map_err(|_| CliError::new("not a text file").context(transcript.display()))?;
+    .map_err(|_| CliError::input(transcript, InputProblem::NotText))?;
     let mut certificates = Vec::new();
     for path in &a.committee_cert {
-        certificates.extend(
-            read_certificates(path).map_err(|e| CliError::from(e).context(path.display()))?,
-        );
+        certificates
+            .extend(read_certificates(path).map_err(|e| CliError::from(e).with_path(path))?);
     }
     Ok(OriginPins {
         committee: Some(CommitteePins {
@@ -577,12 +573,9 @@ fn verifier(a: &VerifyArgs) -> Result<(Verifier, PathBuf), CliError> {
             let set_path = a
                 .set
                 .as_deref()
-                .ok_or_else(|| CliError::new("--public needs --set"))?;
+                .ok_or(Usage::Conflict("--public needs --set"))?;
             let AnySet::Public(set) = load_set(set_path)? else {
-                return Err(CliError::new(format!(
-                    "{} is a private set: verify its bundles with --keys",
-                    set_path.display()
-                )));
+                return Err(CliError::input(set_path, InputProblem::PrivateSet));
             };
             let verifier = Verifier::public(set, &origin_pins(a)?)?;
             Ok((verifier, bundle.clone()))
@@ -590,14 +583,12 @@ fn verifier(a: &VerifyArgs) -> Result<(Verifier, PathBuf), CliError> {
         (None, Some(keys_dir), Some(bundle)) => {
             let verifier = Verifier::private(load_keys(keys_dir)?).map_err(|e| {
                 CliError::from(e)
-                    .context(keys_dir.display())
-                    .hint("--keys is the directory of one puzzle set")
+                    .with_path(keys_dir)
+                    .with_hint("--keys is the directory of one puzzle set")
             })?;
             Ok((verifier, bundle.clone()))
         }
-        _ => Err(CliError::new(
-            "give --keys DIR BUNDLE, or --public BUNDLE --set SET",
-        )),
+        _ => Err(Usage::Give("--keys DIR BUNDLE, or --public BUNDLE --set SET").into()),
     }
 }
 
@@ -608,7 +599,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let document = open_input(&a.document, "document")?;
     let digest = verifier
         .digest(document)
-        .map_err(|e| CliError::new(format!("reading {}: {e}", a.document.display())))?;
+        .map_err(|e| CliError::io(IoOp::Reading, &a.document, e))?;
     let mut rng = a.entropy.source()?;
     let verdict = verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut *rng)?;
     let elapsed = start.elapsed();
@@ -629,15 +620,13 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
         print_verdict(&verdict, &dating, elapsed);
     }
     if !verdict.valid {
-        return Err(CliError::invalid(format!(
-            "invalid bundle: {}",
-            verdict.reason.as_deref().unwrap_or("it does not verify")
-        )));
+        return Err(NegativeVerdict::Bundle {
+            reason: verdict.reason.clone(),
+        }
+        .into());
     }
     if dating.before_deadline == Some(false) {
-        return Err(CliError::invalid(
-            "the document is not proven to predate the deadline",
-        ));
+        return Err(NegativeVerdict::AfterDeadline.into());
     }
     Ok(())
 }
@@ -702,21 +691,16 @@ fn print_verdict(verdict: &Verdict, dating: &Dating, elapsed: Duration) {
 }
 
 fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
-    use hourglass_timelock::receipt::{check_receipt, ReceiptError, ReceiptVerdict};
+    use hourglass_timelock::receipt::{check_receipt, ReceiptVerdict};
     let institution = crate::key_files::load_public(&a.institution)?;
     let bytes = read_input_limited(&a.receipt, "receipt", MAX_RECEIPT_BYTES as u64)?;
-    let statement = match check_receipt(&bytes, &institution) {
-        Ok(s) => s,
-        Err(e @ (ReceiptError::BadSignature | ReceiptError::OtherInstitution { .. })) => {
-            return Err(CliError::invalid(format!("{}: {e}", a.receipt.display())));
-        }
-        Err(e) => return Err(CliError::new(e.to_string()).context(a.receipt.display())),
-    };
+    let statement =
+        check_receipt(&bytes, &institution).map_err(|e| CliError::from(e).with_path(&a.receipt))?;
     let document_matches = match &a.document {
         Some(path) => Some(
             statement
                 .document_matches(open_input(path, "document")?)
-                .map_err(|e| CliError::new(format!("reading {}: {e}", path.display())))?,
+                .map_err(|e| CliError::io(IoOp::Reading, path, e))?,
         ),
         None => None,
     };
@@ -761,16 +745,14 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
         }
     }
     if document_matches == Some(false) {
-        return Err(CliError::invalid(
-            "the receipt is authentic but for another document",
-        ));
+        return Err(NegativeVerdict::ReceiptOtherDocument.into());
     }
     // The receipt is authentic; the submission it states is not valid.
     if statement.verdict == ReceiptVerdict::Invalid {
-        return Err(CliError::invalid(format!(
-            "the receipt is authentic, and its verdict is invalid: {}",
-            statement.reason
-        )));
+        return Err(NegativeVerdict::ReceiptInvalid {
+            reason: statement.reason.clone(),
+        }
+        .into());
     }
     Ok(())
 }

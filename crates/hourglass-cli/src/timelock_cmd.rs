@@ -16,7 +16,7 @@ use hourglass_timelock::tlock::{
 };
 use hourglass_timelock::{SolveOptions, SolveOutcome};
 
-use crate::cli_error::{is_foreign_checkpoint, CliError};
+use crate::cli_error::{is_foreign_checkpoint, CliError, InputProblem, IoOp, Stopped, Usage};
 use crate::files::{check_output, open_input, with_ext, Sensitivity};
 use crate::output_file::StagedOutput;
 use crate::progress::ReportArgs;
@@ -197,13 +197,14 @@ fn recipient_cmd(a: RecipientArgs) -> Result<(), CliError> {
             )?;
             let t = (d.as_secs_f64() * rate).round();
             if !(1.0..=MAX_SQUARINGS as f64).contains(&t) {
-                return Err(CliError::new(
+                return Err(Usage::Conflict(
                     "the duration and rate give less than one or more than 2^60 squarings",
-                ));
+                )
+                .into());
             }
             (t as u64, Some(rate))
         }
-        (None, None) => return Err(CliError::new("give --duration or --squarings")),
+        (None, None) => return Err(Usage::Give("--duration or --squarings").into()),
     };
     let recipient = AgeRecipient {
         t,
@@ -233,7 +234,7 @@ const CHECKPOINT_HINT: &str =
 /// `err` with [`CHECKPOINT_HINT`] when the failure was a foreign checkpoint.
 fn checkpoint_hint(err: CliError, foreign: bool) -> CliError {
     if foreign {
-        err.hint(CHECKPOINT_HINT)
+        err.with_hint(CHECKPOINT_HINT)
     } else {
         err
     }
@@ -252,19 +253,19 @@ fn regular_file_len(path: &Path) -> Option<u64> {
 
 fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
     if !(1024..=8192).contains(&a.bits) {
-        return Err(CliError::new("--bits must be within 1024..=8192"));
+        return Err(Usage::range("--bits", "be within 1024..=8192").into());
     }
     if let Some(t) = a.squarings {
         if t == 0 || t > MAX_SQUARINGS {
-            return Err(CliError::new(format!(
-                "--squarings must be within 1..={MAX_SQUARINGS} (2^60)"
-            )));
+            return Err(Usage::range(
+                "--squarings",
+                format!("be within 1..={MAX_SQUARINGS} (2^60)"),
+            )
+            .into());
         }
     }
     if a.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err(CliError::new(
-            "--rate must be a positive number of squarings per second",
-        ));
+        return Err(Usage::range("--rate", "be a positive number of squarings per second").into());
     }
     let content_len = regular_file_len(&a.input);
     let mut input = open_input(&a.input, "content")?;
@@ -289,23 +290,24 @@ fn seal_cmd(a: SealArgs) -> Result<(), CliError> {
             };
             let t = (d.as_secs_f64() * rate).round();
             if t < 1.0 {
-                return Err(CliError::new(
-                    "the duration and rate give less than one squaring",
-                ));
+                return Err(
+                    Usage::Conflict("the duration and rate give less than one squaring").into(),
+                );
             }
             if t > MAX_SQUARINGS as f64 {
-                return Err(CliError::new(format!(
-                    "the duration and rate give an absurd number of squarings ({t:.3e}; the limit is 2^60)"
-                )));
+                return Err(Usage::TooManySquarings { t }.into());
             }
             (t as u64, Some(rate), measured)
         }
-        (None, None) => return Err(CliError::new("give --duration or --squarings")),
+        (None, None) => return Err(Usage::Give("--duration or --squarings").into()),
     };
     let mut out = StagedOutput::create(&a.out, Sensitivity::Public)?;
     let header = key
         .seal(t, content_len, &mut input, &mut out, &mut *rng)
-        .map_err(|e| CliError::from(e).context(format!("sealing {}", a.input.display())))?;
+        .map_err(|e| CliError::Sealing {
+            input: a.input.clone(),
+            inner: Box::new(e.into()),
+        })?;
     out.commit()?;
     let secs = start.elapsed().as_secs_f64();
     let rate_source = match (rate, measured) {
@@ -349,55 +351,39 @@ fn with_progress<T>(
     out
 }
 
-fn stopped(done: u64, t: u64, checkpoint: Option<&Path>) -> CliError {
-    match checkpoint {
-        Some(path) => CliError::new(format!(
-            "stopped after {done} of {t} squarings; progress is saved in {}",
-            path.display()
-        ))
-        .hint("run the same command again to resume"),
-        None => CliError::new(format!(
-            "stopped after {done} of {t} squarings; progress was not saved"
-        ))
-        .hint("pass --checkpoint FILE to be able to resume"),
-    }
+fn stopped(done: u64, total: u64, checkpoint: Option<&Path>) -> CliError {
+    CliError::Stopped(Stopped::Squarings {
+        done,
+        total,
+        checkpoint: checkpoint.map(Path::to_path_buf),
+    })
 }
 
 fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     let mut input = open_input(&a.input, "time-lock file")?;
-    let header = TlockHeader::read_from(&mut input)
-        .map_err(|e| CliError::from(e).context(a.input.display()))?;
+    let header =
+        TlockHeader::read_from(&mut input).map_err(|e| CliError::from(e).with_path(&a.input))?;
     if let (Some(expected), Some(actual)) = (header.expected_file_len(), regular_file_len(&a.input))
     {
         if expected != actual {
-            let what = if actual < expected {
-                "truncated"
-            } else {
-                "longer than it should be"
-            };
-            return Err(CliError::new(format!(
-                "{}: the time-lock file is {what}: {actual} bytes where its header promises {expected}",
-                a.input.display()
-            ))
-            .hint("get an intact copy of the file (nothing was computed or written)"));
+            return Err(CliError::input(
+                &a.input,
+                InputProblem::TlockLength { actual, expected },
+            ));
         }
     }
     // The body against the trailer written at sealing, before any squaring (a second handle
     // reads it; the first stays at the first chunk). A pipe can only be checked at the end.
     if a.input.as_os_str() != "-" && regular_file_len(&a.input).is_some() {
-        let mut body = std::fs::File::open(&a.input).map_err(|e| {
-            CliError::new(format!(
-                "cannot open time-lock file {}: {e}",
-                a.input.display()
-            ))
-        })?;
+        let mut body = std::fs::File::open(&a.input)
+            .map_err(|e| CliError::io(IoOp::Open("time-lock file"), &a.input, e))?;
         std::io::Seek::seek(
             &mut body,
             std::io::SeekFrom::Start(header.as_bytes().len() as u64),
         )
-        .map_err(|e| CliError::new(format!("reading {}: {e}", a.input.display())))?;
+        .map_err(|e| CliError::io(IoOp::Reading, &a.input, e))?;
         check_body(&header, &mut std::io::BufReader::new(body))
-            .map_err(|e| CliError::from(e).context(a.input.display()))?;
+            .map_err(|e| CliError::from(e).with_path(&a.input))?;
     }
     let ckpt_path = match (
         &a.run.checkpoint,
@@ -408,9 +394,10 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
         (None, false, _) => with_ext(&a.out, ".ckpt"),
         (None, true, false) => with_ext(&a.input, ".ckpt"),
         (None, true, true) => {
-            return Err(CliError::new(
-                "give --checkpoint FILE when both input and output are standard streams",
-            ))
+            return Err(Usage::Give(
+                "--checkpoint FILE when both input and output are standard streams",
+            )
+            .into())
         }
     };
     // Probe the output now, so an unwritable directory shows before hours of squaring; the real
@@ -451,13 +438,9 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     };
     let mut out = StagedOutput::create(&a.out, Sensitivity::Secret)?;
     let content_len = decrypt_body(&header, &key, &mut input, &mut out).map_err(|e| {
-        let err = CliError::from(e).context(a.input.display());
-        match err.hint.clone() {
-            Some(h) => err.hint(format!(
-                "{h}; the squarings are saved in {}, so an intact copy opens at once",
-                ckpt_path.display()
-            )),
-            None => err,
+        CliError::SquaringsSaved {
+            checkpoint: ckpt_path.clone(),
+            inner: Box::new(CliError::from(e).with_path(&a.input)),
         }
     })?;
     drop(key);
@@ -480,24 +463,21 @@ fn open_cmd(a: OpenArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn integer_arg(flag: &str, value: &str) -> Result<Integer, CliError> {
-    parse_integer(value).ok_or_else(|| {
-        CliError::new(format!(
-            "{flag}: expected a non-negative integer in decimal or hexadecimal with 0x"
-        ))
-    })
+fn integer_arg(flag: &'static str, value: &str) -> Result<Integer, CliError> {
+    parse_integer(value).ok_or_else(|| Usage::NotAnInteger { flag }.into())
 }
 
 fn open_rsw_cmd(a: OpenRswArgs) -> Result<(), CliError> {
     let n = match (&a.n, &a.modulus) {
         (_, Some(path)) => crate::files::modulus_from_key_file(path)?,
         (Some(n), None) => integer_arg("--n", n)?,
-        (None, None) => return Err(CliError::new("give --n N or --modulus FILE")),
+        (None, None) => return Err(Usage::Give("--n N or --modulus FILE").into()),
     };
     let base = integer_arg("--base", &a.base)?;
     let z = a.z.as_deref().map(|z| integer_arg("--z", z)).transpose()?;
-    let puzzle = RswPuzzle::new(n, base, a.squarings)
-        .map_err(|e| CliError::from(e).hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60"))?;
+    let puzzle = RswPuzzle::new(n, base, a.squarings).map_err(|e| {
+        CliError::from(e).with_hint("N must be odd, 1 < A < N - 1, and 1 <= T <= 2^60")
+    })?;
     let options = SolveOptions {
         checkpoint: a
             .checkpoint

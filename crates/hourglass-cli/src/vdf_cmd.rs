@@ -19,7 +19,7 @@ use hourglass_vdf::proof_file::{
 };
 use hourglass_vdf::SecurityLevel;
 
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, InputProblem, IoOp, NegativeVerdict, SelfCheck, Stopped, Usage};
 use crate::files::{check_output, modulus_from_key_file, read_input, write_output, Sensitivity};
 use crate::progress::ReportArgs;
 use crate::progress::{
@@ -99,17 +99,19 @@ fn load_group(name: &str, policy: ModulusPolicy) -> Result<RsaGroup, CliError> {
     }
     let path = Path::new(name);
     if !path.exists() {
-        return Err(CliError::new(format!(
-            "--modulus {name}: no such built-in modulus or file"
+        return Err(CliError::from(Usage::value(
+            "--modulus",
+            name,
+            "no such built-in modulus or file",
         ))
-        .hint("use rsa-2048 or the path of an RSA public key file"));
+        .with_hint("use rsa-2048 or the path of an RSA public key file"));
     }
     let n = modulus_from_key_file(path)?;
     let group = match policy {
         ModulusPolicy::Secure => RsaGroup::new(n),
         ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n),
     };
-    group.map_err(|e| CliError::from(e).context(path.display()))
+    group.map_err(|e| CliError::from(e).with_path(path))
 }
 
 #[derive(Args, Debug)]
@@ -168,14 +170,14 @@ fn input_bytes(text: &Option<String>, file: &Option<PathBuf>) -> Result<Vec<u8>,
     let bytes = match (text, file) {
         (Some(t), _) => t.as_bytes().to_vec(),
         (None, Some(path)) => read_input(path, "input")?,
-        (None, None) => return Err(CliError::new("give --input TEXT or -i FILE")),
+        (None, None) => return Err(Usage::Give("--input TEXT or -i FILE").into()),
     };
     if bytes.len() > MAX_INPUT_BYTES {
-        return Err(CliError::new(format!(
-            "the input has {} bytes; a VDF input is at most {MAX_INPUT_BYTES}",
-            bytes.len()
-        ))
-        .hint("VDF inputs are seeds and challenges: pass a digest of a large file, e.g. --input $(sha256sum FILE | cut -c1-64)"));
+        return Err(Usage::VdfInputTooLong {
+            len: bytes.len(),
+            max: MAX_INPUT_BYTES,
+        }
+        .into());
     }
     Ok(bytes)
 }
@@ -234,23 +236,19 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
     );
     display.finish();
     let (file, eval_secs, prove_secs) = match outcome.map_err(|e| match e {
-        hourglass_vdf::Error::InvalidProof(_) => CliError::new(format!(
-            "the new proof does not verify ({e}); nothing was written"
-        ))
-        .hint("a hardware fault or a corrupt checkpoint: delete the checkpoint files and run again"),
-        hourglass_vdf::Error::Arith(ref a) if crate::cli_error::is_foreign_checkpoint(a) => CliError::from(e).hint(
+        hourglass_vdf::Error::InvalidProof(_) => CliError::SelfCheck(SelfCheck::Proof(e)),
+        hourglass_vdf::Error::Arith(ref a) if crate::cli_error::is_foreign_checkpoint(a) => CliError::from(e).with_hint(
             "a checkpoint of another evaluation is refused: pass another --checkpoint or delete the old one",
         ),
         other => CliError::from(other),
     })? {
         ProveOutcome::Stopped { done } => {
-            return Err(CliError::new(format!(
-                "stopped after {done} of {} squarings; progress is saved in {}",
-                a.iterations,
-                ckpt.as_deref()
-                    .map_or("no checkpoint".into(), |p| p.display().to_string())
-            ))
-            .hint("run the same command again to resume"))
+            // FIXME(next commit): without a checkpoint, say that progress was not saved.
+            return Err(CliError::Stopped(Stopped::Squarings {
+                done,
+                total: a.iterations,
+                checkpoint: Some(ckpt.unwrap_or_else(|| PathBuf::from("no checkpoint"))),
+            }));
         }
         ProveOutcome::Proved {
             file,
@@ -357,11 +355,15 @@ fn verify_cmd(a: VerifyArgs) -> Result<(), CliError> {
     }
     let path = a.proof.clone().unwrap_or_else(|| PathBuf::from("-"));
     let bytes = read_input(&path, "proof")?;
-    let invalid = |why: String| {
+    let invalid = |why: String, untrusted_modulus: bool| -> CliError {
         if a.json {
             println!("{}", serde_json::json!({"valid": false, "reason": why}));
         }
-        CliError::invalid(format!("invalid proof: {why}"))
+        NegativeVerdict::Proof {
+            reason: why,
+            untrusted_modulus,
+        }
+        .into()
     };
     let file = ProofFile::from_json(&bytes, a.modulus.policy()).map_err(|e| {
         if a.json {
@@ -370,22 +372,17 @@ fn verify_cmd(a: VerifyArgs) -> Result<(), CliError> {
                 serde_json::json!({"valid": false, "reason": e.to_string()})
             );
         }
-        CliError::from(e).context(path.display())
+        CliError::from(e).with_path(&path)
     })?;
     if a.input.is_some() || a.input_file.is_some() {
         let want = input_bytes(&a.input, &a.input_file)?;
         if want != file.input {
-            return Err(invalid("the proof is for another input".into()));
+            return Err(invalid("the proof is for another input".into(), false));
         }
     }
     let start = Instant::now();
     if let Err(why) = verify_one(&file, &trusted) {
-        let err = invalid(why);
-        return Err(if file.group != trusted {
-            err.hint("pass --modulus FILE naming the modulus you trust (the prover may know the factors of its own)")
-        } else {
-            err
-        });
+        return Err(invalid(why, file.group != trusted));
     }
     let secs = start.elapsed().as_secs_f64();
     if a.json {
@@ -415,13 +412,13 @@ fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), C
     let reader = crate::files::open_input(path, "batch")?;
     let mut lines: Vec<(usize, String)> = Vec::new();
     for (i, line) in std::io::BufReader::new(reader).lines().enumerate() {
-        let line = line.map_err(|e| CliError::new(format!("reading {}: {e}", path.display())))?;
+        let line = line.map_err(|e| CliError::io(IoOp::Reading, path, e))?;
         if !line.trim().is_empty() {
             lines.push((i + 1, line));
         }
     }
     if lines.is_empty() {
-        return Err(CliError::new(format!("{} holds no proofs", path.display())));
+        return Err(CliError::input(path, InputProblem::NoProofs));
     }
     // Parse first (each modulus is checked once), then verify on every core.
     let mut groups = GroupCache::default();
@@ -477,10 +474,11 @@ fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), C
     if failures.is_empty() {
         Ok(())
     } else {
-        Err(CliError::invalid(format!(
-            "{} of {total} proofs are invalid",
-            failures.len()
-        )))
+        Err(NegativeVerdict::Proofs {
+            invalid: failures.len(),
+            total,
+        }
+        .into())
     }
 }
 
@@ -505,8 +503,8 @@ fn setup_cmd(a: SetupArgs) -> Result<(), CliError> {
     let min = if a.allow_insecure { 64 } else { 1024 };
     if a.bits < min || a.bits > 8192 {
         return Err(
-            CliError::new(format!("--bits must be between {min} and 8192"))
-                .hint("2048 bits is the usual size; below 1024 needs --allow-insecure"),
+            CliError::from(Usage::range("--bits", format!("be between {min} and 8192")))
+                .with_hint("2048 bits is the usual size; below 1024 needs --allow-insecure"),
         );
     }
     check_output(&a.out)?;
