@@ -1274,3 +1274,403 @@ library_errors!(
     hourglass_bench::Error,
     hourglass_serve::Error,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hourglass_timelock::TrustError;
+    use std::time::SystemTime;
+
+    fn io() -> std::io::Error {
+        std::io::Error::from(std::io::ErrorKind::NotFound)
+    }
+
+    fn wrap(e: CliError) -> CliError {
+        CliError::SquaringsSaved {
+            checkpoint: "x.ckpt".into(),
+            inner: Box::new(CliError::Sealing {
+                input: "x".into(),
+                inner: Box::new(e.with_path("p").with_hint("h")),
+            }),
+        }
+    }
+
+    /// Every kind of the CLI's own, with the exit status it must give.
+    fn own_kinds() -> Vec<(CliError, u8)> {
+        vec![
+            (Usage::range("--bits", "be within 1..=2").into(), EXIT_ERROR),
+            (Usage::Give("--a or --b").into(), EXIT_ERROR),
+            (
+                Usage::value("--kill", 9, "no such party").into(),
+                EXIT_ERROR,
+            ),
+            (Usage::NotAnInteger { flag: "--n" }.into(), EXIT_ERROR),
+            (Usage::UnknownHash("md5".into()).into(), EXIT_ERROR),
+            (Usage::Conflict("--public needs --set").into(), EXIT_ERROR),
+            (Usage::TooManySquarings { t: 1e30 }.into(), EXIT_ERROR),
+            (
+                Usage::EncryptedPemOnly {
+                    why: "--encrypt",
+                    format: "der".into(),
+                }
+                .into(),
+                EXIT_ERROR,
+            ),
+            (Usage::VdfInputTooLong { len: 9, max: 8 }.into(), EXIT_ERROR),
+            (CliError::io(IoOp::Read("key"), "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::Open("input"), "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::Reading, "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::List("cluster"), "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::Write, "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::WriteStdout, "-", io()), EXIT_ERROR),
+            (CliError::io(IoOp::CreateDir, "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::WriteBeside, "k", io()), EXIT_ERROR),
+            (CliError::io(IoOp::ManPages, "k", io()), EXIT_ERROR),
+            (CliError::output("o", OutputProblem::Exists), EXIT_ERROR),
+            (CliError::output("o", OutputProblem::NotEmpty), EXIT_ERROR),
+            (
+                CliError::output("o", OutputProblem::IsDirectory),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::output("o", OutputProblem::NotDirectory),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::output("o", OutputProblem::NoParent { dir: "d".into() }),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::output("o", OutputProblem::NoDirectory),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::TooLarge {
+                    what: "key",
+                    path: "k".into(),
+                    max: 1,
+                },
+                EXIT_ERROR,
+            ),
+            (CliError::input("i", InputProblem::NotText), EXIT_ERROR),
+            (CliError::input("i", InputProblem::PublicKey), EXIT_ERROR),
+            (CliError::input("i", InputProblem::NoProofs), EXIT_ERROR),
+            (CliError::input("i", InputProblem::NoPuzzleKeys), EXIT_ERROR),
+            (CliError::input("i", InputProblem::NoShares), EXIT_ERROR),
+            (
+                CliError::input(
+                    "i",
+                    InputProblem::OtherShares {
+                        members: vec![1, 2, 3],
+                        held: vec![1, 2],
+                    },
+                ),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::input(
+                    "i",
+                    InputProblem::TlockLength {
+                        actual: 1,
+                        expected: 2,
+                    },
+                ),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::input("i", InputProblem::CertificateWithoutCa),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::input("i", InputProblem::NotACertificate { ca: "ca".into() }),
+                EXIT_ERROR,
+            ),
+            (CliError::input("i", InputProblem::PrivateSet), EXIT_ERROR),
+            (
+                PassphraseProblem::Unencryptable { what: "a share" }.into(),
+                EXIT_ERROR,
+            ),
+            (PassphraseProblem::NoTerminal.into(), EXIT_ERROR),
+            (PassphraseProblem::Prompt(io()).into(), EXIT_ERROR),
+            (PassphraseProblem::Empty.into(), EXIT_ERROR),
+            (PassphraseProblem::Differ.into(), EXIT_ERROR),
+            (
+                PassphraseProblem::FileNotText { path: "p".into() }.into(),
+                EXIT_ERROR,
+            ),
+            (
+                PassphraseProblem::FileEmpty { path: "p".into() }.into(),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::Stopped(Stopped::Squarings {
+                    done: 1,
+                    total: 2,
+                    checkpoint: None,
+                }),
+                EXIT_ERROR,
+            ),
+            (CliError::Stopped(Stopped::NoLink), EXIT_ERROR),
+            (
+                LocalRun::Start {
+                    action: "start a party process",
+                    source: io(),
+                }
+                .into(),
+                EXIT_ERROR,
+            ),
+            (
+                LocalRun::Wait {
+                    party: 1,
+                    source: io(),
+                }
+                .into(),
+                EXIT_ERROR,
+            ),
+            (
+                LocalRun::Failed {
+                    what: "the generation",
+                    failures: vec![(1, "gone".into())],
+                }
+                .into(),
+                EXIT_ERROR,
+            ),
+            (
+                LocalRun::Committee { stderr: "x".into() }.into(),
+                EXIT_ERROR,
+            ),
+            (
+                LocalRun::Report {
+                    party: 1,
+                    source: serde_json::from_str::<u8>("x").unwrap_err(),
+                }
+                .into(),
+                EXIT_ERROR,
+            ),
+            (LocalRun::NoneFinished.into(), EXIT_ERROR),
+            (LocalRun::Disagree.into(), EXIT_ERROR),
+            (LocalRun::Transcript(io()).into(), EXIT_ERROR),
+            (LocalRun::OtherMembers.into(), EXIT_ERROR),
+            (
+                CliError::SelfCheck(SelfCheck::Certificate(CertificateError::KeyMismatch)),
+                EXIT_ERROR,
+            ),
+            (CliError::SelfCheck(SelfCheck::CertificateKey), EXIT_ERROR),
+            (
+                CliError::SelfCheck(SelfCheck::Proof(hourglass_vdf::Error::InvalidProof("x"))),
+                EXIT_ERROR,
+            ),
+            (
+                CliError::Demo(DemoFailure::Step(Box::new(io()))),
+                EXIT_ERROR,
+            ),
+            (CliError::Demo(DemoFailure::Check("demo: x")), EXIT_ERROR),
+            (
+                CliError::KeyPolicy {
+                    verdict: Severity::Weak,
+                },
+                EXIT_ERROR,
+            ),
+            (
+                CliError::Json(serde_json::from_str::<u8>("x").unwrap_err()),
+                EXIT_ERROR,
+            ),
+            (
+                NegativeVerdict::Solution(Rejection::WrongSolution).into(),
+                EXIT_INVALID,
+            ),
+            (NegativeVerdict::DelayedSignature.into(), EXIT_INVALID),
+            (
+                NegativeVerdict::Bundle { reason: None }.into(),
+                EXIT_INVALID,
+            ),
+            (NegativeVerdict::AfterDeadline.into(), EXIT_INVALID),
+            (NegativeVerdict::ReceiptOtherDocument.into(), EXIT_INVALID),
+            (
+                NegativeVerdict::ReceiptInvalid { reason: "x".into() }.into(),
+                EXIT_INVALID,
+            ),
+            (
+                NegativeVerdict::Proof {
+                    reason: "x".into(),
+                    untrusted_modulus: true,
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+            (
+                NegativeVerdict::Proofs {
+                    invalid: 1,
+                    total: 2,
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+        ]
+    }
+
+    /// Library errors, converted as commands convert them, with the exit status they must give.
+    fn library_kinds() -> Vec<(CliError, u8)> {
+        let now = SystemTime::UNIX_EPOCH;
+        let role = || hourglass_timelock::certificate::CertRole::Certificate;
+        vec![
+            (RsaError::Verification.into(), EXIT_INVALID),
+            (RsaError::Decryption.into(), EXIT_ERROR),
+            (RsaError::FaultDetected.into(), EXIT_ERROR),
+            // Unwrapped through the libraries that carry it.
+            (
+                hourglass_timelock::Error::Rsa(RsaError::Verification).into(),
+                EXIT_INVALID,
+            ),
+            (
+                hourglass_dkg::Error::Rsa(RsaError::Verification).into(),
+                EXIT_INVALID,
+            ),
+            (
+                CertificateError::Rsa(RsaError::Verification).into(),
+                EXIT_INVALID,
+            ),
+            (
+                hourglass_bench::Error::Rsa(RsaError::Verification).into(),
+                EXIT_INVALID,
+            ),
+            // A receipt's own RSA failure is the receipt's: not a verdict.
+            (ReceiptError::Rsa(RsaError::Verification).into(), EXIT_ERROR),
+            (
+                hourglass_timelock::Error::Trust(TrustError::OtherModulus).into(),
+                EXIT_INVALID,
+            ),
+            (
+                TlockError::Timelock(hourglass_timelock::Error::Trust(TrustError::OtherModulus))
+                    .into(),
+                EXIT_INVALID,
+            ),
+            (
+                hourglass_timelock::Error::Trust(TrustError::UnpinnedCommittee {
+                    committee: "c".into(),
+                })
+                .into(),
+                EXIT_ERROR,
+            ),
+            (
+                CertificateError::WrongIssuer {
+                    issuer: "a".into(),
+                    ca: "b".into(),
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+            (
+                CertificateError::Expired {
+                    what: role(),
+                    not_after: now,
+                    now,
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+            (
+                CertificateError::NotYetValid {
+                    what: role(),
+                    not_before: now,
+                    now,
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+            (CertificateError::KeyMismatch.into(), EXIT_ERROR),
+            (ReceiptError::BadSignature.into(), EXIT_INVALID),
+            (
+                ReceiptError::OtherInstitution {
+                    named: "a".into(),
+                    given: "b".into(),
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+            (ReceiptError::Malformed { why: "x" }.into(), EXIT_ERROR),
+            (TlockError::Authentication.into(), EXIT_ERROR),
+            (hourglass_vdf::Error::InvalidProof("x").into(), EXIT_ERROR),
+            (
+                hourglass_arith::Error::EntropyExhausted {
+                    source_name: "f".into(),
+                    consumed: 1,
+                    needed: 1,
+                }
+                .into(),
+                EXIT_ERROR,
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_kind_has_its_exit_code() {
+        for (e, code) in own_kinds().into_iter().chain(library_kinds()) {
+            let what = format!("{e:?}");
+            assert_eq!(e.exit_code(), code, "{what}");
+            // Context and hints never change the status.
+            assert_eq!(wrap(e).exit_code(), code, "wrapped {what}");
+        }
+    }
+
+    #[test]
+    fn every_kind_has_a_message() {
+        for (e, _) in own_kinds().into_iter().chain(library_kinds()) {
+            assert!(!e.to_string().trim().is_empty(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn messages_and_hints_come_from_the_data() {
+        let e = CliError::output("key.pem", OutputProblem::Exists);
+        assert_eq!(e.to_string(), "key.pem already exists");
+        assert_eq!(
+            e.hint().as_deref(),
+            Some("pass --force to replace it, or choose another output path")
+        );
+        let e = CliError::from(RsaError::Verification);
+        assert_eq!(e.to_string(), "invalid signature");
+        assert!(e.is_verdict());
+        let e = CliError::from(ReceiptError::BadSignature).with_path("r.json");
+        assert_eq!(
+            e.to_string(),
+            "r.json: the receipt's signature does not verify under this institution key"
+        );
+        let e = CliError::from(CertificateError::WrongIssuer {
+            issuer: "CN=a".into(),
+            ca: "CN=b".into(),
+        });
+        assert!(e.to_string().starts_with("invalid certificate: "), "{e}");
+        let e = CliError::Sealing {
+            input: "doc".into(),
+            inner: Box::new(Usage::range("--bits", "be within 1024..=8192").into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "sealing doc: --bits must be within 1024..=8192"
+        );
+        // A call site's hint replaces the kind's; the message is unchanged.
+        let e = CliError::from(TlockError::Authentication)
+            .with_path("f.tlock")
+            .with_hint("another hint");
+        assert_eq!(e.hint().as_deref(), Some("another hint"));
+        assert!(e.to_string().starts_with("f.tlock: "), "{e}");
+        // The saved squarings extend the hint, when there is one.
+        let saved = |inner: CliError| CliError::SquaringsSaved {
+            checkpoint: "f.ckpt".into(),
+            inner: Box::new(inner),
+        };
+        assert_eq!(
+            saved(TlockError::Authentication.into()).hint().as_deref(),
+            Some("the file was damaged or edited after sealing: get an intact copy; nothing was written; the squarings are saved in f.ckpt, so an intact copy opens at once")
+        );
+        assert_eq!(saved(LocalRun::Disagree.into()).hint(), None);
+        assert_eq!(
+            CliError::KeyPolicy {
+                verdict: Severity::Broken
+            }
+            .to_string(),
+            "key verdict is broken"
+        );
+    }
+}
