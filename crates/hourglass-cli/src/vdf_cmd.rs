@@ -243,11 +243,10 @@ fn eval_cmd(a: EvalArgs) -> Result<(), CliError> {
         other => CliError::from(other),
     })? {
         ProveOutcome::Stopped { done } => {
-            // FIXME(next commit): without a checkpoint, say that progress was not saved.
             return Err(CliError::Stopped(Stopped::Squarings {
                 done,
                 total: a.iterations,
-                checkpoint: Some(ckpt.unwrap_or_else(|| PathBuf::from("no checkpoint"))),
+                checkpoint: ckpt,
             }));
         }
         ProveOutcome::Proved {

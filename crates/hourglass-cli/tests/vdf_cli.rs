@@ -321,3 +321,50 @@ fn kill_dash_nine_then_the_same_command_resumes() {
         "checkpoint files removed after success"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_without_a_checkpoint_says_nothing_was_saved() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    // To standard output there is no checkpoint: a stop loses the squarings, and says so.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hourglass"))
+        .env("HOURGLASS_STATE_DIR", state_dir())
+        .args([
+            "vdf",
+            "eval",
+            "--input",
+            "stop me",
+            "--iterations",
+            "2^26",
+            "-o",
+            "-",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // The announcement comes just before the squaring (and the Ctrl-C handler) starts.
+    let mut seen = lines.next().unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let signal = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signal.success());
+    for line in lines {
+        seen.push('\n');
+        seen.push_str(&line.unwrap());
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(2), "{seen}");
+    assert!(
+        seen.contains("hourglass: error: stopped after ")
+            && seen.contains("squarings; progress was not saved"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("hourglass: hint: pass --checkpoint FILE to be able to resume"),
+        "{seen}"
+    );
+}
