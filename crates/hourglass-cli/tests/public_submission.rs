@@ -372,6 +372,42 @@ fn tampered_public_bundles_are_refused_naming_the_link() {
     let out = verify(&swapped, &doc);
     assert_eq!(out.status.code(), Some(1));
 
+    // Files past their format's limit are refused by their size, before they are read whole
+    // (sparse files of 2 GiB and 2 MiB).
+    let huge = d.join("huge.bundle");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let out = verify(&huge, &doc);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("larger than any bundle"),
+        "{}",
+        stderr(&out)
+    );
+    let big_set = d.join("huge-set.json");
+    std::fs::File::create(&big_set)
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    let out = hg_run(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&bundle),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&big_set),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("larger than any puzzle set"),
+        "{}",
+        stderr(&out)
+    );
+
     // --public with a private set is a usage error; a public set given to --keys is refused.
     hg(&[
         "submit",
