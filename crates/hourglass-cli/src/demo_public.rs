@@ -211,7 +211,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     };
     let verdict = verify(&bundle, &paper)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    println!("   trust: {}", verdict.assumption);
+    println!("   trust: {}", verdict.trust.assumption());
     for l in &verdict.links {
         println!(
             "   link {}: {} ({} squarings, {})",
@@ -229,7 +229,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
         humantime::format_rfc3339_seconds(dating.predated_to()),
         humantime::format_rfc3339_seconds(finished_at)
     );
-    if !verdict.valid || !verdict.trustless {
+    if !verdict.valid || !verdict.trust.trustless() {
         return Err(CliError::Demo(DemoFailure::Check(
             "the demo bundle did not verify",
         )));

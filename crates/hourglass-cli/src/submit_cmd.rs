@@ -636,8 +636,8 @@ fn print_verdict(verdict: &Verdict, dating: &Dating, elapsed: Duration) {
     println!("bundle: {} set", verdict.set);
     println!(
         "trust: {}{}",
-        verdict.assumption,
-        if verdict.trustless {
+        verdict.trust.assumption(),
+        if verdict.trust.trustless() {
             ""
         } else {
             " (not trustless)"

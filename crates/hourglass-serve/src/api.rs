@@ -689,8 +689,8 @@ pub(crate) fn submission_json(row: &SubmissionRow, deadline_ms: Option<i64>) -> 
     });
     if let Some(verdict) = &row.verdict {
         v["trust"] = json!(verdict.trust);
-        v["trustless"] = json!(verdict.trustless);
-        v["assumption"] = json!(verdict.assumption);
+        v["trustless"] = json!(verdict.trust.trustless());
+        v["assumption"] = json!(verdict.trust.assumption());
     }
     if let (Some(deadline), Some(d)) = (deadline_ms, dating) {
         v["deadline"] = json!(rfc3339_ms(deadline));

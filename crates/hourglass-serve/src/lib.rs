@@ -52,8 +52,8 @@ use crate::store::{Backend, Store};
 
 /// Default largest document (64 MiB).
 pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 64 << 20;
-/// Largest bundle (1 MiB).
-pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = 1 << 20;
+/// Largest bundle: the bundle format's limit (1 MiB), which every surface shares.
+pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = hourglass_timelock::bundle::MAX_BUNDLE_BYTES;
 /// Default memory for uploads being received at once (documents are held in memory until they
 /// are stored): eight of the largest.
 pub const DEFAULT_UPLOAD_MEMORY: u64 = 8 * (DEFAULT_MAX_DOCUMENT_BYTES + DEFAULT_MAX_BUNDLE_BYTES);

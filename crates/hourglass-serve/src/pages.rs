@@ -198,7 +198,7 @@ pub(crate) async fn submission(
         trust: row
             .verdict
             .as_ref()
-            .map(|v| v.assumption.clone())
+            .map(|v| v.trust.assumption())
             .unwrap_or_default(),
         reason: row.reason.clone().unwrap_or_default(),
         links,

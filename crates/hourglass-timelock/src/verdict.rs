@@ -136,8 +136,10 @@ pub struct LinkVerdict {
     pub reason: Option<String>,
 }
 
-/// The verdict on a bundle.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The verdict on a bundle. Its JSON also carries `trustless` and `assumption`, derived from
+/// `trust` ([`Trust::trustless`], [`Trust::assumption`]) when it is written and ignored when it
+/// is read.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Verdict {
     /// Whether everything verified: the document matches and every link (at least one) does.
     pub valid: bool,
@@ -145,10 +147,6 @@ pub struct Verdict {
     pub set: SetKind,
     /// Whom the verdict trusts.
     pub trust: Trust,
-    /// Whether nobody could have forged a valid bundle ([`Trust::trustless`]).
-    pub trustless: bool,
-    /// The assumption a valid verdict rests on ([`Trust::assumption`]).
-    pub assumption: String,
     /// Whether the document matches the bundle's digest.
     pub document_matches: bool,
     /// Seconds credited in total (0 unless valid).
@@ -157,6 +155,23 @@ pub struct Verdict {
     pub reason: Option<String>,
     /// The verdicts of the links checked (all of them unless the policy stopped early).
     pub links: Vec<LinkVerdict>,
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Verdict", 9)?;
+        st.serialize_field("valid", &self.valid)?;
+        st.serialize_field("set", &self.set)?;
+        st.serialize_field("trust", &self.trust)?;
+        st.serialize_field("trustless", &self.trust.trustless())?;
+        st.serialize_field("assumption", &self.trust.assumption())?;
+        st.serialize_field("document_matches", &self.document_matches)?;
+        st.serialize_field("credited_secs", &self.credited_secs)?;
+        st.serialize_field("reason", &self.reason)?;
+        st.serialize_field("links", &self.links)?;
+        st.end()
+    }
 }
 
 /// Why a bundle is invalid, for [`Verdict::reason`].
@@ -370,13 +385,10 @@ impl Verifier {
         }
         // A bundle made in memory is held to the form a parsed one has.
         bundle.check_form()?;
-        let trust = self.trust();
         let mut verdict = Verdict {
             valid: false,
             set: self.kind(),
-            trustless: trust.trustless(),
-            assumption: trust.assumption(),
-            trust,
+            trust: self.trust(),
             document_matches: bundle.digest_bytes() == document.bytes,
             credited_secs: 0.0,
             reason: None,
@@ -681,8 +693,6 @@ mod tests {
             valid,
             set: SetKind::Public,
             trust: Trust::Rsa2048,
-            trustless: true,
-            assumption: String::new(),
             document_matches: true,
             credited_secs,
             reason: None,

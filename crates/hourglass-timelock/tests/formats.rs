@@ -298,7 +298,7 @@ fn public_set_vectors_verify_without_any_secret() {
         vector("document.txt").as_bytes(),
         &mut rng,
     );
-    assert!(verdict.trustless, "{verdict:?}");
+    assert!(verdict.trust.trustless(), "{verdict:?}");
     assert!(verdict.valid, "{verdict:?}");
     assert!((verdict.credited_secs - 3.0).abs() < 1e-9);
 }

@@ -97,11 +97,11 @@ fn a_forged_link_on_the_institutions_modulus_is_never_trustless() {
     let v = verdict(&verifier, &bundle, document, LinkPolicy::Every);
     assert!(v.valid, "{v:?}");
     assert_eq!(v.trust, Trust::InstitutionModulus);
-    assert!(!v.trustless);
+    assert!(!v.trust.trustless());
     assert!(
-        v.assumption.contains("could have forged"),
+        v.trust.assumption().contains("could have forged"),
         "{}",
-        v.assumption
+        v.trust.assumption()
     );
 
     // Relabelled as a committee's (the fingerprint recomputed): no verdict at all without the
