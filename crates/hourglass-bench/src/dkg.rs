@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use clap::Args;
 use hourglass_arith::entropy::OsEntropy;
+use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_limited, Report};
@@ -93,10 +94,10 @@ fn measure(
         .map(|(i, path)| {
             thread::spawn(move || {
                 let config = ClusterConfig::load(&path)?;
+                let bounds = FrameBounds::generation(&config.generation, config.ids().len())?;
                 let options = TlsOptions {
                     sim,
-                    max_frame: config.generation.max_frame_bytes(config.ids().len()),
-                    ..TlsOptions::default()
+                    ..TlsOptions::new(bounds)
                 };
                 let mut transport = TlsTransport::connect(&config, i as PartyId + 1, &options)?;
                 party(

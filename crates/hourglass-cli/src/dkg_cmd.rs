@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use hourglass_dkg::adversary::{parse_adversary, Deviant, Deviation};
+use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
 use hourglass_dkg::keyshare::KeyShare;
 use hourglass_dkg::params::Settings;
@@ -419,10 +420,12 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
     }
     // Before the generation: a share already there is never overwritten (unless --force).
     check_output(&share_path(&out_dir, args.id))?;
+    let bounds =
+        FrameBounds::generation(&config.generation, config.ids().len()).map_err(CliError::from)?;
     let options = TlsOptions {
         connect_timeout: seconds(args.connect_timeout, "--connect-timeout")?,
         sim: args.net.sim()?,
-        max_frame: config.generation.max_frame_bytes(config.ids().len()),
+        bounds,
     };
     let mut entropy = args.entropy.source()?;
     let quiet = args.quiet;
@@ -775,7 +778,11 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
     let timeout = seconds(args.timeout, "--timeout")?;
     let options = TlsOptions {
         connect_timeout: timeout,
-        ..TlsOptions::default()
+        ..TlsOptions::new(FrameBounds::signing(
+            share.public.bits(),
+            share.members.len(),
+            hash,
+        ))
     };
     let mut entropy = args.entropy.source()?;
     let mut transport =

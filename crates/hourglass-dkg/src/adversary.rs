@@ -23,7 +23,7 @@ use std::time::Instant;
 use crate::transport::{Event, PartyId, TrafficStats, Transport};
 #[cfg(test)]
 use crate::wire::Reader;
-use crate::wire::{Frame, Kind, Tag, Writer};
+use crate::wire::{step, Frame, Kind, Tag, Writer};
 use crate::{Error, ParamError, Result};
 
 /// How a party deviates from the protocol.
@@ -105,7 +105,7 @@ impl<T: Transport> Deviant<T> {
                 Tag {
                     epoch: frame.tag.epoch,
                     round: u64::MAX,
-                    step: u16::MAX,
+                    step: step::ABORT,
                 }
             },
             sender: frame.sender,

@@ -8,7 +8,7 @@ use hourglass_rsa::HashAlg;
 
 use crate::protocol;
 use crate::transport::PartyId;
-use crate::wire::Tag;
+use crate::wire::{FrameType, Tag};
 
 /// Errors of distributed key generation and signing.
 #[derive(Debug, thiserror::Error)]
@@ -263,13 +263,19 @@ pub enum LinkLoss {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LinkRejection {
-    /// A frame larger than the limit.
-    #[error("oversized frame ({len} bytes, limit {max})")]
+    /// A frame larger than any a legitimate peer sends
+    /// ([`crate::bounds::FrameBounds`]).
+    #[error(
+        "oversized {} ({len} bytes, limit {max} for this cluster)",
+        .frame.map_or_else(|| "frame".to_string(), |f| format!("{f} frame"))
+    )]
     OversizedFrame {
         /// Its announced length.
         len: u64,
         /// The limit.
         max: usize,
+        /// Its kind and step, when its header was read.
+        frame: Option<FrameType>,
     },
     /// Too many bytes sent ahead of the protocol.
     #[error("flooded: {queued} bytes sent ahead of the protocol (limit {limit})")]

@@ -11,7 +11,8 @@
 //! - [`cluster`]: the cluster configuration (`CLUSTER.toml`) and the generation of a ready
 //!   cluster for testing on one machine;
 //! - [`params::Settings`]: what every party must agree on (modulus size, batch, sieving bound,
-//!   biprimality rounds, failure handling);
+//!   biprimality rounds, failure handling), and [`bounds::FrameBounds`]: the largest frame of
+//!   each type a legitimate party sends with them;
 //! - [`transcript`]: the public record of a generation (`transcript.json`), signed by every
 //!   member with its party key in the round that ends [`protocol::generate_signed`], and
 //!   checked by anyone who trusts the members' certificates
@@ -20,6 +21,7 @@
 
 pub mod adversary;
 pub mod bgw;
+pub mod bounds;
 pub mod cluster;
 mod error;
 pub mod keyshare;

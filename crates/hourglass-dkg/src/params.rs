@@ -76,17 +76,6 @@ impl Settings {
         self.min_parties.max(2 * self.threshold_for(parties) + 1)
     }
 
-    /// The largest frame a generation among `parties` parties with these settings sends, with
-    /// a margin of 2 to 4 (measured: about `2 * max(2 batch, rounds + 8) * bits / 8` bytes):
-    /// links refuse larger ones, so a peer cannot make a party buffer megabytes per frame.
-    /// Never below [`crate::wire::SIGNATURE_FRAME_BYTES`], the largest frame of the transcript
-    /// signatures that end a generation.
-    pub fn max_frame_bytes(&self, parties: usize) -> usize {
-        let units = (2 * self.batch).max(self.biprimality_rounds as usize + 8);
-        let rounds = 16 * 1024 + 2 * units * (self.bits as usize / 8 + 16) + 64 * parties;
-        rounds.max(crate::wire::SIGNATURE_FRAME_BYTES)
-    }
-
     /// Checks the threshold against a cluster of `parties` parties: `1 <= t` and
     /// `2t + 1 <= parties` (BGW multiplies degree-`t` sharings, which needs `2t + 1` shares).
     pub fn check_threshold(&self, parties: usize) -> Result<()> {

@@ -41,16 +41,17 @@ use rug::Integer;
 use sha2::{Digest, Sha256};
 
 use crate::bgw::{reduce_secret, Shamir};
+use crate::bounds::FrameBounds;
 use crate::keyshare::KeyShare;
 use crate::params::Settings;
 use crate::rng::Drbg;
 use crate::session::{Halt, RoundResult, Session};
-use crate::sieve::Sieve;
+use crate::sieve::{tree_levels, Sieve};
 use crate::transcript::{
     verify_signature, SignedTranscript, SigningScheme, TranscriptSignature, TranscriptSigner,
 };
 use crate::transport::{PartyId, Transport};
-use crate::wire::{Reader, Writer, MAX_SIGNATURE_BYTES};
+use crate::wire::{step, Reader, Writer, MAX_SIGNATURE_BYTES};
 use crate::{
     ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError,
     SignatureFault, WireError,
@@ -290,7 +291,8 @@ fn run_generation(
     settings.check_threshold(members.len())?;
     let threshold = settings.threshold_for(members.len());
     let minimum = settings.minimum_for(members.len());
-    let mut session = Session::new(transport, members.to_vec(), timeout);
+    let bounds = FrameBounds::generation(settings, members.len())?;
+    let mut session = Session::new(transport, members.to_vec(), timeout, bounds);
     if session.members().len() < minimum {
         return Err(Error::TooFewParties {
             left: session.members().len(),
@@ -490,24 +492,6 @@ fn exchange_transcript_signatures(
     }
     signatures.sort_by_key(|s| s.member);
     SignedTranscript::new(transcript, signatures)
-}
-
-/// Who holds an additively shared value in the sieving tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Holders {
-    /// Only the member at this position (a fresh `a_i`).
-    One(usize),
-    /// Every member.
-    All,
-}
-
-impl Holders {
-    fn includes(self, position: usize) -> bool {
-        match self {
-            Holders::One(p) => p == position,
-            Holders::All => true,
-        }
-    }
 }
 
 /// One epoch's state.
@@ -745,23 +729,23 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let slots = 2 * self.settings.batch;
         let contributors = self.t + 1;
         let m = self.sieve.modulus().clone();
-        // items[slot] = additive shares along the tree; shape is the same for every slot.
-        let mut shape: Vec<Holders> = (1..=contributors).map(Holders::One).collect();
+        // values[slot] = additive shares along the tree; the shape is the same for every slot.
+        let levels = tree_levels(contributors);
         let mut values: Vec<Vec<SecretInt>> = (0..slots)
             .map(|_| {
-                shape
-                    .iter()
-                    .map(|h| match h {
-                        Holders::One(p) if *p == self.me => {
+                (1..=contributors)
+                    .map(|p| {
+                        if p == self.me {
                             SecretInt::new(self.sieve.random_unit(self.rng))
+                        } else {
+                            SecretInt::new(Integer::new())
                         }
-                        _ => SecretInt::new(Integer::new()),
                     })
                     .collect()
             })
             .collect();
-        let mut step = 1u16;
-        while shape.len() > 1 {
+        for (level, shape) in levels.iter().enumerate() {
+            let step = step::SIEVE + level as u16;
             let pairs = shape.len() / 2;
             // Deal: for each slot and pair, shares of x (if held), y (if held), and zero.
             let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
@@ -833,12 +817,6 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 next_values.push(next);
             }
             values = next_values;
-            let mut next_shape = vec![Holders::All; pairs];
-            if shape.len() % 2 == 1 {
-                next_shape.push(shape[shape.len() - 1]);
-            }
-            shape = next_shape;
-            step += 1;
         }
         let shares: Vec<SecretInt> = values
             .into_iter()
@@ -883,7 +861,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
             sums.push(mine);
         }
-        let replies = self.exchange_shares(20, out)?;
+        let replies = self.exchange_shares(step::N_SHARES, out)?;
         for (pos, payload) in replies {
             let sender = self.session.member_at(pos);
             let mut r = Reader::new(&payload);
@@ -910,7 +888,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         for v in &points {
             w.int(v);
         }
-        let replies = self.broadcast(21, w.finish())?;
+        let replies = self.broadcast(step::N_POINTS, w.finish())?;
         let mut all = vec![points];
         all.resize(self.k, Vec::new());
         // all[pos-1] = that member's points; ours is at index 0 for now.
@@ -1006,7 +984,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             w.int(&v);
             mine.push(v);
         }
-        let replies = self.broadcast(30, w.finish())?;
+        let replies = self.broadcast(step::BIPRIMALITY, w.finish())?;
         let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
         table[self.me - 1] = mine;
         for (pos, payload) in replies {
@@ -1032,7 +1010,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     fn finish(&mut self, pair: &Pair, n: &Integer) -> RoundResult<Option<Accepted>> {
         let over_n = Shamir::new(n.clone(), self.k)?;
         let rounds = self.settings.biprimality_rounds;
-        // Round 31: the remaining biprimality values (same for all) and BGW shares over Z_N of
+        // The remaining biprimality values (same for all) and BGW shares over Z_N of
         // r_j and x_j = p_j + q_j (- 1 for the lead), with a zero sharing.
         let mut values = Vec::new();
         for index in 1..rounds {
@@ -1065,7 +1043,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         for (c, shares) in dealt.into_iter().enumerate() {
             sums[c] = deal(self.me, &mut out, shares);
         }
-        let replies = self.exchange_shares(31, out)?;
+        let replies = self.exchange_shares(step::GCD_SHARES, out)?;
         let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
         table[self.me - 1] = values;
         for (pos, payload) in replies {
@@ -1090,7 +1068,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let [sr, sx, sz] = &sums;
         let point = SecretInt::new(Integer::from(sr.expose() * sx.expose()) + sz.expose());
         let point = reduce_secret(point.expose(), n)?;
-        let points = self.broadcast_value(32, point, n)?;
+        let points = self.broadcast_value(step::GCD_POINT, point, n)?;
         let z = over_n.interpolate(&points);
         if !all_pass || Integer::from(z.gcd_ref(n)) != 1 {
             return Ok(None);
@@ -1127,14 +1105,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 }
             }
         }
-        let replies = self.exchange_shares(40, out)?;
+        let replies = self.exchange_shares(step::PHI_PARTS, out)?;
         drop(parts);
         let mut sigma = own;
         for (_, v) in self.single_values(replies, &e)? {
             sigma += v;
         }
         sigma = mod_ct(&sigma, &e)?;
-        let sigmas = self.broadcast_value(41, sigma, &e)?;
+        let sigmas = self.broadcast_value(step::PHI_SUM, sigma, &e)?;
         let phi_mod_e = sigmas.into_iter().sum::<Integer>().rem_euc(&e);
         let Ok(inv) = phi_mod_e.invert(&e) else {
             // e divides phi: this modulus cannot use e = 65537.
@@ -1156,7 +1134,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let m = self.public_base(n, u32::MAX);
         let partial = self.partial_power(&m, d_j.expose(), n)?;
         let mut prod = Integer::from(1);
-        for v in self.broadcast_value(42, partial, n)? {
+        for v in self.broadcast_value(step::ROUNDING, partial, n)? {
             prod = (prod * v) % n;
         }
         let mut fix = None;

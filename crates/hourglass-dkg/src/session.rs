@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::bounds::FrameBounds;
 use crate::transport::{Event, PartyId, Transport};
-use crate::wire::{Frame, Kind, Reader, Tag, Writer};
+use crate::wire::{step, Frame, Kind, Reader, Tag, Writer, MAX_REASON};
 use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result};
 
 /// Why a round did not complete.
@@ -55,6 +56,7 @@ pub struct Session<'t> {
     aborts: HashMap<(u32, u8, PartyId), (String, Vec<PartyId>)>,
     lost: BTreeMap<PartyId, Failure>,
     last: Option<Tag>,
+    bounds: FrameBounds,
 }
 
 fn bad(sender: PartyId, reason: impl Into<MessageProblem>) -> Halt {
@@ -65,11 +67,14 @@ fn bad(sender: PartyId, reason: impl Into<MessageProblem>) -> Halt {
 }
 
 impl<'t> Session<'t> {
-    /// A session among `members` (sorted; must include this party) over `transport`.
+    /// A session among `members` (sorted; must include this party) over `transport`, which
+    /// refuses every frame past `bounds` (the TLS transport refuses them before reading them;
+    /// the session checks again, whatever the transport).
     pub fn new(
         transport: &'t mut dyn Transport,
         mut members: Vec<PartyId>,
         timeout: Duration,
+        bounds: FrameBounds,
     ) -> Self {
         members.sort_unstable();
         members.dedup();
@@ -83,6 +88,7 @@ impl<'t> Session<'t> {
             aborts: HashMap::new(),
             lost: BTreeMap::new(),
             last: None,
+            bounds,
         }
     }
 
@@ -360,6 +366,9 @@ impl<'t> Session<'t> {
             Event::Rejected { party, reason } => Err(bad(party, reason)),
             Event::Frame { from, bytes } => {
                 let frame = Frame::decode(&bytes).map_err(|e| bad(from, e))?;
+                self.bounds
+                    .check(frame.kind, frame.tag.step, frame.payload.len())
+                    .map_err(|e| bad(from, e))?;
                 if frame.sender != from {
                     return Err(bad(
                         from,
@@ -401,7 +410,7 @@ impl<'t> Session<'t> {
                                 reason,
                             }));
                         }
-                        let phase = u8::from(frame.tag.step == CONFIRM_STEP);
+                        let phase = u8::from(frame.tag.step == step::CONFIRM);
                         self.aborts
                             .insert((frame.tag.epoch, phase, from), (reason, named));
                         Ok(())
@@ -420,7 +429,9 @@ impl<'t> Session<'t> {
                         if self.buffer.contains_key(&key) {
                             return Err(bad(from, MessageProblem::Duplicate { tag: frame.tag }));
                         }
-                        if self.buffer.len() > 4096 {
+                        // A legitimate peer is at most a step ahead: a few frames each.
+                        let ahead = self.buffer.keys().filter(|k| k.2 == from).count();
+                        if ahead >= MAX_AHEAD_PER_PEER || self.buffer.len() > 4096 {
                             return Err(bad(from, MessageProblem::TooManyAhead));
                         }
                         self.buffer.insert(key, (frame.session, frame.payload));
@@ -466,12 +477,12 @@ impl<'t> Session<'t> {
         // Phase 1: say what this party observed, and hear from every member it did not see
         // fail; one that stays silent now is observed failing too.
         let mut unreachable = BTreeSet::new();
-        self.report_observed(&members, &observed, reason, ABORT_STEP, &mut unreachable);
+        self.report_observed(&members, &observed, reason, step::ABORT, &mut unreachable);
         observed.extend(unreachable);
         self.await_reports(&members, &mut observed, 0)?;
         // Phase 2: every survivor says what it finally observed; they must all agree.
         let mut unreachable = BTreeSet::new();
-        self.report_observed(&members, &observed, reason, CONFIRM_STEP, &mut unreachable);
+        self.report_observed(&members, &observed, reason, step::CONFIRM, &mut unreachable);
         observed.extend(unreachable);
         self.await_reports(&members, &mut observed, 1)?;
         let survivors: Vec<PartyId> = members
@@ -620,7 +631,7 @@ impl<'t> Session<'t> {
         let tag = Tag {
             epoch: self.epoch,
             round: u64::MAX,
-            step: u16::MAX - 1,
+            step: step::FATAL,
         };
         for &m in self.members.iter().filter(|m| **m != me) {
             let frame = Frame {
@@ -663,13 +674,8 @@ fn reason_and_parties<'a>(reason: &str, parties: impl Iterator<Item = &'a PartyI
     w.finish()
 }
 
-/// The step of restart reports: phase 1 (what each party observed) and phase 2 (what each
-/// finally observed, after hearing from everyone it did not see fail).
-const ABORT_STEP: u16 = u16::MAX;
-const CONFIRM_STEP: u16 = u16::MAX - 2;
+/// Most frames one peer may have buffered ahead of the protocol.
+const MAX_AHEAD_PER_PEER: usize = 16;
 
 /// How long a stopping party waits for its fatal frames to leave.
 const FATAL_LINGER: Duration = Duration::from_millis(200);
-
-/// Longest failure description carried in an abort frame, in bytes.
-const MAX_REASON: usize = 512;

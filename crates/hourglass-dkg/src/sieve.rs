@@ -24,6 +24,53 @@ use crate::{ParamError, Result};
 /// Fewest random bits in each party's free part `r''` (beyond the sieved residue).
 pub const MIN_FREE_BITS: u32 = 16;
 
+/// Who holds an additively shared value in the sieving tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holders {
+    /// Only the member at this position (a fresh `a_i`).
+    One(usize),
+    /// Every member (a product computed by BGW).
+    All,
+}
+
+impl Holders {
+    /// Whether the member at `position` holds a part of the value.
+    pub fn includes(self, position: usize) -> bool {
+        match self {
+            Holders::One(p) => p == position,
+            Holders::All => true,
+        }
+    }
+}
+
+/// The levels of the sieving tree that turns `contributors` fresh units (one from each of the
+/// members at positions `1..=contributors`) into additive shares of their product: each level
+/// multiplies adjacent pairs by BGW (every member holds a share of each product) and carries an
+/// odd last value up to the next level, until one value is left. `ceil(log2(contributors))`
+/// levels; level `i` is the frame step [`crate::wire::step::SIEVE`]` + i`.
+pub fn tree_levels(contributors: usize) -> Vec<Vec<Holders>> {
+    let mut levels = Vec::new();
+    let mut shape: Vec<Holders> = (1..=contributors).map(Holders::One).collect();
+    while shape.len() > 1 {
+        let mut next = vec![Holders::All; shape.len() / 2];
+        if shape.len() % 2 == 1 {
+            next.push(shape[shape.len() - 1]);
+        }
+        levels.push(std::mem::replace(&mut shape, next));
+    }
+    levels
+}
+
+/// How many values the member at `position` deals per candidate at a tree level: one Shamir
+/// sharing for each factor of a multiplied pair it holds a part of.
+pub fn dealt_per_candidate(level: &[Holders], position: usize) -> usize {
+    let multiplied = level.len() / 2 * 2;
+    level[..multiplied]
+        .iter()
+        .filter(|h| h.includes(position))
+        .count()
+}
+
 /// The public parameters of sieving for one prime size and party count.
 #[derive(Debug, Clone)]
 pub struct Sieve {

@@ -18,11 +18,12 @@ use hourglass_rsa::HashAlg;
 use rug::Integer;
 use sha2::{Digest, Sha256};
 
+use crate::bounds::FrameBounds;
 use crate::keyshare::KeyShare;
 use crate::protocol::partial_power;
 use crate::session::{Halt, Session};
 use crate::transport::Transport;
-use crate::wire::{Reader, Writer};
+use crate::wire::{step, Reader, Writer};
 use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
 
 /// The signature scheme.
@@ -96,7 +97,8 @@ pub fn sign_jointly(
         .into());
     }
     let n = share.public.n().clone();
-    let mut session = Session::new(transport, share.members.clone(), timeout);
+    let bounds = FrameBounds::signing(share.public.bits(), share.members.len(), hash);
+    let mut session = Session::new(transport, share.members.clone(), timeout, bounds);
     // Round 1: agree on the request; the lowest member's salt is used.
     let mut request = Sha256::new();
     request.update(b"hourglass dkg signing request v1\0");
@@ -111,7 +113,9 @@ pub fn sign_jointly(
     entropy.fill(&mut salt)?;
     let mut w = Writer::new();
     w.bytes(&request).bytes(&salt);
-    let replies = session.broadcast(1, 1, w.finish()).map_err(halt)?;
+    let replies = session
+        .broadcast(1, step::SIGN_REQUEST, w.finish())
+        .map_err(halt)?;
     let mut chosen = (share.party, salt);
     for (&from, payload) in &replies {
         let mut r = Reader::new(payload);
@@ -143,7 +147,9 @@ pub fn sign_jointly(
     let partial = partial_power(&m, share.d_share(), &n)?;
     let mut w = Writer::new();
     w.int(&partial);
-    let replies = session.broadcast(1, 2, w.finish()).map_err(halt)?;
+    let replies = session
+        .broadcast(1, step::SIGN_PARTIAL, w.finish())
+        .map_err(halt)?;
     let mut s = partial;
     for (&from, payload) in &replies {
         let mut r = Reader::new(payload);

@@ -34,8 +34,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
+use crate::bounds::FrameBounds;
 use crate::cluster::ClusterConfig;
-use crate::transport::{Event, NetSim, Shaper, TrafficStats, Transport, DEFAULT_MAX_FRAME};
+use crate::transport::{Event, NetSim, Shaper, TrafficStats, Transport};
+use crate::wire::HEADER;
 use crate::{
     ConfigError, ConfigProblem, Error, IoOp, LinkLoss, LinkRejection, ParamError, PartyId, Result,
     TlsError,
@@ -58,30 +60,28 @@ const MAX_BACKOFF: Duration = Duration::from_millis(500);
 const WRITE_BUFFER: usize = 64 << 10;
 
 /// How a [`TlsTransport`] connects and what it accepts.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TlsOptions {
     /// How long to wait for every peer (parties start at different times).
     pub connect_timeout: Duration,
     /// Simulated network conditions added to every outgoing frame.
     pub sim: NetSim,
-    /// Largest frame accepted from a peer; a larger one drops the link.
-    pub max_frame: usize,
+    /// The largest frame of each type a peer may send ([`FrameBounds::generation`] for a
+    /// generation, [`FrameBounds::signing`] for a joint signature): a frame past its bound is
+    /// refused after its header is read and before its payload is, and drops the link.
+    pub bounds: FrameBounds,
 }
 
-impl Default for TlsOptions {
-    fn default() -> Self {
+impl TlsOptions {
+    /// Options accepting frames within `bounds`, waiting 30 seconds for the peers, on an
+    /// unshaped network.
+    pub fn new(bounds: FrameBounds) -> Self {
         TlsOptions {
             connect_timeout: Duration::from_secs(30),
             sim: NetSim::default(),
-            max_frame: DEFAULT_MAX_FRAME,
+            bounds,
         }
     }
-}
-
-/// Most bytes a peer may have delivered ahead of the protocol: 64 largest frames (the protocol
-/// never has more than a few rounds in flight).
-fn max_pending(max_frame: usize) -> u64 {
-    (max_frame as u64).saturating_mul(64)
 }
 
 /// A frame queued for a writer task, with the time [`Transport::send`] was called.
@@ -280,7 +280,7 @@ struct Setup {
     pins: Pins,
     deadline: Instant,
     sim: NetSim,
-    max_frame: usize,
+    bounds: Arc<FrameBounds>,
     events: mpsc::Sender<Event>,
     pending: Arc<HashMap<PartyId, AtomicU64>>,
     outgoing: HashMap<PartyId, async_mpsc::UnboundedReceiver<Outgoing>>,
@@ -415,7 +415,7 @@ impl TlsTransport {
             pins,
             deadline,
             sim: options.sim,
-            max_frame: options.max_frame,
+            bounds: Arc::new(options.bounds.clone()),
             events: events_tx,
             pending: pending.clone(),
             outgoing,
@@ -575,7 +575,7 @@ async fn run(
             outgoing,
             setup.events.clone(),
             Shaper::new(setup.sim, seed),
-            setup.max_frame,
+            Arc::clone(&setup.bounds),
             setup.pending.clone(),
         ));
     }
@@ -784,12 +784,12 @@ async fn run_link(
     outgoing: async_mpsc::UnboundedReceiver<Outgoing>,
     events: mpsc::Sender<Event>,
     shaper: Shaper,
-    max_frame: usize,
+    bounds: Arc<FrameBounds>,
     pending: Arc<HashMap<PartyId, AtomicU64>>,
 ) {
     let (reader, writer) = tokio::io::split(stream);
     let lost = tokio::select! {
-        ended = read_frames(peer, reader, &events, max_frame, &pending) => Some(ended),
+        ended = read_frames(peer, reader, &events, &bounds, &pending) => Some(ended),
         written = write_frames(writer, outgoing, shaper) => {
             written.err().map(|e| Ended::Lost(LinkLoss::SendFailed(Arc::new(e))))
         }
@@ -816,15 +816,16 @@ enum Ended {
     Rejected(LinkRejection),
 }
 
-/// Forwards frames until the link fails; returns why.
+/// Forwards frames until the link fails; returns why. A frame past its type's bound is
+/// refused after its header is read, before its payload is.
 async fn read_frames(
     peer: PartyId,
     mut reader: ReadHalf<TlsStream<TcpStream>>,
     events: &mpsc::Sender<Event>,
-    max_frame: usize,
+    bounds: &FrameBounds,
     pending: &HashMap<PartyId, AtomicU64>,
 ) -> Ended {
-    let limit = max_pending(max_frame);
+    let limit = bounds.max_pending();
     loop {
         let mut prefix = [0u8; 4];
         match reader.read_exact(&mut prefix).await {
@@ -835,16 +836,28 @@ async fn read_frames(
             Err(e) => return Ended::Lost(LinkLoss::Failed(Arc::new(e))),
         }
         let len = u64::from(u32::from_be_bytes(prefix));
-        if len > max_frame as u64 {
-            return Ended::Rejected(LinkRejection::OversizedFrame {
-                len,
-                max: max_frame,
-            });
+        if let Err(rejection) = bounds.admit_length(len) {
+            return Ended::Rejected(rejection);
         }
-        // Grows as the bytes arrive, rather than trusting the length up front.
-        let mut frame = Vec::with_capacity(len.min(1 << 16) as usize);
-        match (&mut reader).take(len).read_to_end(&mut frame).await {
-            Ok(n) if n as u64 == len => {}
+        // The header first (a shorter frame is read whole and refused by the session).
+        let mut frame = vec![0u8; len.min(HEADER as u64) as usize];
+        match reader.read_exact(&mut frame).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Ended::Lost(LinkLoss::ClosedMidFrame)
+            }
+            Err(e) => return Ended::Lost(LinkLoss::FailedMidFrame(Arc::new(e))),
+        }
+        if let Ok(header) = <&[u8; HEADER]>::try_from(&frame[..]) {
+            if let Err(rejection) = bounds.admit(header, len) {
+                return Ended::Rejected(rejection);
+            }
+        }
+        // The payload grows as its bytes arrive, rather than trusting the length up front.
+        let rest = len - frame.len() as u64;
+        frame.reserve(rest.min(1 << 16) as usize);
+        match (&mut reader).take(rest).read_to_end(&mut frame).await {
+            Ok(n) if n as u64 == rest => {}
             Ok(_) => return Ended::Lost(LinkLoss::ClosedMidFrame),
             Err(e) => return Ended::Lost(LinkLoss::FailedMidFrame(Arc::new(e))),
         }

@@ -21,9 +21,6 @@ use crate::{Error, LinkLoss, LinkRejection, ParamError, Result};
 /// A party's identifier, as named in the cluster configuration (1, 2, ...).
 pub type PartyId = u32;
 
-/// Largest frame accepted from a peer by default (64 MiB).
-pub const DEFAULT_MAX_FRAME: usize = 64 << 20;
-
 /// What a transport delivers.
 #[derive(Debug)]
 pub enum Event {

@@ -8,8 +8,10 @@
 //!
 //! A [`Kind::Signature`] frame carries, as byte strings, the transcript fingerprint the sender
 //! signed (32 bytes), the TLS `SignatureScheme` (`u16be`) and the signature (at most
-//! [`MAX_SIGNATURE_BYTES`]): [`SIGNATURE_FRAME_BYTES`] in all, well below the smallest frame
-//! limit of [`crate::params::Settings::max_frame_bytes`].
+//! [`MAX_SIGNATURE_BYTES`]): [`SIGNATURE_FRAME_BYTES`] in all.
+//!
+//! What each frame carries, and so its largest legitimate size, is laid out by
+//! [`crate::bounds::FrameBounds`]; the steps of the tag are named in [`step`].
 
 use rug::integer::Order;
 use rug::Integer;
@@ -20,7 +22,49 @@ use crate::WireError;
 pub const MAGIC: &[u8; 4] = b"HGDK";
 /// The wire version.
 pub const VERSION: u8 = 1;
-const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
+/// The length of a frame's header, before its payload.
+pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
+/// Where the kind byte is in the header.
+pub(crate) const KIND_AT: usize = 5;
+/// Where the step (`u16be`) is in the header.
+pub(crate) const STEP_AT: usize = 4 + 1 + 1 + 16 + 4 + 8;
+
+/// The longest failure description an abort or fatal frame carries, in bytes.
+pub const MAX_REASON: usize = 512;
+
+/// The steps of a frame's tag: which message of a round it is.
+pub mod step {
+    /// Hello frames (round 0), and the transcript signatures (round 0, [`super::Kind::Signature`]).
+    pub const HELLO: u16 = 0;
+    /// The first step of the sieving tree; level `i` of the tree is step `SIEVE + i`.
+    pub const SIEVE: u16 = 1;
+    /// Shares of `p_j`, `q_j` for every pair of the batch (BGW over `P`).
+    pub const N_SHARES: u16 = 20;
+    /// Each member's points of the products, one per pair.
+    pub const N_POINTS: u16 = 21;
+    /// The first biprimality value of every survivor of trial division.
+    pub const BIPRIMALITY: u16 = 30;
+    /// The remaining biprimality values and the BGW shares over `Z_N` of `r_j` and `x_j`.
+    pub const GCD_SHARES: u16 = 31;
+    /// Each member's point of `r (p + q - 1)`.
+    pub const GCD_POINT: u16 = 32;
+    /// Additive shares of `phi_j mod e`.
+    pub const PHI_PARTS: u16 = 40;
+    /// Each member's sum of its shares of `phi mod e`.
+    pub const PHI_SUM: u16 = 41;
+    /// Each member's partial power of the test message (the rounding fix).
+    pub const ROUNDING: u16 = 42;
+    /// A joint signature's first step: the request digest and a salt.
+    pub const SIGN_REQUEST: u16 = 1;
+    /// A joint signature's second step: the partial signature.
+    pub const SIGN_PARTIAL: u16 = 2;
+    /// Restart reports, phase 1 (what each party observed).
+    pub const ABORT: u16 = u16::MAX;
+    /// A stop announced to every member ([`super::Kind::Fatal`]).
+    pub const FATAL: u16 = u16::MAX - 1;
+    /// Restart reports, phase 2 (what each finally observed).
+    pub const CONFIRM: u16 = u16::MAX - 2;
+}
 
 /// The longest transcript signature a party may send: 1024 bytes, an RSA-8192 signature (the
 /// largest RSA key the ring provider accepts; ECDSA and Ed25519 signatures are far shorter).
@@ -31,7 +75,7 @@ pub const MAX_SIGNATURE_BYTES: usize = 1024;
 pub const SIGNATURE_FRAME_BYTES: usize = HEADER + (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES);
 
 /// What a frame is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Kind {
     /// Session setup: settings digest, member list, nonce.
@@ -48,7 +92,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn from_u8(b: u8) -> Option<Self> {
+    /// The kind with this code.
+    pub fn from_u8(b: u8) -> Option<Self> {
         match b {
             1 => Some(Kind::Hello),
             2 => Some(Kind::Data),
@@ -56,6 +101,28 @@ impl Kind {
             4 => Some(Kind::Fatal),
             5 => Some(Kind::Signature),
             _ => None,
+        }
+    }
+}
+
+/// A frame's kind and step, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameType {
+    /// The kind byte.
+    pub kind: u8,
+    /// The step.
+    pub step: u16,
+}
+
+impl std::fmt::Display for FrameType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match Kind::from_u8(self.kind) {
+            Some(Kind::Hello) => write!(f, "hello"),
+            Some(Kind::Data) => write!(f, "data (step {})", self.step),
+            Some(Kind::Abort) => write!(f, "abort"),
+            Some(Kind::Fatal) => write!(f, "fatal"),
+            Some(Kind::Signature) => write!(f, "signature"),
+            None => write!(f, "unknown kind {}", self.kind),
         }
     }
 }

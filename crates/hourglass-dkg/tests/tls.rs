@@ -4,10 +4,12 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
 use hourglass_dkg::transport::{Event, NetSim, Transport};
+use hourglass_dkg::wire::{step, Frame, FrameType, Kind, Tag, HEADER};
 use hourglass_dkg::{
     ConfigError, ConfigProblem, Error, LinkLoss, LinkRejection, ParamError, PartyId,
 };
@@ -18,10 +20,11 @@ fn cluster(dir: &Path, parties: usize) -> Vec<PathBuf> {
     init_cluster(dir, parties, &Settings::new(512), base, "test-cluster").unwrap()
 }
 
+/// The transport carries opaque test frames here: only their length is bounded.
 fn options(connect_timeout: Duration) -> TlsOptions {
     TlsOptions {
         connect_timeout,
-        ..TlsOptions::default()
+        ..TlsOptions::new(FrameBounds::opaque(1 << 20))
     }
 }
 
@@ -33,7 +36,7 @@ fn connect_all(configs: &[PathBuf], options: &[TlsOptions]) -> Vec<TlsTransport>
         .enumerate()
         .map(|(i, (path, options))| {
             let path = path.clone();
-            let options = *options;
+            let options = options.clone();
             thread::spawn(move || {
                 let config = ClusterConfig::load(&path).unwrap();
                 TlsTransport::connect(&config, i as PartyId + 1, &options).unwrap()
@@ -60,7 +63,7 @@ fn expect_lost(transport: &mut TlsTransport) -> (PartyId, LinkLoss) {
 fn three_parties_exchange_authenticated_frames() {
     let dir = tempfile::tempdir().unwrap();
     let configs = cluster(dir.path(), 3);
-    let mut mesh = connect_all(&configs, &[options(Duration::from_secs(20)); 3]);
+    let mut mesh = connect_all(&configs, &vec![options(Duration::from_secs(20)); 3]);
     for t in &mesh {
         let others: Vec<PartyId> = (1..=3).filter(|&p| p != t.me()).collect();
         assert_eq!(t.peers(), others);
@@ -113,7 +116,7 @@ fn a_signed_generation_over_tls_verifies_against_the_clusters_certificates() {
 
     let dir = tempfile::tempdir().unwrap();
     let configs = cluster(dir.path(), 3);
-    let mesh = connect_all(&configs, &[options(Duration::from_secs(20)); 3]);
+    let mesh = connect_all(&configs, &vec![options(Duration::from_secs(20)); 3]);
     let handles: Vec<_> = mesh
         .into_iter()
         .zip(configs)
@@ -329,7 +332,7 @@ fn a_party_with_an_unpinned_certificate_cannot_join() {
 
     for intruder_config in [intruder[2].clone(), edited] {
         let configs = [honest[0].clone(), honest[1].clone(), intruder_config];
-        let mut mesh = connect_all(&configs, &[options(Duration::from_secs(2)); 3]);
+        let mut mesh = connect_all(&configs, &vec![options(Duration::from_secs(2)); 3]);
         assert_eq!(mesh[0].peers(), vec![2]);
         assert_eq!(mesh[0].missing(), vec![3]);
         assert_eq!(mesh[1].peers(), vec![1]);
@@ -361,11 +364,11 @@ fn an_oversized_frame_drops_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let configs = cluster(dir.path(), 3);
     let small = TlsOptions {
-        max_frame: 100,
+        bounds: FrameBounds::opaque(100),
         ..options(Duration::from_secs(20))
     };
     let large = options(Duration::from_secs(20));
-    let mut mesh = connect_all(&configs, &[small, large, large]);
+    let mut mesh = connect_all(&configs, &[small, large.clone(), large]);
 
     mesh[1].send(1, vec![7; 100]).unwrap();
     mesh[1].send(1, vec![7; 1000]).unwrap();
@@ -380,12 +383,13 @@ fn an_oversized_frame_drops_the_link() {
                 reason,
                 LinkRejection::OversizedFrame {
                     len: 1000,
-                    max: 100
+                    max: 100,
+                    frame: None,
                 }
             );
             assert_eq!(
                 reason.to_string(),
-                "oversized frame (1000 bytes, limit 100)"
+                "oversized frame (1000 bytes, limit 100 for this cluster)"
             );
         }
         other => panic!("expected a rejection, got {other:?}"),
@@ -401,11 +405,84 @@ fn an_oversized_frame_drops_the_link() {
     }
 }
 
+/// A frame of `kind` at `step` with a payload of `payload` bytes (zeros: the link reads only
+/// the header).
+fn frame_of(kind: Kind, step: u16, payload: usize) -> Vec<u8> {
+    Frame {
+        kind,
+        session: [0; 16],
+        tag: Tag {
+            epoch: 0,
+            round: 1,
+            step,
+        },
+        sender: 2,
+        payload: vec![0; payload],
+    }
+    .encode()
+}
+
+#[test]
+fn a_frame_past_its_types_bound_drops_the_link_after_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    // Party 1 takes the frames of a 100-party, 4096-bit generation with batches of 64.
+    let mut settings = Settings::new(4096);
+    settings.batch = 64;
+    let bounds = FrameBounds::generation(&settings, 100).unwrap();
+    let sieve = bounds.payload_limit(Kind::Data, step::SIEVE + 1);
+    let rounding = bounds.payload_limit(Kind::Data, step::ROUNDING);
+    assert!(sieve > rounding);
+    let strict = TlsOptions {
+        bounds,
+        ..options(Duration::from_secs(20))
+    };
+    let loose = options(Duration::from_secs(20));
+    let mut mesh = connect_all(&configs, &[strict, loose.clone(), loose]);
+
+    // The largest frame of a sieving level passes; a rounding frame of the same size does not.
+    mesh[1]
+        .send(1, frame_of(Kind::Data, step::SIEVE + 1, sieve))
+        .unwrap();
+    match next_event(&mut mesh[0]) {
+        Event::Frame { from, bytes } => assert_eq!((from, bytes.len()), (2, HEADER + sieve)),
+        other => panic!("unexpected {other:?}"),
+    }
+    mesh[1]
+        .send(1, frame_of(Kind::Data, step::ROUNDING, rounding + 1))
+        .unwrap();
+    match next_event(&mut mesh[0]) {
+        Event::Rejected { party, reason } => {
+            assert_eq!(party, 2);
+            assert_eq!(
+                reason,
+                LinkRejection::OversizedFrame {
+                    len: (HEADER + rounding + 1) as u64,
+                    max: HEADER + rounding,
+                    frame: Some(FrameType {
+                        kind: Kind::Data as u8,
+                        step: step::ROUNDING
+                    }),
+                }
+            );
+            assert_eq!(
+                reason.to_string(),
+                format!(
+                    "oversized data (step 42) frame ({} bytes, limit {} for this cluster)",
+                    HEADER + rounding + 1,
+                    HEADER + rounding
+                )
+            );
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
 #[test]
 fn dropping_a_transport_is_reported_to_its_peers() {
     let dir = tempfile::tempdir().unwrap();
     let configs = cluster(dir.path(), 3);
-    let mut mesh = connect_all(&configs, &[options(Duration::from_secs(20)); 3]);
+    let mut mesh = connect_all(&configs, &vec![options(Duration::from_secs(20)); 3]);
     let third = mesh.pop().unwrap();
     third.send(1, b"last words".to_vec()).unwrap();
     drop(third);
@@ -444,7 +521,7 @@ fn a_simulated_round_trip_delays_frames() {
         },
         ..options(Duration::from_secs(20))
     };
-    let mut mesh = connect_all(&configs, &[slow; 3]);
+    let mut mesh = connect_all(&configs, &vec![slow; 3]);
     let start = Instant::now();
     for i in 0..5u8 {
         mesh[1].send(1, vec![i]).unwrap();

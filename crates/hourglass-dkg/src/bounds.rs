@@ -1,0 +1,331 @@
+//! The largest frame a legitimate party sends, for every kind of frame and step, derived from
+//! the cluster's parameters.
+//!
+//! A party buffers what its peers send, so a link refuses a frame larger than any a
+//! legitimate peer could send **before** buffering it ([`FrameBounds::admit`], called by the
+//! TLS transport on a frame's length and header), and the session checks every frame it takes
+//! once more ([`FrameBounds::check`], for transports that do not look inside frames). The
+//! bounds are not guesses with a margin: each is the exact size of the frame the protocol
+//! writes when every value in it is as long as it can be, computed from what the frame carries:
+//!
+//! | frame | carries |
+//! |---|---|
+//! | hello | settings digest (32), nonce (16), `k` member ids (4 each), a pairwise seed (32) |
+//! | sieving level `i` | for each of `2B` candidates, one share below `M` per factor the sender holds at that level of the tree ([`crate::sieve::tree_levels`]) |
+//! | `N` shares | for each of `B` pairs, shares of `p_j` and `q_j` below `P` (`bits + 1` bits) |
+//! | `N` points | one point below `P` per pair |
+//! | biprimality | one value below `N` per pair that survived trial division (at most `B`) |
+//! | gcd shares | `rounds - 1` biprimality values and 2 shares, below `N` |
+//! | gcd point, rounding | one value below `N` |
+//! | `phi mod e` parts and sums | one value below `e = 65537` |
+//! | abort, fatal | a reason of at most [`MAX_REASON`] bytes and at most `k` party ids |
+//! | transcript signature | fingerprint (32), scheme (2), signature (at most [`MAX_SIGNATURE_BYTES`]) |
+//! | signing request | request digest (32), salt (the hash's length) |
+//! | partial signature | one value below `N` |
+//!
+//! where `k` is the number of parties of the cluster, `t` its threshold, `B` the batch, `M` the
+//! sieving modulus (the largest over every number of survivors a restart may leave: it grows
+//! as parties leave) and every value is written as a 4-byte length and its big-endian
+//! magnitude ([`crate::wire::Writer`]). A frame of a kind or step the protocol never sends may
+//! carry no payload.
+
+use std::collections::BTreeMap;
+
+use hourglass_rsa::HashAlg;
+
+use crate::params::Settings;
+use crate::protocol::PUBLIC_EXPONENT;
+use crate::sieve::{dealt_per_candidate, tree_levels, Sieve};
+use crate::wire::{
+    step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES, STEP_AT,
+};
+use crate::{LinkRejection, ParamError, Result};
+
+/// How many of its largest frames a peer may have delivered ahead of the protocol before its
+/// link is cut: a legitimate peer is at most one step ahead (it cannot finish a step without
+/// this party's message), so it has at most two data frames and a few short restart reports
+/// or a signature in flight; 8 leaves room without letting `k - 1` peers pin much memory.
+pub const PENDING_FRAMES: u64 = 8;
+
+/// The length of a value below `2^bits` on the wire: a 4-byte length and the magnitude.
+fn int_len(bits: u32) -> usize {
+    4 + bits.div_ceil(8) as usize
+}
+
+/// The largest payload of every frame type a session sends (see the [module
+/// documentation](self)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameBounds {
+    /// Largest payload by kind and step.
+    by_step: BTreeMap<(Kind, u16), usize>,
+    /// Largest payload of the kinds whose step does not matter (abort and fatal).
+    by_kind: BTreeMap<Kind, usize>,
+    /// Frames are opaque: only their length is bounded (transports carrying other traffic).
+    opaque: Option<usize>,
+}
+
+impl FrameBounds {
+    fn with_reports(parties: usize) -> Self {
+        let report = (4 + MAX_REASON) + parties * (4 + 4);
+        FrameBounds {
+            by_step: BTreeMap::new(),
+            by_kind: [(Kind::Abort, report), (Kind::Fatal, report)].into(),
+            opaque: None,
+        }
+    }
+
+    fn set(&mut self, kind: Kind, step: u16, payload: usize) {
+        let slot = self.by_step.entry((kind, step)).or_insert(0);
+        *slot = (*slot).max(payload);
+    }
+
+    /// The bounds of a generation among the `parties` members of a cluster with `settings`
+    /// (and of its closing round of transcript signatures).
+    ///
+    /// Fails on settings a generation refuses (invalid settings or threshold), and on a tree
+    /// so deep that its levels would reach the steps that follow it (more than `2^19`
+    /// contributors).
+    pub fn generation(settings: &Settings, parties: usize) -> Result<Self> {
+        settings.validate()?;
+        settings.check_threshold(parties)?;
+        let bits = settings.bits;
+        let batch = settings.batch;
+        let mut b = FrameBounds::with_reports(parties);
+        b.set(
+            Kind::Hello,
+            step::HELLO,
+            (4 + 32) + (4 + 16) + parties * (4 + 4) + (4 + 32),
+        );
+        let contributors = settings.threshold_for(parties) + 1;
+        let levels = tree_levels(contributors);
+        if step::SIEVE as usize + levels.len() > step::N_SHARES as usize {
+            return Err(ParamError::Threshold {
+                threshold: contributors - 1,
+                parties,
+                max: parties.saturating_sub(1) / 2,
+            }
+            .into());
+        }
+        let m_len = int_len(sieve_modulus_bits(settings, parties));
+        for (level, shape) in levels.iter().enumerate() {
+            let most = (1..=parties)
+                .map(|position| dealt_per_candidate(shape, position))
+                .max()
+                .unwrap_or(0);
+            b.set(
+                Kind::Data,
+                step::SIEVE + level as u16,
+                2 * batch * most * m_len,
+            );
+        }
+        // P is the least prime above 2^bits: bits + 1 bits.
+        let p_len = int_len(bits + 1);
+        let n_len = int_len(bits);
+        let e_len = int_len(u32::BITS - PUBLIC_EXPONENT.leading_zeros());
+        let rounds = settings.biprimality_rounds as usize;
+        b.set(Kind::Data, step::N_SHARES, batch * 2 * p_len);
+        b.set(Kind::Data, step::N_POINTS, batch * p_len);
+        b.set(Kind::Data, step::BIPRIMALITY, batch * n_len);
+        b.set(Kind::Data, step::GCD_SHARES, (rounds - 1 + 2) * n_len);
+        b.set(Kind::Data, step::GCD_POINT, n_len);
+        b.set(Kind::Data, step::PHI_PARTS, e_len);
+        b.set(Kind::Data, step::PHI_SUM, e_len);
+        b.set(Kind::Data, step::ROUNDING, n_len);
+        b.set(
+            Kind::Signature,
+            step::HELLO,
+            (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES),
+        );
+        Ok(b)
+    }
+
+    /// The bounds of a joint signature with a `bits`-bit modulus among `parties` members,
+    /// hashing with `hash`.
+    pub fn signing(bits: u32, parties: usize, hash: HashAlg) -> Self {
+        let mut b = FrameBounds::with_reports(parties);
+        b.set(
+            Kind::Data,
+            step::SIGN_REQUEST,
+            (4 + 32) + (4 + hash.output_len()),
+        );
+        b.set(Kind::Data, step::SIGN_PARTIAL, int_len(bits));
+        b
+    }
+
+    /// Bounds for frames that are opaque byte strings of at most `max` bytes (a transport
+    /// carrying something other than this crate's sessions, such as its own tests).
+    pub fn opaque(max: usize) -> Self {
+        FrameBounds {
+            by_step: BTreeMap::new(),
+            by_kind: BTreeMap::new(),
+            opaque: Some(max),
+        }
+    }
+
+    /// The largest payload of a frame of `kind` at `step` (0 for a step the protocol never
+    /// sends).
+    pub fn payload_limit(&self, kind: Kind, step: u16) -> usize {
+        self.by_step
+            .get(&(kind, step))
+            .or_else(|| self.by_kind.get(&kind))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The largest frame of any type, header included.
+    pub fn largest(&self) -> usize {
+        match self.opaque {
+            Some(max) => max,
+            None => {
+                HEADER
+                    + self
+                        .by_step
+                        .values()
+                        .chain(self.by_kind.values())
+                        .copied()
+                        .max()
+                        .unwrap_or(0)
+            }
+        }
+    }
+
+    /// The most bytes a peer may have delivered that the protocol has not taken yet
+    /// ([`PENDING_FRAMES`] of the largest frames).
+    pub fn max_pending(&self) -> u64 {
+        (self.largest() as u64).saturating_mul(PENDING_FRAMES)
+    }
+
+    /// Whether a frame of `len` bytes may be read at all (before its header is).
+    pub fn admit_length(&self, len: u64) -> std::result::Result<(), LinkRejection> {
+        if len > self.largest() as u64 {
+            return Err(LinkRejection::OversizedFrame {
+                len,
+                max: self.largest(),
+                frame: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether a frame of `len` bytes that starts with `header` (its first [`HEADER`] bytes)
+    /// may be read: refused when its payload is longer than its type's bound. A frame of
+    /// an unknown kind or another version passes here if short enough, and is refused by
+    /// [`crate::wire::Frame::decode`].
+    pub fn admit(&self, header: &[u8; HEADER], len: u64) -> std::result::Result<(), LinkRejection> {
+        self.admit_length(len)?;
+        if self.opaque.is_some() {
+            return Ok(());
+        }
+        let frame = FrameType {
+            kind: header[KIND_AT],
+            step: u16::from_be_bytes([header[STEP_AT], header[STEP_AT + 1]]),
+        };
+        let limit =
+            Kind::from_u8(frame.kind).map_or(0, |kind| self.payload_limit(kind, frame.step));
+        if len - HEADER as u64 > limit as u64 {
+            return Err(LinkRejection::OversizedFrame {
+                len,
+                max: HEADER + limit,
+                frame: Some(frame),
+            });
+        }
+        Ok(())
+    }
+
+    /// The same check on a whole frame of `kind` at `step` with a payload of `payload` bytes.
+    pub fn check(
+        &self,
+        kind: Kind,
+        step: u16,
+        payload: usize,
+    ) -> std::result::Result<(), LinkRejection> {
+        let mut header = [0u8; HEADER];
+        header[KIND_AT] = kind as u8;
+        header[STEP_AT..STEP_AT + 2].copy_from_slice(&step.to_be_bytes());
+        self.admit(&header, (HEADER + payload) as u64)
+    }
+}
+
+/// The longest sieving modulus `M` of a generation: a restart after failures runs with fewer
+/// parties, whose modulus takes the primes between the old and the new count, so it is the
+/// largest over every count from the fewest the generation continues with to `parties`.
+fn sieve_modulus_bits(settings: &Settings, parties: usize) -> u32 {
+    (settings.minimum_for(parties)..=parties)
+        .filter_map(|k| Sieve::new(settings.bits / 2, k, settings.sieve_bound).ok())
+        .map(|sieve| sieve.modulus().significant_bits())
+        .max()
+        // No count sieves (the generation refuses to start): M < 2^(bits / 2) in any case.
+        .unwrap_or(settings.bits / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_steps_and_lengths_are_checked() {
+        let settings = Settings::new(1024);
+        let b = FrameBounds::generation(&settings, 5).unwrap();
+        let limit = b.payload_limit(Kind::Data, step::N_SHARES);
+        assert_eq!(limit, 32 * 2 * (4 + 129));
+        assert!(b.check(Kind::Data, step::N_SHARES, limit).is_ok());
+        assert_eq!(
+            b.check(Kind::Data, step::N_SHARES, limit + 1),
+            Err(LinkRejection::OversizedFrame {
+                len: (HEADER + limit + 1) as u64,
+                max: HEADER + limit,
+                frame: Some(FrameType {
+                    kind: Kind::Data as u8,
+                    step: step::N_SHARES
+                }),
+            })
+        );
+        // A step the protocol never sends carries nothing; an unknown kind neither.
+        assert!(b.check(Kind::Data, 19, 0).is_ok());
+        assert!(b.check(Kind::Data, 19, 1).is_err());
+        let mut header = [0u8; HEADER];
+        header[KIND_AT] = 9;
+        assert!(b.admit(&header, HEADER as u64).is_ok());
+        assert!(b.admit(&header, HEADER as u64 + 1).is_err());
+        assert!(b.admit_length(b.largest() as u64 + 1).is_err());
+        // The restart reports and stops: any step.
+        assert_eq!(
+            b.payload_limit(Kind::Abort, step::CONFIRM),
+            4 + MAX_REASON + 5 * 8
+        );
+        assert_eq!(b.payload_limit(Kind::Fatal, 7), 4 + MAX_REASON + 5 * 8);
+    }
+
+    #[test]
+    fn the_sieving_levels_grow_with_the_threshold() {
+        // 5 parties, t = 2: three units; level 1 multiplies the first two (each holder deals
+        // one sharing), level 2 the product with the third (the third deals for both).
+        let b = FrameBounds::generation(&Settings::new(512), 5).unwrap();
+        let m_len = int_len(sieve_modulus_bits(&Settings::new(512), 5));
+        assert_eq!(b.payload_limit(Kind::Data, step::SIEVE), 64 * m_len);
+        assert_eq!(b.payload_limit(Kind::Data, step::SIEVE + 1), 64 * 2 * m_len);
+        assert_eq!(b.payload_limit(Kind::Data, step::SIEVE + 2), 0);
+        // 50 parties, t = 24: 25 units; level 2 has 12 products held by all, 6 pairs.
+        let b = FrameBounds::generation(&Settings::new(2048), 50).unwrap();
+        let m_len = int_len(sieve_modulus_bits(&Settings::new(2048), 50));
+        assert_eq!(
+            b.payload_limit(Kind::Data, step::SIEVE + 1),
+            64 * 12 * m_len
+        );
+        assert!(
+            b.largest() > 92_861,
+            "the frame that aborted 50 parties at 2048 bits"
+        );
+    }
+
+    #[test]
+    fn the_sieving_modulus_is_the_longest_a_restart_can_use() {
+        let settings = Settings::new(1024);
+        let own = Sieve::new(512, 37, None)
+            .unwrap()
+            .modulus()
+            .significant_bits();
+        assert!(sieve_modulus_bits(&settings, 37) >= own);
+        assert!(sieve_modulus_bits(&settings, 37) < 512);
+    }
+}

@@ -1,0 +1,209 @@
+//! The frame bounds: the largest legitimate frame of every type passes and one byte more is
+//! refused (at the scale: 100 parties, batches of 64, 4096 bits), and a real
+//! generation's frames reach their bounds (so the bounds are the protocol's, not guesses).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Instant;
+
+use hourglass_arith::entropy::SeededEntropy;
+use hourglass_dkg::bounds::FrameBounds;
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::protocol::generate;
+use hourglass_dkg::sieve::Sieve;
+use hourglass_dkg::transport::{memory_mesh, Event, NetSim, TrafficStats, Transport};
+use hourglass_dkg::wire::{step, Frame, Kind, Writer, MAX_REASON, MAX_SIGNATURE_BYTES};
+use hourglass_dkg::{Integer, LinkRejection, PartyId, Result};
+
+/// A payload of `count` copies of `value`.
+fn ints(count: usize, value: &Integer) -> Writer {
+    let mut w = Writer::new();
+    for _ in 0..count {
+        w.int(value);
+    }
+    w
+}
+
+#[test]
+fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
+    let (k, bits) = (100usize, 4096u32);
+    let mut settings = Settings::new(bits);
+    settings.batch = 64;
+    let bounds = FrameBounds::generation(&settings, k).unwrap();
+    let batch = settings.batch;
+    let rounds = settings.biprimality_rounds as usize;
+
+    // The largest value below each modulus a frame's values are reduced by.
+    let below = |m: &Integer| Integer::from(m - 1u32);
+    let big_p = (Integer::from(1) << bits).next_prime();
+    let n = (Integer::from(1) << bits) - 1u32;
+    let e = Integer::from(65537);
+    // The sieving modulus of every party count a restart may leave (99 and 100 here: t = 49).
+    let m = (settings.minimum_for(k)..=k)
+        .map(|parties| {
+            Sieve::new(bits / 2, parties, None)
+                .unwrap()
+                .modulus()
+                .clone()
+        })
+        .max()
+        .unwrap();
+    // t = 49: 50 units, multiplied pairwise. Level 1 pairs units held by one member each (a
+    // member deals for at most one); level 2 has 25 products held by all (12 pairs: 24
+    // sharings), then 13 (6 pairs), 7 (3), 4 (2), 2 (1).
+    let sieve_levels = [1usize, 24, 12, 6, 4, 2];
+
+    let mut frames: Vec<(Kind, u16, Vec<u8>)> = Vec::new();
+    let mut hello = Writer::new();
+    hello.bytes(&[0xff; 32]).bytes(&[0xff; 16]);
+    for id in 1..=k as u32 {
+        hello.bytes(&id.to_be_bytes());
+    }
+    hello.bytes(&[0xff; 32]);
+    frames.push((Kind::Hello, step::HELLO, hello.finish()));
+    for (level, per_candidate) in sieve_levels.iter().enumerate() {
+        let payload = ints(2 * batch * per_candidate, &below(&m)).finish();
+        frames.push((Kind::Data, step::SIEVE + level as u16, payload));
+    }
+    let data = [
+        (step::N_SHARES, 2 * batch, &big_p),
+        (step::N_POINTS, batch, &big_p),
+        (step::BIPRIMALITY, batch, &n),
+        (step::GCD_SHARES, rounds - 1 + 2, &n),
+        (step::GCD_POINT, 1, &n),
+        (step::PHI_PARTS, 1, &e),
+        (step::PHI_SUM, 1, &e),
+        (step::ROUNDING, 1, &n),
+    ];
+    for (s, count, modulus) in data {
+        frames.push((Kind::Data, s, ints(count, &below(modulus)).finish()));
+    }
+    let mut report = Writer::new();
+    report.bytes(&[b'x'; MAX_REASON]);
+    for id in 1..=k as u32 {
+        report.bytes(&id.to_be_bytes());
+    }
+    let report = report.finish();
+    frames.push((Kind::Abort, step::ABORT, report.clone()));
+    frames.push((Kind::Abort, step::CONFIRM, report.clone()));
+    frames.push((Kind::Fatal, step::FATAL, report));
+    let mut signature = Writer::new();
+    signature
+        .bytes(&[0xff; 32])
+        .bytes(&[0x08, 0x06])
+        .bytes(&[0xff; MAX_SIGNATURE_BYTES]);
+    frames.push((Kind::Signature, step::HELLO, signature.finish()));
+
+    for (kind, s, payload) in &frames {
+        let len = payload.len();
+        assert_eq!(
+            bounds.payload_limit(*kind, *s),
+            len,
+            "{kind:?} step {s}: the bound is the largest legitimate payload"
+        );
+        bounds.check(*kind, *s, len).unwrap();
+        assert!(matches!(
+            bounds.check(*kind, *s, len + 1),
+            Err(LinkRejection::OversizedFrame { .. })
+        ));
+    }
+    let largest = frames.iter().map(|f| f.2.len()).max().unwrap();
+    assert_eq!(bounds.largest(), hourglass_dkg::wire::HEADER + largest);
+    // The sieving tree's second level is the largest frame (740 KB here).
+    assert_eq!(
+        bounds.payload_limit(Kind::Data, step::SIEVE + 1),
+        largest,
+        "the second sieving level is the largest"
+    );
+}
+
+/// A transport that records the largest payload it sent of each kind and step.
+struct Recording {
+    inner: Box<dyn Transport>,
+    largest: Arc<Mutex<BTreeMap<(Kind, u16), usize>>>,
+}
+
+impl Transport for Recording {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, frame: Vec<u8>) -> Result<()> {
+        let decoded = Frame::decode(&frame).unwrap();
+        let mut largest = self.largest.lock().unwrap();
+        let slot = largest.entry((decoded.kind, decoded.tag.step)).or_insert(0);
+        *slot = (*slot).max(decoded.payload.len());
+        drop(largest);
+        self.inner.send(to, frame)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        self.inner.recv_until(deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn a_generations_frames_reach_their_bounds() {
+    // 6 parties, t = 2: three units; the third member deals for both factors at level 2.
+    let k = 6usize;
+    let mut settings = Settings::new(512);
+    settings.batch = 4;
+    settings.biprimality_rounds = 8;
+    let ids: Vec<PartyId> = (1..=k as PartyId).collect();
+    let largest = Arc::new(Mutex::new(BTreeMap::new()));
+    let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
+        .into_iter()
+        .map(|t| {
+            let (ids, settings, largest) = (ids.clone(), settings.clone(), largest.clone());
+            thread::spawn(move || {
+                let me = t.me();
+                let mut t = Recording {
+                    inner: Box::new(t),
+                    largest,
+                };
+                let mut entropy = SeededEntropy::new(&[me as u8; 32]);
+                generate(&mut t, &ids, &settings, "bounds", &mut entropy, &mut |_| {}).unwrap()
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let bounds = FrameBounds::generation(&settings, k).unwrap();
+    let largest = largest.lock().unwrap();
+    // Every frame within its bound (the session refuses the others), and the frames whose
+    // size does not depend on chance fill it: values are at most a byte shorter than the
+    // longest (a value below M, P or N may start with a zero byte).
+    let full = [
+        (Kind::Hello, step::HELLO),
+        (Kind::Data, step::SIEVE),
+        (Kind::Data, step::SIEVE + 1),
+        (Kind::Data, step::N_SHARES),
+        (Kind::Data, step::N_POINTS),
+        (Kind::Data, step::GCD_SHARES),
+        (Kind::Data, step::GCD_POINT),
+        (Kind::Data, step::ROUNDING),
+    ];
+    for (&(kind, s), &sent) in largest.iter() {
+        let limit = bounds.payload_limit(kind, s);
+        assert!(sent <= limit, "{kind:?} step {s}: {sent} > {limit}");
+        if full.contains(&(kind, s)) {
+            assert!(
+                sent * 100 >= limit * 95,
+                "{kind:?} step {s}: sent {sent}, bound {limit}"
+            );
+        }
+    }
+    for (kind, s) in full {
+        assert!(largest.contains_key(&(kind, s)), "{kind:?} step {s} sent");
+    }
+    assert_eq!(
+        largest[&(Kind::Hello, step::HELLO)],
+        bounds.payload_limit(Kind::Hello, step::HELLO)
+    );
+}
