@@ -35,6 +35,7 @@ use tokio::task::JoinSet;
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
 use crate::cluster::ClusterConfig;
+use crate::limits;
 use crate::transport::{Event, NetSim, Shaper, TrafficStats, Transport, DEFAULT_MAX_FRAME};
 use crate::{
     ConfigError, ConfigProblem, Error, IoOp, LinkLoss, LinkRejection, ParamError, PartyId, Result,
@@ -294,9 +295,14 @@ impl TlsTransport {
     /// the parties with a higher id. Returns once every link is up, or when the timeout
     /// passes: then with the links it has, and [`TlsTransport::missing`] names the others.
     ///
-    /// Fails if `me` is not in the configuration or the configuration's key belongs to
-    /// another party, if the address cannot be bound, or if TLS cannot be set up.
-    /// Connections that fail authentication are refused and logged on standard error.
+    /// Before opening any socket, raises this process's soft limit of open files to what a
+    /// party of this cluster needs ([`limits::party_open_files`]: a socket per link and a
+    /// margin) when it is lower.
+    ///
+    /// Fails if that needs more than the hard limit ([`Error::OpenFiles`]), if `me` is not in
+    /// the configuration or the configuration's key belongs to another party, if the address
+    /// cannot be bound, or if TLS cannot be set up. Connections that fail authentication are
+    /// refused and logged on standard error.
     pub fn connect(config: &ClusterConfig, me: PartyId, options: &TlsOptions) -> Result<Self> {
         let deadline = Instant::now() + options.connect_timeout;
         let in_file =
@@ -314,6 +320,8 @@ impl TlsTransport {
             }
             None => return Err(in_file(ConfigProblem::KeyMatchesNoParty)),
         }
+        // Before any socket: a party of a large cluster needs more than the usual soft limit.
+        limits::ensure_open_files(limits::party_open_files(config.parties.len()))?;
 
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let algorithms = provider.signature_verification_algorithms;
