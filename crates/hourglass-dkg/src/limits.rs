@@ -71,11 +71,11 @@ impl OpenFilesLimit {
 pub enum OpenFilesError {
     /// More open files are needed than the hard limit allows.
     #[error(
-        "this process needs {needed} open files (a socket for every link between parties, plus \
-         {PROCESS_OPEN_FILES} for the rest) but its hard limit of open files is {hard}: raise it \
-         in the shell that starts hourglass with `ulimit -n {needed}` (above the hard limit only \
-         root may: `ulimit -Hn {needed}`, LimitNOFILE= in a systemd unit, or nofile in \
-         /etc/security/limits.conf)"
+        "this process needs {needed} open files for this cluster's parties (their sockets or \
+         pipes, and {PROCESS_OPEN_FILES} for the rest) but its hard limit of open files is \
+         {hard}: raise it in the shell that starts hourglass with `ulimit -n {needed}` (above \
+         the hard limit only root may: `ulimit -Hn {needed}`, LimitNOFILE= in a systemd unit, \
+         or nofile in /etc/security/limits.conf)"
     )]
     HardLimit {
         /// Open files needed.
@@ -138,6 +138,8 @@ pub fn ensure_open_files(needed: u64) -> Result<OpenFilesLimit, OpenFilesError> 
 }
 
 #[cfg(unix)]
+// `rlim_t` is `u64` on Linux and macOS; the conversions are for the platforms where it is not.
+#[allow(clippy::useless_conversion)]
 mod os {
     /// `RLIM_INFINITY` as `u64::MAX`, anything else as it is.
     fn from_rlim(value: libc::rlim_t) -> u64 {

@@ -2,7 +2,8 @@
 //! binary (one process): it lowers this process's soft limit, which every test of a binary
 //! shares.
 
-#![cfg(unix)]
+// Linux: `rlim_t` is `u64` there.
+#![cfg(target_os = "linux")]
 
 use std::thread;
 use std::time::Duration;
@@ -24,14 +25,14 @@ fn limits() -> (u64, u64) {
         unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) },
         0
     );
-    (limit.rlim_cur as u64, limit.rlim_max as u64)
+    (limit.rlim_cur, limit.rlim_max)
 }
 
 fn set_soft(soft: u64) {
     let (_, hard) = limits();
     let limit = libc::rlimit {
-        rlim_cur: soft as libc::rlim_t,
-        rlim_max: hard as libc::rlim_t,
+        rlim_cur: soft,
+        rlim_max: hard,
     };
     // SAFETY: setrlimit reads one `rlimit` through a pointer to a live local value.
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
