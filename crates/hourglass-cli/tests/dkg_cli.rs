@@ -720,3 +720,133 @@ fn a_hard_limit_too_low_for_the_cluster_fails_clearly() {
     check(out, hourglass_dkg::limits::party_open_files(10));
     assert!(!cluster.join("party-1.share.json").exists());
 }
+
+/// `bench dkg --tables scale` runs full generations as processes (`dkg local`), at the
+/// configurations given, with the simulated round trip's rows beside the loopback rows when
+/// `--rtt-ms` is given, and reports the targets (here: not run).
+#[test]
+fn bench_scale_runs_full_generations_as_processes() {
+    let out = hg(&[
+        "bench",
+        "dkg",
+        "--tables",
+        "scale",
+        "--scale",
+        "3@512,4@512",
+        "--runs",
+        "2",
+        "--rtt-ms",
+        "20",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scale = &report["scale"];
+    assert_eq!(scale["runs"], 2);
+    assert_eq!(scale["rtt_ms"], 20.0);
+    assert_eq!(scale["paper_table4"].as_array().unwrap().len(), 3);
+    let rows = scale["rows"].as_array().unwrap();
+    let seen: Vec<(u64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["parties"].as_u64().unwrap(),
+                r["network"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(3, "loopback"), (3, "wan"), (4, "loopback"), (4, "wan")]
+    );
+    for row in rows {
+        assert!(row["error"].is_null(), "{row}");
+        assert_eq!(row["runs"].as_array().unwrap().len(), 2, "{row}");
+        let seconds = &row["seconds"];
+        assert!(seconds["min"].as_f64().unwrap() <= seconds["median"].as_f64().unwrap());
+        assert!(seconds["median"].as_f64().unwrap() <= seconds["max"].as_f64().unwrap());
+        assert!(
+            row["iterations"]["median"].as_f64().unwrap() >= 1.0,
+            "{row}"
+        );
+        let bytes = &row["bytes_sent_per_party"];
+        assert!(bytes["median"].as_u64().unwrap() <= bytes["max"].as_u64().unwrap());
+        let memory = &row["peak_rss_bytes_per_party"];
+        assert!(memory["median"].as_u64().unwrap() > 1 << 20, "{row}");
+        for run in row["runs"].as_array().unwrap() {
+            assert!(run["batches"].as_u64().unwrap() >= 1, "{run}");
+        }
+    }
+    // Every batch waits at least one simulated round trip.
+    let time = |i: usize| rows[i]["seconds"]["median"].as_f64().unwrap();
+    assert!(time(1) > 0.02, "{}", rows[1]);
+    let targets = scale["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert!(targets.iter().all(|t| t["met"].is_null()), "{targets:?}");
+
+    // The table in words: loopback only without --rtt-ms.
+    let out = hg(&[
+        "bench", "dkg", "--tables", "scale", "--scale", "3@512", "--runs", "1", "--quiet",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Scale: full generations"), "{text}");
+    assert!(text.contains("loopback"), "{text}");
+    assert!(!text.contains("rtt "), "{text}");
+    assert!(text.contains("Paper 001 Table 4"), "{text}");
+    assert!(
+        text.contains("50 parties at 2048 bits within 10min 00s: not run"),
+        "{text}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "--quiet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A configuration whose generation fails (here `dkg local` needs more open files than the hard
+/// limit allows) is reported with its error, the others still run, and the exit status is 2.
+#[test]
+fn bench_scale_reports_a_failed_configuration_and_exits_2() {
+    let out = hg_with_limits(
+        "ulimit -Sn 60 && ulimit -Hn 60",
+        &[
+            "bench",
+            "dkg",
+            "--tables",
+            "scale",
+            "--scale",
+            "30@512,3@512",
+            "--runs",
+            "2",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("hourglass: error:"))
+        .unwrap_or_else(|| panic!("no error line:\n{err}"));
+    assert!(
+        line.contains("1 of the scale table's configurations failed"),
+        "{line}"
+    );
+    assert!(
+        line.contains("30 parties at 512 bits, loopback, run 1"),
+        "{line}"
+    );
+    assert!(line.contains("needs 92 open files"), "{line}");
+    // The JSON still says what ran.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["scale"]["rows"].as_array().unwrap();
+    assert!(rows[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("exited with status 2"));
+    assert!(rows[0]["runs"].is_null());
+    assert!(rows[1]["error"].is_null());
+    assert_eq!(rows[1]["runs"].as_array().unwrap().len(), 2);
+}
