@@ -742,6 +742,135 @@ fn network_name(rtt_ms: Option<f64>) -> String {
     rtt_ms.map_or("loopback".to_string(), |rtt| format!("rtt {rtt} ms"))
 }
 
+/// Runs `args.runs` full generations of `config` (with the round trip `rtt_ms` if given),
+/// saying how each went through `progress`; stops at the first failure (the next run would
+/// most likely fail the same way) and returns it beside the runs that finished.
+fn run_configuration(
+    exe: &Path,
+    config: ScaleConfig,
+    rtt_ms: Option<f64>,
+    args: &DkgBenchArgs,
+    progress: &dyn Fn(String),
+) -> (Vec<ScaleRun>, Option<ScaleFailure>) {
+    let network = network_name(rtt_ms);
+    let mut runs = Vec::new();
+    for run in 1..=args.runs {
+        progress(format!(
+            "scale: {config}, {network}: run {run} of {}...",
+            args.runs
+        ));
+        match local_run(exe, config, args.batch, rtt_ms) {
+            Ok(r) => {
+                progress(format!(
+                    "scale: {config}, {network}: run {run} of {}: {} ({} iterations)",
+                    args.runs,
+                    fmt_duration(r.summary.seconds),
+                    r.summary.candidates
+                ));
+                runs.push(r);
+            }
+            Err(problem) => {
+                let failure = ScaleFailure {
+                    parties: config.parties,
+                    bits: config.bits,
+                    rtt_ms,
+                    run,
+                    problem,
+                };
+                progress(format!("scale: FAILED: {failure}"));
+                return (runs, Some(failure));
+            }
+        }
+    }
+    (runs, None)
+}
+
+/// What the runs of one configuration measured: medians with min and max over the runs, and
+/// per party the median (over the runs, of each run's median over its parties) and the max.
+#[derive(Debug, Clone)]
+struct ScaleFigures {
+    seconds: Summary,
+    iterations: Summary,
+    per_iteration: Summary,
+    expected: f64,
+    bytes: Spread,
+    memory: Option<Spread>,
+    /// The member counts of runs that lost a party (restarted without it).
+    short_runs: Vec<usize>,
+}
+
+impl ScaleFigures {
+    fn of(runs: &[ScaleRun], parties: usize) -> Option<Self> {
+        let first = runs.first()?;
+        let over_runs = |pick: &dyn Fn(&LocalSummary) -> f64| {
+            Summary::of(&runs.iter().map(|r| pick(&r.summary)).collect::<Vec<_>>())
+        };
+        let per_party = |spreads: Vec<Spread>| {
+            let medians: Vec<f64> = spreads.iter().map(|s| s.median as f64).collect();
+            Some(Spread {
+                median: Summary::of(&medians).median as u64,
+                max: spreads.iter().map(|s| s.max).max()?,
+            })
+        };
+        Some(ScaleFigures {
+            seconds: over_runs(&|s| s.seconds),
+            iterations: over_runs(&|s| s.candidates as f64),
+            per_iteration: over_runs(&|s| s.seconds / s.candidates.max(1) as f64),
+            expected: first.summary.expected_candidates,
+            bytes: per_party(
+                runs.iter()
+                    .map(|r| r.summary.bytes_sent_per_party)
+                    .collect(),
+            )?,
+            memory: per_party(
+                runs.iter()
+                    .filter_map(|r| r.summary.peak_rss_bytes_per_party)
+                    .collect(),
+            ),
+            short_runs: runs
+                .iter()
+                .map(|r| r.summary.members.len())
+                .filter(|&m| m < parties)
+                .collect(),
+        })
+    }
+
+    fn json(&self, runs: &[ScaleRun]) -> serde_json::Value {
+        json!({"seconds": self.seconds, "iterations": self.iterations,
+            "seconds_per_iteration": self.per_iteration, "expected_iterations": self.expected,
+            "bytes_sent_per_party": self.bytes, "peak_rss_bytes_per_party": self.memory,
+            "runs": runs.iter().map(|r| json!({"seconds": r.summary.seconds,
+                "wall_seconds": r.wall_seconds, "iterations": r.summary.candidates,
+                "batches": r.summary.batches, "members": r.summary.members.len(),
+                "bytes_sent_per_party": r.summary.bytes_sent_per_party,
+                "peak_rss_bytes_per_party": r.summary.peak_rss_bytes_per_party}))
+                .collect::<Vec<_>>()})
+    }
+}
+
+/// A row of the scale table (the header too): parties, bits, network, time, time per
+/// iteration, iterations, expected iterations, bytes sent and memory per party, paper.
+fn scale_row(cells: [&str; 10]) -> String {
+    let [parties, bits, network, time, per_iteration, iterations, expected, sent, memory, paper] =
+        cells;
+    format!(
+        "{parties:>7} | {bits:>5} | {network:>12} | {time:>26} | {per_iteration:>11} | \
+         {iterations:>19} | {expected:>16} | {sent:>22} | {memory:>23} | {paper}"
+    )
+}
+
+/// Paper 001's figures for a configuration: its Table 4 row with as many servers, if any (the
+/// table's runs are at 1024 bits), or a mention of its future work.
+fn paper_text(config: ScaleConfig) -> String {
+    match PAPER_TABLE4.iter().find(|p| p.servers == config.parties) {
+        Some(p) => format!("{} servers: {}", p.servers, p.summary()),
+        None if matches!((config.parties, config.bits), (50, 2048) | (100, 1024)) => {
+            "paper's future work".to_string()
+        }
+        None => String::new(),
+    }
+}
+
 /// The scale table: `args.runs` full generations of every configuration of `args.scale` as
 /// processes (and again with `--rtt-ms` when it was given), beside the paper's Table 4 and the
 /// issue's targets. A configuration that fails is reported in its row and returned, and the
@@ -767,8 +896,7 @@ fn scale_table(
         "\nScale: full generations, every party its own process over loopback TLS (`hourglass dkg local`), batch {}, party timeouts {} s; median of {} runs (min-max)",
         args.batch, PARTY_TIMEOUT_S, args.runs
     ));
-    say(format!(
-        "{:>7} | {:>5} | {:>12} | {:>26} | {:>11} | {:>19} | {:>16} | {:>22} | {:>23} | {}",
+    say(scale_row([
         "parties",
         "bits",
         "network",
@@ -778,61 +906,21 @@ fn scale_table(
         "expected (paper)",
         "sent/party (med, max)",
         "memory/party (med, max)",
-        "paper Table 4 (PlanetLab, 1024 bits)"
-    ));
+        "paper Table 4 (PlanetLab, 1024 bits)",
+    ]));
     let mut rows = Vec::new();
     let mut failures = Vec::new();
-    let mut medians: Vec<(ScaleConfig, f64, usize)> = Vec::new();
+    // Loopback medians of the configurations that never failed, for the targets.
+    let mut medians: Vec<(ScaleConfig, f64)> = Vec::new();
     for &config in &args.scale {
         for &rtt_ms in &networks {
             let network = network_name(rtt_ms);
-            let mut runs: Vec<ScaleRun> = Vec::new();
-            let mut failure = None;
-            for run in 1..=args.runs {
-                progress(format!(
-                    "scale: {config}, {network}: run {run} of {}...",
-                    args.runs
-                ));
-                match local_run(&exe, config, args.batch, rtt_ms) {
-                    Ok(r) => {
-                        progress(format!(
-                            "scale: {config}, {network}: run {run} of {}: {} ({} iterations)",
-                            args.runs,
-                            fmt_duration(r.summary.seconds),
-                            r.summary.candidates
-                        ));
-                        runs.push(r);
-                    }
-                    Err(problem) => {
-                        let f = ScaleFailure {
-                            parties: config.parties,
-                            bits: config.bits,
-                            rtt_ms,
-                            run,
-                            problem,
-                        };
-                        progress(format!("scale: FAILED: {f}"));
-                        failure = Some(f);
-                        // It would most likely fail again: go on with the next configuration.
-                        break;
-                    }
-                }
-            }
-            let paper = PAPER_TABLE4.iter().find(|p| p.servers == config.parties);
-            let paper_text = paper.map_or_else(
-                || {
-                    if matches!((config.parties, config.bits), (50, 2048) | (100, 1024)) {
-                        "paper's future work".to_string()
-                    } else {
-                        String::new()
-                    }
-                },
-                |p| format!("{} servers: {}", p.servers, p.summary()),
-            );
+            let (runs, failure) = run_configuration(&exe, config, rtt_ms, args, &progress);
             let paper_iterations = PAPER_ITERATIONS
                 .iter()
                 .find(|p| p.0 == config.bits)
                 .map(|p| p.1);
+            let paper = PAPER_TABLE4.iter().find(|p| p.servers == config.parties);
             let mut row = json!({"parties": config.parties, "bits": config.bits,
                 "network": if rtt_ms.is_some() { "wan" } else { "loopback" },
                 "rtt_ms": rtt_ms.unwrap_or(0.0), "batch": args.batch,
@@ -848,100 +936,52 @@ fn scale_table(
                     f.problem.to_string().replace('\n', " / ")
                 ));
             }
-            if !runs.is_empty() {
-                let seconds =
-                    Summary::of(&runs.iter().map(|r| r.summary.seconds).collect::<Vec<_>>());
-                let iterations = Summary::of(
-                    &runs
-                        .iter()
-                        .map(|r| r.summary.candidates as f64)
-                        .collect::<Vec<_>>(),
-                );
-                let per_iteration = Summary::of(
-                    &runs
-                        .iter()
-                        .map(|r| r.summary.seconds / r.summary.candidates.max(1) as f64)
-                        .collect::<Vec<_>>(),
-                );
-                let spread = |pick: &dyn Fn(&ScaleRun) -> Option<Spread>| {
-                    let spreads: Vec<Spread> = runs.iter().filter_map(pick).collect();
-                    if spreads.is_empty() {
-                        return None;
-                    }
-                    let medians: Vec<f64> = spreads.iter().map(|s| s.median as f64).collect();
-                    Some(Spread {
-                        median: Summary::of(&medians).median as u64,
-                        max: spreads.iter().map(|s| s.max).max().unwrap_or(0),
-                    })
-                };
-                let bytes = spread(&|r| Some(r.summary.bytes_sent_per_party));
-                let memory = spread(&|r| r.summary.peak_rss_bytes_per_party);
+            if let Some(fig) = ScaleFigures::of(&runs, config.parties) {
+                if rtt_ms.is_none() && failure.is_none() {
+                    medians.push((config, fig.seconds.median));
+                }
                 let show = |s: Option<Spread>| {
                     s.map_or("unknown".to_string(), |s| {
                         format!("{}, {}", mb(s.median as f64), mb(s.max as f64))
                     })
                 };
-                let short: Vec<usize> = runs
-                    .iter()
-                    .map(|r| r.summary.members.len())
-                    .filter(|&m| m < config.parties)
-                    .collect();
-                if rtt_ms.is_none() && failure.is_none() {
-                    medians.push((config, seconds.median, runs.len()));
-                }
-                say(format!(
-                    "{:>7} | {:>5} | {:>12} | {:>26} | {:>11} | {:>19} | {:>16} | {:>22} | {:>23} | {}{}",
-                    config.parties,
-                    config.bits,
-                    network,
+                let lost = if fig.short_runs.is_empty() {
+                    String::new()
+                } else {
                     format!(
+                        "  ({} runs lost parties: {:?} members)",
+                        fig.short_runs.len(),
+                        fig.short_runs
+                    )
+                };
+                say(scale_row([
+                    &config.parties.to_string(),
+                    &config.bits.to_string(),
+                    &network,
+                    &format!(
                         "{} ({}-{})",
-                        fmt_duration(seconds.median),
-                        fmt_duration(seconds.min),
-                        fmt_duration(seconds.max)
+                        fmt_duration(fig.seconds.median),
+                        fmt_duration(fig.seconds.min),
+                        fmt_duration(fig.seconds.max)
                     ),
-                    format!("{:.1} ms", per_iteration.median * 1e3),
-                    format!(
+                    &format!("{:.1} ms", fig.per_iteration.median * 1e3),
+                    &format!(
                         "{:.0} ({:.0}-{:.0})",
-                        iterations.median, iterations.min, iterations.max
+                        fig.iterations.median, fig.iterations.min, fig.iterations.max
                     ),
-                    format!(
+                    &format!(
                         "{:.0} ({})",
-                        runs[0].summary.expected_candidates,
+                        fig.expected,
                         paper_iterations.map_or("-".to_string(), |p| p.to_string())
                     ),
-                    show(bytes),
-                    show(memory),
-                    paper_text,
-                    if short.is_empty() {
-                        String::new()
-                    } else {
-                        format!("  ({} runs lost parties: {short:?} members)", short.len())
-                    }
-                ));
-                if let Some(obj) = row.as_object_mut() {
-                    obj.insert("seconds".into(), json!(seconds));
-                    obj.insert("iterations".into(), json!(iterations));
-                    obj.insert("seconds_per_iteration".into(), json!(per_iteration));
-                    obj.insert(
-                        "expected_iterations".into(),
-                        json!(runs[0].summary.expected_candidates),
-                    );
-                    obj.insert("bytes_sent_per_party".into(), json!(bytes));
-                    obj.insert("peak_rss_bytes_per_party".into(), json!(memory));
-                    obj.insert(
-                        "runs".into(),
-                        json!(runs
-                            .iter()
-                            .map(|r| json!({"seconds": r.summary.seconds,
-                                "wall_seconds": r.wall_seconds,
-                                "iterations": r.summary.candidates,
-                                "batches": r.summary.batches,
-                                "members": r.summary.members.len(),
-                                "bytes_sent_per_party": r.summary.bytes_sent_per_party,
-                                "peak_rss_bytes_per_party": r.summary.peak_rss_bytes_per_party}))
-                            .collect::<Vec<_>>()),
-                    );
+                    &show(Some(fig.bytes)),
+                    &show(fig.memory),
+                    &format!("{}{lost}", paper_text(config)),
+                ]));
+                if let (Some(obj), serde_json::Value::Object(figures)) =
+                    (row.as_object_mut(), fig.json(&runs))
+                {
+                    obj.extend(figures);
                 }
             }
             rows.push(row);
@@ -971,10 +1011,7 @@ fn scale_table(
         let failed = failures
             .iter()
             .find(|f| f.parties == parties && f.bits == bits && f.rtt_ms.is_none());
-        let median = medians
-            .iter()
-            .find(|(c, _, _)| *c == config)
-            .map(|&(_, m, _)| m);
+        let median = medians.iter().find(|(c, _)| *c == config).map(|&(_, m)| m);
         let verdict = match (median, failed) {
             (_, Some(f)) => format!(
                 "missed (failed: {})",
