@@ -690,13 +690,14 @@ struct ScaleRun {
     wall_seconds: f64,
 }
 
-/// Keeps the first lines of a failed run's standard error (a failed party's messages can run
-/// to many lines at 100 parties).
+/// The first `n` lines of a failed run's standard error on one line, joined by " / " (a failed
+/// party's messages can run to many lines at 100 parties, and the error is shown in a table
+/// row and in one `hourglass: error:` line).
 fn first_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.trim().lines().collect();
-    let mut kept = lines[..lines.len().min(n)].join("\n");
+    let mut kept = lines[..lines.len().min(n)].join(" / ");
     if lines.len() > n {
-        kept.push_str(&format!("\n... ({} more lines)", lines.len() - n));
+        kept.push_str(&format!(" / ... ({} more lines)", lines.len() - n));
     }
     kept
 }
@@ -929,11 +930,7 @@ fn scale_table(
             if let Some(f) = &failure {
                 say(format!(
                     "{:>7} | {:>5} | {:>12} | FAILED (run {}): {}",
-                    config.parties,
-                    config.bits,
-                    network,
-                    f.run,
-                    f.problem.to_string().replace('\n', " / ")
+                    config.parties, config.bits, network, f.run, f.problem
                 ));
             }
             if let Some(fig) = ScaleFigures::of(&runs, config.parties) {
@@ -1013,10 +1010,7 @@ fn scale_table(
             .find(|f| f.parties == parties && f.bits == bits && f.rtt_ms.is_none());
         let median = medians.iter().find(|(c, _)| *c == config).map(|&(_, m)| m);
         let verdict = match (median, failed) {
-            (_, Some(f)) => format!(
-                "missed (failed: {})",
-                f.problem.to_string().replace('\n', " / ")
-            ),
+            (_, Some(f)) => format!("missed (failed: {})", f.problem),
             (Some(m), None) => format!(
                 "median {}: {}",
                 fmt_duration(m),
@@ -1081,10 +1075,10 @@ mod tests {
 
     #[test]
     fn long_errors_keep_their_first_lines() {
-        assert_eq!(first_lines("a\nb\n", 8), "a\nb");
+        assert_eq!(first_lines("a\nb\n", 8), "a / b");
         let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
         let kept = first_lines(&long, 3);
-        assert_eq!(kept, "line 0\nline 1\nline 2\n... (17 more lines)");
+        assert_eq!(kept, "line 0 / line 1 / line 2 / ... (17 more lines)");
     }
 
     #[test]

@@ -182,7 +182,7 @@ pub enum ScaleRunProblem {
     Exit {
         /// Its exit status (`None`: killed by a signal).
         code: Option<i32>,
-        /// The first lines of its standard error.
+        /// The first lines of its standard error, joined by " / ".
         stderr: String,
     },
     /// Its JSON summary does not parse.
