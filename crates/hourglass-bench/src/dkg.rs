@@ -5,35 +5,156 @@
 //! Tables 2-4 use the paper's own method: the time per iteration (candidate pair) is measured
 //! over a fixed number of batches and multiplied by the expected number of iterations
 //! ("normalized total time"). Wide-area latency is simulated by the transport's shaper.
+//!
+//! The scale table (`--tables scale`) runs full generations instead, every party its own
+//! process: it runs this very executable's `dkg local` (so it works only inside the `hourglass`
+//! binary, whose `hourglass bench` calls this library) and reads its JSON summary.
 
+use std::fmt;
+use std::path::Path;
+use std::process::Command;
+use std::str::FromStr;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
+use hourglass_dkg::limits::{ensure_open_files, in_process_open_files};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_limited, Report};
 use hourglass_dkg::sieve::Sieve;
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
 use hourglass_dkg::transport::{memory_mesh, NetSim, Transport};
 use hourglass_dkg::PartyId;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::error::{ScaleFailure, ScaleRunProblem};
 use crate::stats::Summary;
 use crate::{Error, Result};
+
+/// The simulated wide-area round trip of tables 2 and 3 (and Table 4's WAN estimate) when
+/// `--rtt-ms` is not given.
+const DEFAULT_RTT_MS: f64 = 150.0;
+
+/// How long a party waits for another (to connect, and to answer) in the benchmarks' full
+/// generations: generous, since every party shares this machine's cores.
+const PARTY_TIMEOUT_S: u64 = 600;
+
+/// The scale table's default configurations (issue #28): from 10 parties to the paper's future
+/// work, 50 parties at 2048 bits and 100 at 1024.
+const SCALE_DEFAULT: &str = "10@2048,20@2048,37@2048,50@2048,50@1024,100@1024";
+
+/// Issue #28's targets for the scale table, on loopback (median of 3 full generations):
+/// (parties, bits, seconds).
+const SCALE_TARGETS: [(usize, u32, f64); 2] = [(50, 2048, 600.0), (100, 1024, 600.0)];
+
+/// A row of paper 001's Table 4: a run on PlanetLab with a 1024-bit modulus.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct PaperRun {
+    /// Servers (parties).
+    servers: usize,
+    /// Threads per server: candidate pairs in flight, our batch.
+    threads: usize,
+    /// Normalized data sent per server, in MB.
+    data_mb: f64,
+    /// Time per iteration, in seconds.
+    seconds_per_iteration: f64,
+    /// Normalized total time, in seconds (as the paper prints it in `total`).
+    total_seconds: f64,
+    /// The total time as printed.
+    total: &'static str,
+}
+
+impl PaperRun {
+    fn summary(&self) -> String {
+        format!(
+            "{} MB, {} s, {}",
+            self.data_mb, self.seconds_per_iteration, self.total
+        )
+    }
+}
+
+/// Paper 001, Table 4: "some example runs on PlanetLab with a 1024-bit modulus".
+const PAPER_TABLE4: [PaperRun; 3] = [
+    PaperRun {
+        servers: 10,
+        threads: 30,
+        data_mb: 39.0,
+        seconds_per_iteration: 2.72,
+        total_seconds: 50.0 * 60.0,
+        total: "50min",
+    },
+    PaperRun {
+        servers: 21,
+        threads: 100,
+        data_mb: 181.0,
+        seconds_per_iteration: 6.44,
+        total_seconds: 118.0 * 60.0,
+        total: "118min",
+    },
+    PaperRun {
+        servers: 37,
+        threads: 300,
+        data_mb: 572.0,
+        seconds_per_iteration: 11.79,
+        total_seconds: 215.0 * 60.0,
+        total: "215min",
+    },
+];
+
+/// Paper 001, Table 1: average iterations (candidate pairs) by modulus size (3 servers).
+const PAPER_ITERATIONS: [(u32, u64); 3] = [(1024, 1099), (2048, 4213), (4096, 16227)];
+
+/// One configuration of the scale table: `parties` parties generating a `bits`-bit modulus,
+/// written `PARTIES@BITS` (`50@2048`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleConfig {
+    /// Number of parties (processes).
+    pub parties: usize,
+    /// Modulus size in bits.
+    pub bits: u32,
+}
+
+impl FromStr for ScaleConfig {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let bad = || format!("'{s}' is not PARTIES@BITS (such as 50@2048)");
+        let (parties, bits) = s.trim().split_once('@').ok_or_else(bad)?;
+        let parties: usize = parties.trim().parse().map_err(|_| bad())?;
+        let bits: u32 = bits.trim().parse().map_err(|_| bad())?;
+        if !(3..=256).contains(&parties) {
+            return Err(format!("'{s}': use 3 to 256 parties"));
+        }
+        Ok(ScaleConfig { parties, bits })
+    }
+}
+
+impl fmt::Display for ScaleConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} parties at {} bits", self.parties, self.bits)
+    }
+}
 
 /// Arguments of `hourglass bench dkg`.
 #[derive(Args, Debug)]
 pub struct DkgBenchArgs {
     /// Tables to run: 1 (modulus sizes), 2 (LAN vs WAN), 3 (batch size), 4 (party counts),
-    /// sieve (sieving bounds), targets (the issue's four full-run targets), keytime (time to key, 3 parties at 2048 and 4096 bits: median and p95).
+    /// sieve (sieving bounds), targets (the issue's four full-run targets), keytime (time to key, 3 parties at 2048 and 4096 bits: median and p95),
+    /// scale (full generations, every party its own process, at the configurations of --scale; hours at the defaults).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,sieve")]
     tables: Vec<String>,
-    /// Full generations per configuration of Table 1 and the targets (medians are reported).
+    /// Full generations per configuration of Table 1, the targets and the scale table (medians
+    /// are reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Configurations of the scale table, PARTIES@BITS: each runs `hourglass dkg local` (every
+    /// party its own process over loopback TLS) --runs times.
+    #[arg(long, value_delimiter = ',', default_value = SCALE_DEFAULT, value_name = "PARTIES@BITS")]
+    scale: Vec<ScaleConfig>,
     /// Modulus sizes of Table 1.
     #[arg(long, value_delimiter = ',', default_value = "1024,2048")]
     bits: Vec<u32>,
@@ -43,12 +164,14 @@ pub struct DkgBenchArgs {
     /// Batches per time-per-iteration measurement (tables 2-4 and sieve).
     #[arg(long, default_value_t = 6)]
     batches: u64,
-    /// Candidate pairs per round trip in tables 1, 4 and the targets.
+    /// Candidate pairs per round trip in tables 1, 4, the targets and the scale table.
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// Simulated wide-area round-trip time in milliseconds (tables 2 and 3).
-    #[arg(long, default_value_t = 150.0)]
-    rtt_ms: f64,
+    /// Simulated wide-area round-trip time in milliseconds: tables 2 and 3 and Table 4's WAN
+    /// estimate (default 150). Given, the scale table also runs every configuration with it,
+    /// beside the loopback rows.
+    #[arg(long, value_name = "MS")]
+    rtt_ms: Option<f64>,
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
@@ -86,6 +209,8 @@ fn measure(
 ) -> Result<Measured> {
     let dir = tempfile::tempdir().map_err(Error::TempDir)?;
     let cluster = dir.path().join("cluster");
+    // Every party's links are sockets of this one process: about k * k of them.
+    ensure_open_files(in_process_open_files(k)).map_err(hourglass_dkg::Error::from)?;
     let base = free_loopback_base_port(k)?;
     let configs = init_cluster(&cluster, k, settings, base, "bench")?;
     let handles: Vec<_> = configs
@@ -181,7 +306,7 @@ fn summary(runs: &[Measured], pick: impl Fn(&Measured) -> f64) -> Summary {
 fn settings(bits: u32, batch: usize) -> Settings {
     let mut s = Settings::new(bits);
     s.batch = batch;
-    s.timeout_ms = 600_000;
+    s.timeout_ms = PARTY_TIMEOUT_S * 1000;
     s
 }
 
@@ -222,6 +347,12 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
     if args.parties.iter().any(|&k| !(3..=128).contains(&k)) {
         return Err(Error::PartiesOutOfRange);
     }
+    if let Some(rtt) = args.rtt_ms {
+        if !(0.0..=60_000.0).contains(&rtt) {
+            return Err(Error::RttOutOfRange { rtt_ms: rtt });
+        }
+    }
+    let rtt_ms = args.rtt_ms.unwrap_or(DEFAULT_RTT_MS);
     let bits = args.bits.clone();
     let mut out = serde_json::Map::new();
     let want = |t: &str| args.tables.iter().any(|x| x == t);
@@ -290,7 +421,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
     if want("2") {
         say(format!(
             "\nTable 2: LAN vs simulated WAN ({} ms round trip), 10 parties, 1024 bits, batch 32 (paper: 30 threads)",
-            args.rtt_ms
+            rtt_ms
         ));
         say(format!(
             "{:>10} | {:>20} | {:>22} | {:>26}",
@@ -299,7 +430,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
         let mut rows = Vec::new();
         for (name, sim, paper) in [
             ("LAN", NetSim::default(), "0.07 s, 1min 18s"),
-            ("WAN", wan(args.rtt_ms), "2.27 s, 50min (PlanetLab)"),
+            ("WAN", wan(rtt_ms), "2.27 s, 50min (PlanetLab)"),
         ] {
             let m = measure(10, &settings(1024, 32), sim, limit)?;
             say(format!(
@@ -309,7 +440,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
                 fmt_duration(m.per_iteration() * m.expected),
                 paper
             ));
-            rows.push(json!({"network": name, "rtt_ms": if name == "LAN" { 0.0 } else { args.rtt_ms },
+            rows.push(json!({"network": name, "rtt_ms": if name == "LAN" { 0.0 } else { rtt_ms },
                 "seconds_per_iteration": m.per_iteration(), "normalized_total_seconds": m.per_iteration() * m.expected}));
         }
         out.insert("table2".into(), json!(rows));
@@ -318,7 +449,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
     if want("3") {
         say(format!(
             "\nTable 3: batch size (the paper's threads), 3 parties, 1024 bits, {} ms round trip",
-            args.rtt_ms
+            rtt_ms
         ));
         say(format!(
             "{:>6} | {:>20} | {:>22} | {:>24}",
@@ -331,7 +462,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
             (50, "0.20 s, 3min 40s"),
             (100, "0.15 s, 2min 45s"),
         ] {
-            let m = measure(3, &settings(1024, batch), wan(args.rtt_ms), limit)?;
+            let m = measure(3, &settings(1024, batch), wan(rtt_ms), limit)?;
             say(format!(
                 "{:>6} | {:>20} | {:>22} | {:>24}",
                 batch,
@@ -359,11 +490,6 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
             "WAN est. total",
             "paper (PlanetLab)"
         ));
-        let paper = [
-            (10usize, "39 MB, 2.72 s, 50min"),
-            (21, "181 MB, 6.44 s, 118min"),
-            (37, "572 MB, 11.79 s, 215min"),
-        ];
         let mut rows = Vec::new();
         let mut fit = Vec::new();
         for &k in &args.parties {
@@ -371,7 +497,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
             let bare = measure_in_memory(k, &settings(1024, args.batch), limit)?;
             let data = m.bytes_per_iteration() * m.expected;
             let wan_tpi = m.per_iteration()
-                + f64::from(rounds_per_batch(k)) * args.rtt_ms / 1e3 / args.batch as f64;
+                + f64::from(rounds_per_batch(k)) * rtt_ms / 1e3 / args.batch as f64;
             say(format!(
                 "{:>7} | {:>16} | {:>14} | {:>14} | {:>14} | {:>16} | {:>28}",
                 k,
@@ -380,7 +506,10 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
                 format!("{:.1} ms", bare.per_iteration() * 1e3),
                 fmt_duration(m.per_iteration() * m.expected),
                 fmt_duration(wan_tpi * m.expected),
-                paper.iter().find(|p| p.0 == k).map_or("", |p| p.1)
+                PAPER_TABLE4
+                    .iter()
+                    .find(|p| p.servers == k)
+                    .map_or(String::new(), PaperRun::summary)
             ));
             fit.push((
                 k as f64,
@@ -401,7 +530,7 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
             let bytes100 = grow(b1, b2);
             let cpu100 = grow(2.0 * t1 / k1, 2.0 * t2 / k2);
             let wan100 =
-                cpu100 + f64::from(rounds_per_batch(100)) * args.rtt_ms / 1e3 / args.batch as f64;
+                cpu100 + f64::from(rounds_per_batch(100)) * rtt_ms / 1e3 / args.batch as f64;
             say(format!(
                 "{:>7} | {:>16} | {:>14} | {:>14} | {:>14} | {:>16} | {:>28}",
                 "100 est",
@@ -519,8 +648,449 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
         }
         out.insert("keytime".into(), json!(rows));
     }
+    let mut failed = Vec::new();
+    if want("scale") {
+        let (table, failures) = scale_table(&args, &say)?;
+        out.insert("scale".into(), table);
+        failed = failures;
+    }
     if args.json {
         println!("{}", serde_json::Value::Object(out));
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::ScaleFailed { failures: failed })
+    }
+}
+
+/// A figure's median and largest over the parties of a run, as `dkg local --json` gives it.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+struct Spread {
+    median: u64,
+    max: u64,
+}
+
+/// What the scale table reads from `hourglass dkg local --json` (its other fields are ignored).
+#[derive(Debug, Clone, Deserialize)]
+struct LocalSummary {
+    members: Vec<PartyId>,
+    seconds: f64,
+    candidates: u64,
+    expected_candidates: f64,
+    batches: u64,
+    bytes_sent_per_party: Spread,
+    peak_rss_bytes_per_party: Option<Spread>,
+}
+
+/// One full generation of the scale table.
+#[derive(Debug, Clone)]
+struct ScaleRun {
+    summary: LocalSummary,
+    /// Time from starting `dkg local` to its end, cluster set-up included.
+    wall_seconds: f64,
+}
+
+/// The first `n` lines of a failed run's standard error on one line, joined by " / " (a failed
+/// party's messages can run to many lines at 100 parties, and the error is shown in a table
+/// row and in one `hourglass: error:` line).
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim().lines().collect();
+    let mut kept = lines[..lines.len().min(n)].join(" / ");
+    if lines.len() > n {
+        kept.push_str(&format!(" / ... ({} more lines)", lines.len() - n));
+    }
+    kept
+}
+
+/// Runs `hourglass dkg local` once for `config`, with the round trip `rtt_ms` if given, and
+/// reads its summary.
+fn local_run(
+    exe: &Path,
+    config: ScaleConfig,
+    batch: usize,
+    rtt_ms: Option<f64>,
+) -> std::result::Result<ScaleRun, ScaleRunProblem> {
+    let dir = tempfile::tempdir().map_err(ScaleRunProblem::TempDir)?;
+    let timeout = PARTY_TIMEOUT_S.to_string();
+    let mut command = Command::new(exe);
+    command
+        .args(["dkg", "local", "--json"])
+        .args(["--parties", &config.parties.to_string()])
+        .args(["--bits", &config.bits.to_string()])
+        .args(["--batch", &batch.to_string()])
+        .args(["--timeout", &timeout, "--connect-timeout", &timeout]);
+    if let Some(rtt) = rtt_ms {
+        command.args(["--rtt-ms", &rtt.to_string()]);
+    }
+    command.arg("-o").arg(dir.path().join("cluster"));
+    let start = Instant::now();
+    let output = command.output().map_err(ScaleRunProblem::Start)?;
+    let wall_seconds = start.elapsed().as_secs_f64();
+    if !output.status.success() {
+        return Err(ScaleRunProblem::Exit {
+            code: output.status.code(),
+            stderr: first_lines(&String::from_utf8_lossy(&output.stderr), 8),
+        });
+    }
+    let summary = serde_json::from_slice(&output.stdout).map_err(ScaleRunProblem::Report)?;
+    Ok(ScaleRun {
+        summary,
+        wall_seconds,
+    })
+}
+
+fn network_name(rtt_ms: Option<f64>) -> String {
+    rtt_ms.map_or("loopback".to_string(), |rtt| format!("rtt {rtt} ms"))
+}
+
+/// Runs `args.runs` full generations of `config` (with the round trip `rtt_ms` if given),
+/// saying how each went through `progress`; stops at the first failure (the next run would
+/// most likely fail the same way) and returns it beside the runs that finished.
+fn run_configuration(
+    exe: &Path,
+    config: ScaleConfig,
+    rtt_ms: Option<f64>,
+    args: &DkgBenchArgs,
+    progress: &dyn Fn(String),
+) -> (Vec<ScaleRun>, Option<ScaleFailure>) {
+    let network = network_name(rtt_ms);
+    let mut runs = Vec::new();
+    for run in 1..=args.runs {
+        progress(format!(
+            "scale: {config}, {network}: run {run} of {}...",
+            args.runs
+        ));
+        match local_run(exe, config, args.batch, rtt_ms) {
+            Ok(r) => {
+                progress(format!(
+                    "scale: {config}, {network}: run {run} of {}: {} ({} iterations)",
+                    args.runs,
+                    fmt_duration(r.summary.seconds),
+                    r.summary.candidates
+                ));
+                runs.push(r);
+            }
+            Err(problem) => {
+                let failure = ScaleFailure {
+                    parties: config.parties,
+                    bits: config.bits,
+                    rtt_ms,
+                    run,
+                    problem,
+                };
+                progress(format!("scale: FAILED: {failure}"));
+                return (runs, Some(failure));
+            }
+        }
+    }
+    (runs, None)
+}
+
+/// What the runs of one configuration measured: medians with min and max over the runs, and
+/// per party the median (over the runs, of each run's median over its parties) and the max.
+#[derive(Debug, Clone)]
+struct ScaleFigures {
+    seconds: Summary,
+    iterations: Summary,
+    per_iteration: Summary,
+    expected: f64,
+    bytes: Spread,
+    memory: Option<Spread>,
+    /// The member counts of runs that lost a party (restarted without it).
+    short_runs: Vec<usize>,
+}
+
+impl ScaleFigures {
+    fn of(runs: &[ScaleRun], parties: usize) -> Option<Self> {
+        let first = runs.first()?;
+        let over_runs = |pick: &dyn Fn(&LocalSummary) -> f64| {
+            Summary::of(&runs.iter().map(|r| pick(&r.summary)).collect::<Vec<_>>())
+        };
+        let per_party = |spreads: Vec<Spread>| {
+            let medians: Vec<f64> = spreads.iter().map(|s| s.median as f64).collect();
+            Some(Spread {
+                median: Summary::of(&medians).median as u64,
+                max: spreads.iter().map(|s| s.max).max()?,
+            })
+        };
+        Some(ScaleFigures {
+            seconds: over_runs(&|s| s.seconds),
+            iterations: over_runs(&|s| s.candidates as f64),
+            per_iteration: over_runs(&|s| s.seconds / s.candidates.max(1) as f64),
+            expected: first.summary.expected_candidates,
+            bytes: per_party(
+                runs.iter()
+                    .map(|r| r.summary.bytes_sent_per_party)
+                    .collect(),
+            )?,
+            memory: per_party(
+                runs.iter()
+                    .filter_map(|r| r.summary.peak_rss_bytes_per_party)
+                    .collect(),
+            ),
+            short_runs: runs
+                .iter()
+                .map(|r| r.summary.members.len())
+                .filter(|&m| m < parties)
+                .collect(),
+        })
+    }
+
+    fn json(&self, runs: &[ScaleRun]) -> serde_json::Value {
+        json!({"seconds": self.seconds, "iterations": self.iterations,
+            "seconds_per_iteration": self.per_iteration, "expected_iterations": self.expected,
+            "bytes_sent_per_party": self.bytes, "peak_rss_bytes_per_party": self.memory,
+            "runs": runs.iter().map(|r| json!({"seconds": r.summary.seconds,
+                "wall_seconds": r.wall_seconds, "iterations": r.summary.candidates,
+                "batches": r.summary.batches, "members": r.summary.members.len(),
+                "bytes_sent_per_party": r.summary.bytes_sent_per_party,
+                "peak_rss_bytes_per_party": r.summary.peak_rss_bytes_per_party}))
+                .collect::<Vec<_>>()})
+    }
+}
+
+/// A row of the scale table (the header too): parties, bits, network, time, time per
+/// iteration, iterations, expected iterations, bytes sent and memory per party, paper.
+fn scale_row(cells: [&str; 10]) -> String {
+    let [parties, bits, network, time, per_iteration, iterations, expected, sent, memory, paper] =
+        cells;
+    format!(
+        "{parties:>7} | {bits:>5} | {network:>12} | {time:>26} | {per_iteration:>11} | \
+         {iterations:>19} | {expected:>16} | {sent:>22} | {memory:>23} | {paper}"
+    )
+}
+
+/// Paper 001's figures for a configuration: its Table 4 row with as many servers, if any (the
+/// table's runs are at 1024 bits), or a mention of its future work.
+fn paper_text(config: ScaleConfig) -> String {
+    match PAPER_TABLE4.iter().find(|p| p.servers == config.parties) {
+        Some(p) => format!("{} servers: {}", p.servers, p.summary()),
+        None if matches!((config.parties, config.bits), (50, 2048) | (100, 1024)) => {
+            "paper's future work".to_string()
+        }
+        None => String::new(),
+    }
+}
+
+/// The scale table: `args.runs` full generations of every configuration of `args.scale` as
+/// processes (and again with `--rtt-ms` when it was given), beside the paper's Table 4 and the
+/// issue's targets. A configuration that fails is reported in its row and returned, and the
+/// others still run.
+fn scale_table(
+    args: &DkgBenchArgs,
+    say: &dyn Fn(String),
+) -> Result<(serde_json::Value, Vec<ScaleFailure>)> {
+    for config in &args.scale {
+        settings(config.bits, args.batch).validate()?;
+    }
+    let exe = std::env::current_exe().map_err(Error::CurrentExe)?;
+    let progress = |s: String| {
+        if !args.quiet {
+            eprintln!("{s}");
+        }
+    };
+    let networks: Vec<Option<f64>> = match args.rtt_ms {
+        Some(rtt) => vec![None, Some(rtt)],
+        None => vec![None],
+    };
+    say(format!(
+        "\nScale: full generations, every party its own process over loopback TLS (`hourglass dkg local`), batch {}, party timeouts {} s; median of {} runs (min-max)",
+        args.batch, PARTY_TIMEOUT_S, args.runs
+    ));
+    say(scale_row([
+        "parties",
+        "bits",
+        "network",
+        "time",
+        "per iter.",
+        "iterations",
+        "expected (paper)",
+        "sent/party (med, max)",
+        "memory/party (med, max)",
+        "paper Table 4 (PlanetLab, 1024 bits)",
+    ]));
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    // Loopback medians of the configurations that never failed, for the targets.
+    let mut medians: Vec<(ScaleConfig, f64)> = Vec::new();
+    for &config in &args.scale {
+        for &rtt_ms in &networks {
+            let network = network_name(rtt_ms);
+            let (runs, failure) = run_configuration(&exe, config, rtt_ms, args, &progress);
+            let paper_iterations = PAPER_ITERATIONS
+                .iter()
+                .find(|p| p.0 == config.bits)
+                .map(|p| p.1);
+            let paper = PAPER_TABLE4.iter().find(|p| p.servers == config.parties);
+            let mut row = json!({"parties": config.parties, "bits": config.bits,
+                "network": if rtt_ms.is_some() { "wan" } else { "loopback" },
+                "rtt_ms": rtt_ms.unwrap_or(0.0), "batch": args.batch,
+                "paper_iterations": paper_iterations, "paper_table4": paper,
+                "error": failure.as_ref().map(ToString::to_string)});
+            if let Some(f) = &failure {
+                say(format!(
+                    "{:>7} | {:>5} | {:>12} | FAILED (run {}): {}",
+                    config.parties, config.bits, network, f.run, f.problem
+                ));
+            }
+            if let Some(fig) = ScaleFigures::of(&runs, config.parties) {
+                if rtt_ms.is_none() && failure.is_none() {
+                    medians.push((config, fig.seconds.median));
+                }
+                let show = |s: Option<Spread>| {
+                    s.map_or("unknown".to_string(), |s| {
+                        format!("{}, {}", mb(s.median as f64), mb(s.max as f64))
+                    })
+                };
+                let lost = if fig.short_runs.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "  ({} runs lost parties: {:?} members)",
+                        fig.short_runs.len(),
+                        fig.short_runs
+                    )
+                };
+                say(scale_row([
+                    &config.parties.to_string(),
+                    &config.bits.to_string(),
+                    &network,
+                    &format!(
+                        "{} ({}-{})",
+                        fmt_duration(fig.seconds.median),
+                        fmt_duration(fig.seconds.min),
+                        fmt_duration(fig.seconds.max)
+                    ),
+                    &format!("{:.1} ms", fig.per_iteration.median * 1e3),
+                    &format!(
+                        "{:.0} ({:.0}-{:.0})",
+                        fig.iterations.median, fig.iterations.min, fig.iterations.max
+                    ),
+                    &format!(
+                        "{:.0} ({})",
+                        fig.expected,
+                        paper_iterations.map_or("-".to_string(), |p| p.to_string())
+                    ),
+                    &show(Some(fig.bytes)),
+                    &show(fig.memory),
+                    &format!("{}{lost}", paper_text(config)),
+                ]));
+                if let (Some(obj), serde_json::Value::Object(figures)) =
+                    (row.as_object_mut(), fig.json(&runs))
+                {
+                    obj.extend(figures);
+                }
+            }
+            rows.push(row);
+            failures.extend(failure);
+        }
+    }
+    say(format!(
+        "Paper 001 Table 4 (PlanetLab, 1024-bit modulus; normalized data sent per server, time per iteration, normalized total time): {}",
+        PAPER_TABLE4
+            .iter()
+            .map(|p| format!("{} servers ({} threads): {}", p.servers, p.threads, p.summary()))
+            .collect::<Vec<_>>()
+            .join("; ")
+    ));
+    say("Paper 001's future work: 2048-bit keys with 50 nodes, 1024-bit keys with 100 nodes (no figures).".into());
+    say(format!(
+        "Targets (issue #28, loopback, median of 3 full generations{}):",
+        if args.runs == 3 {
+            String::new()
+        } else {
+            format!("; measured here: median of {}", args.runs)
+        }
+    ));
+    let mut targets = Vec::new();
+    for (parties, bits, limit) in SCALE_TARGETS {
+        let config = ScaleConfig { parties, bits };
+        let failed = failures
+            .iter()
+            .find(|f| f.parties == parties && f.bits == bits && f.rtt_ms.is_none());
+        let median = medians.iter().find(|(c, _)| *c == config).map(|&(_, m)| m);
+        let verdict = match (median, failed) {
+            (_, Some(f)) => format!("missed (failed: {})", f.problem),
+            (Some(m), None) => format!(
+                "median {}: {}",
+                fmt_duration(m),
+                if m <= limit { "met" } else { "MISSED" }
+            ),
+            (None, None) => "not run (not in --scale)".to_string(),
+        };
+        say(format!(
+            "  {config} within {}: {verdict}",
+            fmt_duration(limit)
+        ));
+        targets.push(
+            json!({"parties": parties, "bits": bits, "target_seconds": limit,
+            "median_seconds": median, "runs": if median.is_some() { args.runs } else { 0 },
+            "met": median.map(|m| m <= limit && failed.is_none()),
+            "error": failed.map(ToString::to_string)}),
+        );
+    }
+    let table = json!({"batch": args.batch, "runs": args.runs, "rtt_ms": args.rtt_ms,
+        "party_timeout_seconds": PARTY_TIMEOUT_S, "rows": rows, "targets": targets,
+        "paper_table4": PAPER_TABLE4, "paper_iterations": PAPER_ITERATIONS});
+    Ok((table, failures))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_configurations_parse_and_print() {
+        let c: ScaleConfig = "50@2048".parse().unwrap();
+        assert_eq!(
+            c,
+            ScaleConfig {
+                parties: 50,
+                bits: 2048
+            }
+        );
+        assert_eq!(c.to_string(), "50 parties at 2048 bits");
+        assert_eq!(
+            " 100 @ 1024".parse::<ScaleConfig>().unwrap(),
+            ScaleConfig {
+                parties: 100,
+                bits: 1024
+            }
+        );
+        for bad in [
+            "50", "50x2048", "@2048", "50@", "2@1024", "257@1024", "-1@1024",
+        ] {
+            assert!(bad.parse::<ScaleConfig>().is_err(), "{bad}");
+        }
+        let defaults: Vec<ScaleConfig> = SCALE_DEFAULT
+            .split(',')
+            .map(|c| c.parse().unwrap())
+            .collect();
+        assert_eq!(defaults.len(), 6);
+        // Every target is among the default configurations.
+        for (parties, bits, _) in SCALE_TARGETS {
+            assert!(defaults.contains(&ScaleConfig { parties, bits }));
+        }
+    }
+
+    #[test]
+    fn long_errors_keep_their_first_lines() {
+        assert_eq!(first_lines("a\nb\n", 8), "a / b");
+        let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let kept = first_lines(&long, 3);
+        assert_eq!(kept, "line 0 / line 1 / line 2 / ... (17 more lines)");
+    }
+
+    #[test]
+    fn the_summary_of_dkg_local_reads_with_and_without_memory() {
+        let text = r#"{"parties": 3, "members": [1, 2, 3], "seconds": 1.5, "candidates": 96,
+            "expected_candidates": 100.0, "batches": 3,
+            "bytes_sent_per_party": {"median": 10, "max": 12},
+            "peak_rss_bytes_per_party": null, "other": "ignored"}"#;
+        let s: LocalSummary = serde_json::from_str(text).unwrap();
+        assert_eq!((s.members.len(), s.batches, s.candidates), (3, 3, 96));
+        assert_eq!(s.bytes_sent_per_party.max, 12);
+        assert!(s.peak_rss_bytes_per_party.is_none());
+    }
 }

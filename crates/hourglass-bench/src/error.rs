@@ -52,6 +52,22 @@ pub enum Error {
     /// `--parties` outside 3 to 128.
     #[error("--parties: use 3 to 128 parties")]
     PartiesOutOfRange,
+    /// `--rtt-ms` outside 0 to 60000.
+    #[error("--rtt-ms {rtt_ms}: use 0 to 60000 milliseconds")]
+    RttOutOfRange {
+        /// The value given.
+        rtt_ms: f64,
+    },
+    /// The running executable, whose `dkg local` the scale table runs, cannot be found.
+    #[error("cannot find the hourglass executable for the scale table: {0}")]
+    CurrentExe(#[source] std::io::Error),
+    /// Full generations of the scale table failed (each configuration's first failure; the
+    /// other configurations ran and were reported).
+    #[error("{} of the scale table's configurations failed: {}", failures.len(), failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    ScaleFailed {
+        /// Each failed configuration, with its error.
+        failures: Vec<ScaleFailure>,
+    },
     /// An output file (a plot) exists and replacing it was not allowed.
     #[error("{} already exists", path.display())]
     OutputExists {
@@ -125,6 +141,55 @@ pub enum Error {
     Dkg(#[from] hourglass_dkg::Error),
 }
 
+/// A configuration of the scale table whose full generation failed.
+#[derive(Debug)]
+pub struct ScaleFailure {
+    /// Number of parties.
+    pub parties: usize,
+    /// Modulus size in bits.
+    pub bits: u32,
+    /// The simulated round trip, `None` on plain loopback.
+    pub rtt_ms: Option<f64>,
+    /// Which run failed (from 1).
+    pub run: usize,
+    /// What went wrong.
+    pub problem: ScaleRunProblem,
+}
+
+impl std::fmt::Display for ScaleFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} parties at {} bits, ", self.parties, self.bits)?;
+        match self.rtt_ms {
+            Some(rtt) => write!(f, "{rtt} ms round trip")?,
+            None => f.write_str("loopback")?,
+        }
+        write!(f, ", run {}: {}", self.run, self.problem)
+    }
+}
+
+/// Why one full generation of the scale table failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScaleRunProblem {
+    /// No temporary directory for the cluster.
+    #[error("temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// `hourglass dkg local` could not be started.
+    #[error("cannot start `hourglass dkg local`: {0}")]
+    Start(#[source] std::io::Error),
+    /// `hourglass dkg local` failed.
+    #[error("`hourglass dkg local` exited with {}: {stderr}", code.map_or("a signal".to_string(), |c| format!("status {c}")))]
+    Exit {
+        /// Its exit status (`None`: killed by a signal).
+        code: Option<i32>,
+        /// The first lines of its standard error, joined by " / ".
+        stderr: String,
+    },
+    /// Its JSON summary does not parse.
+    #[error("`hourglass dkg local --json` printed no summary this version reads: {0}")]
+    Report(#[source] serde_json::Error),
+}
+
 /// Which two computations of the same squarings disagreed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -171,6 +236,14 @@ impl Error {
             Error::Write { .. } => {
                 Some("check that the directory exists, is writable and has free space")
             }
+            Error::ScaleFailed { .. } => Some(
+                "run a failed configuration alone to see every party's messages: \
+                 hourglass dkg local --parties K --bits B --timeout 600 --connect-timeout 600 -o DIR",
+            ),
+            Error::Dkg(hourglass_dkg::Error::OpenFiles(_)) => Some(
+                "the in-process tables run every party as a thread of this process: k parties \
+                 hold about k * k sockets",
+            ),
             _ => None,
         }
     }

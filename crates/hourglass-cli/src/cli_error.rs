@@ -1149,6 +1149,7 @@ fn dkg_hint(e: &hourglass_dkg::Error) -> Option<&'static str> {
         }
         E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
         E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
+        E::OpenFiles(_) => Some("each party holds a TLS connection (an open file) to every other party, and `dkg local` two pipes per party process; or run fewer parties on this machine"),
         E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
         E::TranscriptSignature { .. } => Some("no key was kept: the named party's key does not match the certificate the others pin, or it deviated from the protocol"),
         E::Untrusted(_) => Some("check the transcript against the committee members' certificates (a cluster's certs/ directory); docs/FORMATS.md section 16.6"),
@@ -1525,6 +1526,14 @@ mod tests {
             (
                 hourglass_dkg::Error::Rsa(RsaError::Verification).into(),
                 EXIT_INVALID,
+            ),
+            (
+                hourglass_dkg::Error::from(hourglass_dkg::limits::OpenFilesError::HardLimit {
+                    needed: 100,
+                    hard: 64,
+                })
+                .into(),
+                EXIT_ERROR,
             ),
             (
                 CertificateError::Rsa(RsaError::Verification).into(),

@@ -10,6 +10,7 @@ use hourglass_dkg::adversary::{parse_adversary, Deviant, Deviation};
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
 use hourglass_dkg::keyshare::KeyShare;
+use hourglass_dkg::limits::{ensure_open_files, PROCESS_OPEN_FILES};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_signed, Progress, Report, SignedGeneration};
 use hourglass_dkg::sign::{sign_jointly, Scheme};
@@ -52,7 +53,10 @@ Writes public.pem (the public key, readable by OpenSSL), transcript.json (the pu
 generation, format v2: signed by every member with the key of its TLS certificate, over the
 fingerprint a public puzzle set names; every member checks the others' signatures before
 anything is written) and party-I.share.json (this party's share of d, mode 0600). If a party
-dies or stops answering, the others restart without it, down to min_parties.")]
+dies or stops answering, the others restart without it, down to min_parties. The report (--json:
+one object) gives the time, candidate pairs, batches, bytes sent and this process's peak
+resident memory (peak_rss_bytes). A party holds a socket for every other party: the soft limit
+of open files is raised when it is too low (up to the hard limit; see `ulimit -n`).")]
     Party(PartyArgs),
     /// Run every party of a fresh loopback cluster as separate processes, and report.
     #[command(after_help = "Examples:
@@ -61,8 +65,12 @@ dies or stops answering, the others restart without it, down to min_parties.")]
   hourglass dkg local --parties 4 --bits 1024 --kill 3 --kill-after-ms 500 -o c4   (failure tolerance)
   hourglass dkg local --parties 5 --bits 1024 --adversary 2:false-abort --adversary 4:false-abort -o c5
       (deviating parties: the honest ones stop naming them; nobody honest is ever removed)
+  hourglass dkg local --parties 50 --bits 1024 --timeout 600 --connect-timeout 120 --json -o c50
+      (a large cluster: generous timeouts on a loaded machine; the summary, per party)
 Writes the cluster, public.pem and transcript.json (v2, signed by every member; checked here
-against the cluster's certs/) into the output directory.")]
+against the cluster's certs/) into the output directory. The summary gives the time, candidate
+pairs (iterations), batches, and per party the time, bytes sent and peak resident memory
+(median and max over the parties that finished).")]
     Local(LocalArgs),
     /// Sign a file with the shares in a cluster directory (runs every party-sign locally).
     #[command(after_help = "Examples:
@@ -195,7 +203,7 @@ struct PartyArgs {
     /// (default: the configuration's directory).
     #[arg(short, long)]
     out: Option<PathBuf>,
-    /// Seconds to wait for all parties to connect.
+    /// Seconds to wait for all parties to connect (also the time each TLS handshake has).
     #[arg(long, default_value_t = 30.0)]
     connect_timeout: f64,
     #[command(flatten)]
@@ -223,6 +231,10 @@ struct LocalArgs {
     /// Cluster directory to create (configs, keys, certs, shares, public.pem, transcript.json).
     #[arg(short, long)]
     out: PathBuf,
+    /// Seconds each party waits for the others to connect (its `dkg party --connect-timeout`;
+    /// raise it for large clusters on a loaded machine).
+    #[arg(long, default_value_t = 30.0)]
+    connect_timeout: f64,
     #[command(flatten)]
     net: NetSimArgs,
     /// Kill this party's process during the generation (failure-tolerance demonstration).
@@ -338,6 +350,9 @@ struct PartyReport {
     batches: u64,
     bytes_sent: u64,
     seconds: f64,
+    /// This process's peak resident memory in bytes (absent where the system does not say).
+    #[serde(default)]
+    peak_rss_bytes: Option<u64>,
     sieve_bound: u32,
     removed: Vec<(PartyId, String)>,
     public_key: String,
@@ -366,6 +381,54 @@ fn seconds(value: f64, flag: &'static str) -> Result<Duration, CliError> {
 fn sha256_hex(data: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(data))
+}
+
+/// This process's peak resident memory so far, in bytes: `getrusage(RUSAGE_SELF)`'s
+/// `ru_maxrss` (KiB on Linux and the BSDs, bytes on macOS); `None` where it is not available.
+fn peak_rss_bytes() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        // SAFETY: an all-zero `rusage` is a valid value (integers and timevals), and
+        // getrusage writes one `rusage` through the pointer, which points to this local.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; RUSAGE_SELF is a valid `who`.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+            return None;
+        }
+        let max = u64::try_from(usage.ru_maxrss).ok()?;
+        let unit = if cfg!(target_os = "macos") { 1 } else { 1024 };
+        Some(max.saturating_mul(unit))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Open files a coordinator of `parties` party processes (`dkg local`, `dkg sign`) needs: the
+/// standard output and error pipes of every party, kept until it ends, and the margin of any
+/// process (the cluster's files while they are written, the pipe of a process being started).
+fn coordinator_open_files(parties: usize) -> u64 {
+    2 * parties as u64 + PROCESS_OPEN_FILES
+}
+
+/// The median and the largest of some per-party figures (the lower median for an even count,
+/// so that it is one party's figure).
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Spread {
+    median: u64,
+    max: u64,
+}
+
+impl Spread {
+    fn of(values: impl IntoIterator<Item = u64>) -> Option<Spread> {
+        let mut v: Vec<u64> = values.into_iter().collect();
+        v.sort_unstable();
+        Some(Spread {
+            median: *v.get((v.len().checked_sub(1)?) / 2)?,
+            max: *v.last()?,
+        })
+    }
 }
 
 /// Runs `hourglass dkg ...`.
@@ -523,6 +586,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         batches: report.batches,
         bytes_sent: report.bytes_sent,
         seconds: report.elapsed.as_secs_f64(),
+        peak_rss_bytes: peak_rss_bytes(),
         sieve_bound: report.sieve_bound,
         removed: report
             .removed
@@ -539,13 +603,17 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         );
     } else {
         println!(
-            "party {me}: {}-bit modulus with parties {:?} in {:.1} s ({} candidate pairs, {} biprimality tests, {:.1} MB sent)",
+            "party {me}: {}-bit modulus with parties {:?} in {:.1} s ({} candidate pairs in {} batches, {} biprimality tests, {:.1} MB sent, peak memory {})",
             summary.bits,
             summary.members,
             summary.seconds,
             summary.candidates,
+            summary.batches,
             summary.biprimality_tests,
-            summary.bytes_sent as f64 / 1e6
+            summary.bytes_sent as f64 / 1e6,
+            summary
+                .peak_rss_bytes
+                .map_or("unknown".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6))
         );
         println!("  public key: {}", summary.public_key);
         println!(
@@ -648,6 +716,9 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
         adversaries.push((id, how));
     }
     args.net.sim()?;
+    seconds(args.connect_timeout, "--connect-timeout")?;
+    // Children inherit the raised limit, which covers each party's own need too.
+    ensure_open_files(coordinator_open_files(args.parties)).map_err(hourglass_dkg::Error::from)?;
     let base = free_loopback_base_port(args.parties).map_err(CliError::from)?;
     let dir = DirOutput::create(&args.out)?;
     let configs =
@@ -665,6 +736,8 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             id.to_string(),
             "--json".into(),
             "--quiet".into(),
+            "--connect-timeout".into(),
+            args.connect_timeout.to_string(),
         ];
         a.extend(args.net.to_args());
         if let Some(seed) = &args.seed {
@@ -716,7 +789,21 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     dir.commit()?;
     let public_key = args.out.join("public.pem").display().to_string();
     let max_bytes = reports.iter().map(|r| r.bytes_sent).max().unwrap_or(0);
+    let bytes = Spread::of(reports.iter().map(|r| r.bytes_sent));
+    let memory = Spread::of(reports.iter().filter_map(|r| r.peak_rss_bytes));
+    let party_seconds = {
+        let mut v: Vec<f64> = reports.iter().map(|r| r.seconds).collect();
+        v.sort_by(f64::total_cmp);
+        (v[(v.len() - 1) / 2], v[v.len() - 1])
+    };
     if args.report.json {
+        let per_party: Vec<_> = reports
+            .iter()
+            .map(|r| {
+                serde_json::json!({"party": r.party, "seconds": r.seconds,
+                    "bytes_sent": r.bytes_sent, "peak_rss_bytes": r.peak_rss_bytes})
+            })
+            .collect();
         let summary = serde_json::json!({
             "parties": args.parties,
             "members": first.members,
@@ -725,7 +812,12 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             "candidates": first.candidates,
             "candidates_all_epochs": first.candidates_all_epochs,
             "expected_candidates": first.expected_candidates,
+            "batches": first.batches,
             "biprimality_tests": first.biprimality_tests,
+            "seconds_per_party": {"median": party_seconds.0, "max": party_seconds.1},
+            "bytes_sent_per_party": bytes,
+            "peak_rss_bytes_per_party": memory,
+            "per_party": per_party,
             "max_bytes_sent_per_party": max_bytes,
             "removed": first.removed,
             "public_key": public_key,
@@ -741,11 +833,22 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
             first.bits
         );
         println!(
-            "  candidate pairs: {} (expected ~{:.0}), biprimality tests: {}, at most {:.1} MB sent per party",
-            first.candidates,
-            first.expected_candidates,
-            first.biprimality_tests,
-            max_bytes as f64 / 1e6
+            "  candidate pairs: {} (expected ~{:.0}) in {} batches, biprimality tests: {}",
+            first.candidates, first.expected_candidates, first.batches, first.biprimality_tests,
+        );
+        let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+        let spread = |s: Option<Spread>| {
+            s.map_or("unknown".to_string(), |s| {
+                format!("median {}, max {}", mb(s.median), mb(s.max))
+            })
+        };
+        println!(
+            "  per party ({} finished): time median {:.1} s, max {:.1} s; sent {}; peak memory {}",
+            reports.len(),
+            party_seconds.0,
+            party_seconds.1,
+            spread(bytes),
+            spread(memory)
         );
         for (party, reason) in &first.removed {
             println!("  party {party} failed ({reason}) and was left out");
@@ -846,6 +949,7 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         )
         .map_err(|e| CliError::io(IoOp::WriteBeside, &args.out, e))?;
     let sig_tmp = tmp.path().join("sig");
+    ensure_open_files(coordinator_open_files(ids.len())).map_err(hourglass_dkg::Error::from)?;
     let mut parties = Parties(Vec::new());
     for &id in &ids {
         let mut a = vec![

@@ -509,3 +509,344 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
         );
     }
 }
+
+/// `dkg local` summarises per party (time, bytes sent, peak memory: median and max) beside the
+/// candidate pairs and batches, in JSON and in words; `dkg party` reports its own peak memory.
+#[test]
+fn local_summarises_time_traffic_and_memory_per_party() {
+    let tmp = tempdir();
+    let report = local(
+        &tmp.path().join("c"),
+        &["--parties", "4", "--bits", "512", "--connect-timeout", "60"],
+    );
+    assert!(report["batches"].as_u64().unwrap() >= 1, "{report}");
+    assert!(report["candidates"].as_u64().unwrap() >= 1, "{report}");
+    let per_party = report["per_party"].as_array().unwrap();
+    assert_eq!(per_party.len(), 4);
+    let figures = |key: &str| -> Vec<u64> {
+        per_party
+            .iter()
+            .map(|p| p[key].as_u64().unwrap_or_else(|| panic!("{key}: {p}")))
+            .collect()
+    };
+    for (key, spread) in [
+        ("bytes_sent", "bytes_sent_per_party"),
+        ("peak_rss_bytes", "peak_rss_bytes_per_party"),
+    ] {
+        let mut v = figures(key);
+        v.sort_unstable();
+        assert_eq!(report[spread]["max"], v[3], "{report}");
+        assert_eq!(report[spread]["median"], v[1], "{report}");
+    }
+    assert_eq!(
+        report["max_bytes_sent_per_party"],
+        report["bytes_sent_per_party"]["max"]
+    );
+    // A party process holds at least its runtime, TLS and GMP: more than a megabyte, and (at
+    // 512 bits, 4 parties) far less than a gigabyte.
+    for rss in figures("peak_rss_bytes") {
+        assert!((1 << 20..1 << 30).contains(&rss), "{rss}");
+    }
+    let seconds = &report["seconds_per_party"];
+    assert!(seconds["median"].as_f64().unwrap() <= seconds["max"].as_f64().unwrap());
+    assert!(seconds["max"].as_f64().unwrap() <= report["seconds"].as_f64().unwrap());
+
+    let out = hg(&[
+        "dkg",
+        "local",
+        "--parties",
+        "3",
+        "--bits",
+        "512",
+        "-o",
+        s(&tmp.path().join("words")),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" batches"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("per party (3 finished)"))
+        .unwrap_or_else(|| panic!("no per-party line:\n{text}"));
+    assert!(line.contains("time median"), "{line}");
+    assert!(line.contains("sent median"), "{line}");
+    assert!(line.contains("peak memory median"), "{line}");
+}
+
+/// Runs `hourglass ARGS` from bash after `limits` (e.g. `ulimit -Sn 12`).
+fn hg_with_limits(limits: &str, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!("{limits} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_hourglass"))
+        .args(args)
+        .env("HOURGLASS_STATE_DIR", common::state_dir());
+    cmd
+}
+
+/// A soft limit of 12 open files is too few for ten parties (each holds nine TLS connections
+/// and a listener; `dkg local` holds two pipes per party): it is raised, in `dkg local` and in
+/// each `dkg party`, and the generations complete.
+#[test]
+fn a_low_soft_limit_of_open_files_is_raised() {
+    let tmp = tempdir();
+    let out = hg_with_limits(
+        "ulimit -Sn 12",
+        &[
+            "dkg",
+            "local",
+            "--parties",
+            "10",
+            "--bits",
+            "512",
+            "--json",
+            "-o",
+            s(&tmp.path().join("local")),
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["members"].as_array().unwrap().len(), 10);
+
+    // Each party on its own, from a shell with the low limit (as a deployment starts them).
+    let cluster = tmp.path().join("parties");
+    hg(&[
+        "dkg",
+        "init",
+        "--parties",
+        "10",
+        "--bits",
+        "512",
+        "-o",
+        s(&cluster),
+    ]);
+    let children: Vec<_> = (1..=10)
+        .map(|i| {
+            let config = cluster.join(format!("party-{i}.toml"));
+            let id = i.to_string();
+            hg_with_limits(
+                "ulimit -Sn 12",
+                &[
+                    "dkg",
+                    "party",
+                    "--config",
+                    s(&config),
+                    "--id",
+                    &id,
+                    "--json",
+                ],
+            )
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "party {}: {err}", i + 1);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["members"].as_array().unwrap().len(), 10);
+        assert!(
+            report["peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
+            "{report}"
+        );
+    }
+}
+
+/// Past the hard limit, which only root may raise, `dkg local` and `dkg party` stop before any
+/// work with exit status 2, naming the open files needed, the hard limit and `ulimit -n`.
+#[test]
+fn a_hard_limit_too_low_for_the_cluster_fails_clearly() {
+    let tmp = tempdir();
+    let low = "ulimit -Sn 12 && ulimit -Hn 12";
+    let check = |out: std::process::Output, needed: u64| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("hourglass: error:"), "{err}");
+        assert!(err.contains(&format!("needs {needed} open files")), "{err}");
+        assert!(err.contains("hard limit of open files is 12"), "{err}");
+        assert!(err.contains("ulimit -n"), "{err}");
+        assert!(err.contains("hourglass: hint:"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    let out_dir = tmp.path().join("local");
+    let out = hg_with_limits(
+        low,
+        &[
+            "dkg",
+            "local",
+            "--parties",
+            "10",
+            "--bits",
+            "512",
+            "-o",
+            s(&out_dir),
+        ],
+    )
+    .output()
+    .unwrap();
+    // Two pipes for each of the ten party processes, and the margin.
+    check(out, 2 * 10 + hourglass_dkg::limits::PROCESS_OPEN_FILES);
+    assert!(!out_dir.exists(), "nothing written");
+
+    let cluster = tmp.path().join("c");
+    hg(&[
+        "dkg",
+        "init",
+        "--parties",
+        "10",
+        "--bits",
+        "512",
+        "-o",
+        s(&cluster),
+    ]);
+    let out = hg_with_limits(
+        low,
+        &[
+            "dkg",
+            "party",
+            "--config",
+            s(&cluster.join("party-1.toml")),
+            "--id",
+            "1",
+        ],
+    )
+    .output()
+    .unwrap();
+    check(out, hourglass_dkg::limits::party_open_files(10));
+    assert!(!cluster.join("party-1.share.json").exists());
+}
+
+/// `bench dkg --tables scale` runs full generations as processes (`dkg local`), at the
+/// configurations given, with the simulated round trip's rows beside the loopback rows when
+/// `--rtt-ms` is given, and reports the targets (here: not run).
+#[test]
+fn bench_scale_runs_full_generations_as_processes() {
+    let out = hg(&[
+        "bench",
+        "dkg",
+        "--tables",
+        "scale",
+        "--scale",
+        "3@512,4@512",
+        "--runs",
+        "2",
+        "--rtt-ms",
+        "20",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scale = &report["scale"];
+    assert_eq!(scale["runs"], 2);
+    assert_eq!(scale["rtt_ms"], 20.0);
+    assert_eq!(scale["paper_table4"].as_array().unwrap().len(), 3);
+    let rows = scale["rows"].as_array().unwrap();
+    let seen: Vec<(u64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["parties"].as_u64().unwrap(),
+                r["network"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(3, "loopback"), (3, "wan"), (4, "loopback"), (4, "wan")]
+    );
+    for row in rows {
+        assert!(row["error"].is_null(), "{row}");
+        assert_eq!(row["runs"].as_array().unwrap().len(), 2, "{row}");
+        let seconds = &row["seconds"];
+        assert!(seconds["min"].as_f64().unwrap() <= seconds["median"].as_f64().unwrap());
+        assert!(seconds["median"].as_f64().unwrap() <= seconds["max"].as_f64().unwrap());
+        assert!(
+            row["iterations"]["median"].as_f64().unwrap() >= 1.0,
+            "{row}"
+        );
+        let bytes = &row["bytes_sent_per_party"];
+        assert!(bytes["median"].as_u64().unwrap() <= bytes["max"].as_u64().unwrap());
+        let memory = &row["peak_rss_bytes_per_party"];
+        assert!(memory["median"].as_u64().unwrap() > 1 << 20, "{row}");
+        for run in row["runs"].as_array().unwrap() {
+            assert!(run["batches"].as_u64().unwrap() >= 1, "{run}");
+        }
+    }
+    // Every batch waits at least one simulated round trip.
+    let time = |i: usize| rows[i]["seconds"]["median"].as_f64().unwrap();
+    assert!(time(1) > 0.02, "{}", rows[1]);
+    let targets = scale["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert!(targets.iter().all(|t| t["met"].is_null()), "{targets:?}");
+
+    // The table in words: loopback only without --rtt-ms.
+    let out = hg(&[
+        "bench", "dkg", "--tables", "scale", "--scale", "3@512", "--runs", "1", "--quiet",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Scale: full generations"), "{text}");
+    assert!(text.contains("loopback"), "{text}");
+    assert!(!text.contains("rtt "), "{text}");
+    assert!(text.contains("Paper 001 Table 4"), "{text}");
+    assert!(
+        text.contains("50 parties at 2048 bits within 10min 00s: not run"),
+        "{text}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "--quiet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A configuration whose generation fails (here `dkg local` needs more open files than the hard
+/// limit allows) is reported with its error, the others still run, and the exit status is 2.
+#[test]
+fn bench_scale_reports_a_failed_configuration_and_exits_2() {
+    let out = hg_with_limits(
+        "ulimit -Sn 60 && ulimit -Hn 60",
+        &[
+            "bench",
+            "dkg",
+            "--tables",
+            "scale",
+            "--scale",
+            "30@512,3@512",
+            "--runs",
+            "2",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("hourglass: error:"))
+        .unwrap_or_else(|| panic!("no error line:\n{err}"));
+    assert!(
+        line.contains("1 of the scale table's configurations failed"),
+        "{line}"
+    );
+    assert!(
+        line.contains("30 parties at 512 bits, loopback, run 1"),
+        "{line}"
+    );
+    assert!(line.contains("needs 92 open files"), "{line}");
+    // The JSON still says what ran.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["scale"]["rows"].as_array().unwrap();
+    assert!(rows[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("exited with status 2"));
+    assert!(rows[0]["runs"].is_null());
+    assert!(rows[1]["error"].is_null());
+    assert_eq!(rows[1]["runs"].as_array().unwrap().len(), 2);
+}

@@ -111,6 +111,9 @@ pub enum Error {
         #[source]
         problem: CertificateProblem,
     },
+    /// This process may not open enough files for its links (see [`crate::limits`]).
+    #[error(transparent)]
+    OpenFiles(#[from] crate::limits::OpenFilesError),
     /// An I/O error.
     #[error("{op}: {source}")]
     Io {

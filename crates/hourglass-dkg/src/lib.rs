@@ -16,8 +16,9 @@
 //! - [`transcript`]: the public record of a generation (`transcript.json`), signed by every
 //!   member with its party key in the round that ends [`protocol::generate_signed`], and
 //!   checked by anyone who trusts the members' certificates
-//!   ([`transcript::SignedTranscript::verify`]).
-#![forbid(unsafe_code)]
+//!   ([`transcript::SignedTranscript::verify`]);
+//! - [`limits`]: the open-file limit a cluster needs (a socket per link), raised at start.
+#![deny(unsafe_code)]
 
 pub mod adversary;
 pub mod bgw;
@@ -25,6 +26,10 @@ pub mod bounds;
 pub mod cluster;
 mod error;
 pub mod keyshare;
+// The only unsafe code: reading and raising the open-file limit through libc (see its SAFETY
+// notes).
+#[allow(unsafe_code)]
+pub mod limits;
 pub mod params;
 pub mod protocol;
 pub mod rng;

@@ -10,6 +10,14 @@
 //! work runs on a background thread with a single-threaded tokio runtime: every link has a
 //! reader task, which forwards frames to [`Transport::recv_until`], and a writer task, which
 //! applies the [`Shaper`] of [`TlsOptions::sim`] and writes whatever is due in one batch.
+//!
+//! Connecting is bounded by one deadline, [`TlsOptions::connect_timeout`] from the call:
+//! dialling, retrying a party that is not listening yet, and every handshake, dialled or
+//! accepted. An accepted connection has until that deadline to finish its handshake (not a
+//! fixed time of its own: `k` parties starting together on a few cores make `k(k-1)/2`
+//! handshakes at once, and a slow but honest one must not be refused), and is dropped when
+//! connecting ends, at the deadline or as soon as every peer is linked: a peer that never
+//! finishes its handshake holds nothing past it.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::ToSocketAddrs;
@@ -36,6 +44,7 @@ use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
 use crate::bounds::FrameBounds;
 use crate::cluster::ClusterConfig;
+use crate::limits;
 use crate::transport::{Event, NetSim, Shaper, TrafficStats, Transport};
 use crate::wire::HEADER;
 use crate::{
@@ -46,9 +55,6 @@ use crate::{
 /// Exchanged right after the handshake: the dialling party learns that its certificate was
 /// accepted (in TLS 1.3 the client finishes its handshake before the server has checked it).
 const HELLO: &[u8; 8] = b"HGDKG/1\n";
-
-/// Longest time an accepted connection may take to finish its handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long dropping a transport waits for queued frames to be written.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
@@ -62,7 +68,8 @@ const WRITE_BUFFER: usize = 64 << 10;
 /// How a [`TlsTransport`] connects and what it accepts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TlsOptions {
-    /// How long to wait for every peer (parties start at different times).
+    /// How long to wait for every peer (parties start at different times): the deadline of
+    /// dialling and of every handshake, dialled or accepted.
     pub connect_timeout: Duration,
     /// Simulated network conditions added to every outgoing frame.
     pub sim: NetSim,
@@ -294,9 +301,14 @@ impl TlsTransport {
     /// the parties with a higher id. Returns once every link is up, or when the timeout
     /// passes: then with the links it has, and [`TlsTransport::missing`] names the others.
     ///
-    /// Fails if `me` is not in the configuration or the configuration's key belongs to
-    /// another party, if the address cannot be bound, or if TLS cannot be set up.
-    /// Connections that fail authentication are refused and logged on standard error.
+    /// Before opening any socket, raises this process's soft limit of open files to what a
+    /// party of this cluster needs ([`limits::party_open_files`]: a socket per link and a
+    /// margin) when it is lower.
+    ///
+    /// Fails if that needs more than the hard limit ([`Error::OpenFiles`]), if `me` is not in
+    /// the configuration or the configuration's key belongs to another party, if the address
+    /// cannot be bound, or if TLS cannot be set up. Connections that fail authentication, or do
+    /// not finish their handshake by the deadline, are refused and logged on standard error.
     pub fn connect(config: &ClusterConfig, me: PartyId, options: &TlsOptions) -> Result<Self> {
         let deadline = Instant::now() + options.connect_timeout;
         let in_file =
@@ -314,6 +326,8 @@ impl TlsTransport {
             }
             None => return Err(in_file(ConfigProblem::KeyMatchesNoParty)),
         }
+        // Before any socket: a party of a large cluster needs more than the usual soft limit.
+        limits::ensure_open_files(limits::party_open_files(config.parties.len()))?;
 
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let algorithms = provider.signature_verification_algorithms;
@@ -609,6 +623,7 @@ async fn establish(
             setup.acceptor.clone(),
             Arc::clone(&setup.pins),
             found_tx.clone(),
+            deadline,
         ));
     }
     for (peer, address, connector) in &setup.dial {
@@ -644,12 +659,15 @@ async fn establish(
 
 type Found = async_mpsc::UnboundedSender<(PartyId, TlsStream<TcpStream>)>;
 
+/// Accepts connections until [`establish`] stops it (which drops every handshake still under
+/// way); each handshake may run until `deadline`, the connection deadline.
 async fn accept_loop(
     me: PartyId,
     listener: tokio::net::TcpListener,
     acceptor: TlsAcceptor,
     pins: Pins,
     found: Found,
+    deadline: tokio::time::Instant,
 ) {
     let mut handshakes = JoinSet::new();
     loop {
@@ -663,6 +681,7 @@ async fn accept_loop(
                         acceptor.clone(),
                         Arc::clone(&pins),
                         found.clone(),
+                        deadline,
                     ));
                 }
                 Err(e) => {
@@ -675,6 +694,8 @@ async fn accept_loop(
     }
 }
 
+/// One accepted connection: its handshake and the hello, both by `deadline` (the connection
+/// deadline of [`TlsOptions::connect_timeout`], the same as the dialling side's).
 async fn accept_one(
     me: PartyId,
     tcp: TcpStream,
@@ -682,6 +703,7 @@ async fn accept_one(
     acceptor: TlsAcceptor,
     pins: Pins,
     found: Found,
+    deadline: tokio::time::Instant,
 ) {
     let _ = tcp.set_nodelay(true);
     let handshake = async {
@@ -702,7 +724,7 @@ async fn accept_one(
         tls.flush().await?;
         Ok((peer, tls))
     };
-    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+    match tokio::time::timeout_at(deadline, handshake).await {
         Ok(Ok((peer, tls))) => {
             let _ = found.send((peer, TlsStream::Server(tls)));
         }
@@ -714,7 +736,7 @@ async fn accept_one(
         }
         Err(_) => eprintln!(
             "hourglass-dkg: party {me}: refused a connection from {remote}: \
-             no handshake within {HANDSHAKE_TIMEOUT:?}"
+             no handshake by the connection deadline (the connect timeout)"
         ),
     }
 }
