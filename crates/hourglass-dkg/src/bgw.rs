@@ -126,6 +126,65 @@ impl Shamir {
     }
 }
 
+/// Extraction of random sharings from dealt ones (Damgard and Nielsen, "Scalable and
+/// Unconditionally Secure Multiparty Computation", CRYPTO 2007): every member deals one random
+/// sharing, and each member applies the same public `(k - t) x k` matrix `V[o][j] = j^o` to the
+/// shares it received, which yields its shares of `k - t` random sharings of the same degree.
+/// Any `k - t` columns of `V` form a Vandermonde matrix on distinct points whose differences
+/// (below `k`) are units modulo `m`, so the outputs are an invertible image of the honest
+/// members' sharings: uniformly random and unknown to any `t` colluders. Applied with the same
+/// coefficients to a degree-`t` and a degree-`2t` sharing of each dealt value, it gives
+/// **double sharings** `([r]_t, [r]_2t)` of random `r`, which turn a product of two degree-`t`
+/// sharings into a degree-`t` sharing with one value opened: `xy + r`.
+#[derive(Debug, Clone)]
+pub struct Extractor {
+    modulus: Integer,
+    /// `powers[o][j - 1] = j^o mod m`.
+    powers: Vec<Vec<Integer>>,
+}
+
+impl Extractor {
+    /// The extractor for `parties` members tolerating `threshold` colluders modulo `modulus`
+    /// (`threshold < parties`).
+    pub fn new(modulus: &Integer, parties: usize, threshold: usize) -> Self {
+        let outputs = parties.saturating_sub(threshold);
+        let mut row: Vec<Integer> = vec![Integer::from(1); parties];
+        let mut powers = Vec::with_capacity(outputs);
+        for _ in 0..outputs {
+            let next = row
+                .iter()
+                .enumerate()
+                .map(|(j, p)| Integer::from(p * (j as u32 + 1)) % modulus)
+                .collect();
+            powers.push(std::mem::replace(&mut row, next));
+        }
+        Extractor {
+            modulus: modulus.clone(),
+            powers,
+        }
+    }
+
+    /// Sharings obtained from one dealt sharing per member: `k - t`.
+    pub fn outputs(&self) -> usize {
+        self.powers.len()
+    }
+
+    /// This member's shares of the extracted sharings, from its shares `dealt[j - 1]` of the
+    /// sharing member `j` dealt.
+    pub fn extract(&self, dealt: &[SecretInt]) -> Vec<SecretInt> {
+        self.powers
+            .iter()
+            .map(|row| {
+                let mut acc = SecretInt::new(Integer::new());
+                for (share, power) in dealt.iter().zip(row) {
+                    *acc.expose_mut() += Integer::from(share.expose() * power);
+                }
+                SecretInt::new(reduce_secret(acc.expose(), &self.modulus).unwrap_or_default())
+            })
+            .collect()
+    }
+}
+
 /// `x mod m` in `[0, m)` for a secret `x` of any sign made of shares (a product of two sums of
 /// shares plus a third, a polynomial at a small point), in constant time: GMP's
 /// `mpn_sec_div_r` on the dividend padded to twice `m`'s limbs and four more, so that the
@@ -199,6 +258,63 @@ mod tests {
                 assert!(shares.iter().any(|z| *z != 0));
             }
         }
+    }
+
+    #[test]
+    fn extracted_double_sharings_multiply_with_one_opening() {
+        let m = Integer::from(1_000_000_007u64);
+        let (k, t) = (7usize, 3usize);
+        let sh = Shamir::new(m.clone(), k).unwrap();
+        let ex = Extractor::new(&m, k, t);
+        assert_eq!(ex.outputs(), k - t);
+        let mut rng = Drbg::from_key(&[9; 32]);
+        let exposed =
+            |s: &[SecretInt]| -> Vec<Integer> { s.iter().map(SecretInt::expose_owned).collect() };
+        // Member j deals [rho_j]_t and [rho_j]_2t; low[j][i] is member i's share of member j's.
+        let dealt: Vec<(Vec<SecretInt>, Vec<SecretInt>)> = (0..k)
+            .map(|_| {
+                let rho = rng.below(&m);
+                (sh.share(&rho, t, &mut rng), sh.share(&rho, 2 * t, &mut rng))
+            })
+            .collect();
+        let column = |i: usize, high: bool| -> Vec<SecretInt> {
+            dealt
+                .iter()
+                .map(|(lo, hi)| if high { hi[i].clone() } else { lo[i].clone() })
+                .collect()
+        };
+        // out[i][o]: member i's share of extracted sharing o.
+        let low: Vec<Vec<SecretInt>> = (0..k).map(|i| ex.extract(&column(i, false))).collect();
+        let high: Vec<Vec<SecretInt>> = (0..k).map(|i| ex.extract(&column(i, true))).collect();
+        let x = Integer::from(123_456u32);
+        let y = Integer::from(654_321u32);
+        let sx = exposed(&sh.share(&x, t, &mut rng));
+        let sy = exposed(&sh.share(&y, t, &mut rng));
+        let mut secrets = Vec::new();
+        for o in 0..k - t {
+            let lo: Vec<Integer> = low.iter().map(|s| s[o].expose_owned()).collect();
+            let hi: Vec<Integer> = high.iter().map(|s| s[o].expose_owned()).collect();
+            // The same secret, and the low one of degree t: t + 1 of its shares determine it.
+            let r = sh.interpolate(&lo);
+            assert_eq!(sh.interpolate(&hi), r);
+            let sub = Shamir::new(m.clone(), t + 1).unwrap();
+            assert_eq!(sub.interpolate(&lo[..t + 1]), r);
+            secrets.push(r.clone());
+            // Multiply: open x_i y_i + r2t_i, then x y = opened - r, shared by opened - rt_i.
+            let e: Vec<Integer> = (0..k)
+                .map(|i| (Integer::from(&sx[i] * &sy[i]) + &hi[i]) % &m)
+                .collect();
+            let opened = sh.interpolate(&e);
+            assert_eq!(opened, (Integer::from(&x * &y) + &r) % &m);
+            let z: Vec<Integer> = lo
+                .iter()
+                .map(|rt| Integer::from(&opened - rt).rem_euc(&m))
+                .collect();
+            assert_eq!(sub.interpolate(&z[..t + 1]), Integer::from(&x * &y) % &m);
+        }
+        secrets.sort();
+        secrets.dedup();
+        assert_eq!(secrets.len(), k - t, "distinct random values");
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! | frame | carries |
 //! |---|---|
 //! | hello | settings digest (32), nonce (16), `k` member ids (4 each), a pairwise seed (32) |
-//! | sieving level `i` | for each of `2B` candidates, one share below `M` per factor the sender holds at that level of the tree ([`crate::sieve::tree_levels`]) |
+//! | sieving | `2B` shares of the sender's units (the first `t + 1` members), and two shares of each of its `ceil(2Bt / (k - t))` double sharings, below `M` |
+//! | sieving level `i`, to and from a king | one value below `M` for each of the level's `2B * floor(size_i / 2)` products the king interpolates: at most `ceil(2B * floor(size_i / 2) / k)` |
 //! | `N` shares | for each of `B` pairs, shares of `p_j` and `q_j` below `P` (`bits + 1` bits) |
 //! | `N` points | one point below `P` per pair |
 //! | biprimality | one value below `N` per pair that survived trial division (at most `B`) |
@@ -24,8 +25,10 @@
 //! | partial signature | one value below `N` |
 //!
 //! where `k` is the number of parties of the cluster, `t` its threshold, `B` the batch, `M` the
-//! sieving modulus (the largest over every number of survivors a restart may leave: it grows
-//! as parties leave) and every value is written as a 4-byte length and its big-endian
+//! sieving modulus, and `size_i` the number of values at level `i` of the tree over the `t + 1`
+//! units ([`crate::sieve::tree_levels`]); a restart runs with fewer members, so each bound is
+//! the largest over every member count the generation may continue with. Every value is
+//! written as a 4-byte length and its big-endian
 //! magnitude ([`crate::wire::Writer`]). A frame of a kind or step the protocol never sends may
 //! carry no payload.
 
@@ -35,7 +38,7 @@ use hourglass_rsa::HashAlg;
 
 use crate::params::Settings;
 use crate::protocol::PUBLIC_EXPONENT;
-use crate::sieve::{dealt_per_candidate, tree_levels, Sieve};
+use crate::sieve::{tree_levels, Sieve};
 use crate::wire::{
     step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES, STEP_AT,
 };
@@ -96,27 +99,28 @@ impl FrameBounds {
             step::HELLO,
             (4 + 32) + (4 + 16) + parties * (4 + 4) + (4 + 32),
         );
-        let contributors = settings.threshold_for(parties) + 1;
-        let levels = tree_levels(contributors);
-        if step::SIEVE as usize + levels.len() > step::N_SHARES as usize {
+        let t = settings.threshold_for(parties);
+        let levels = tree_levels(t + 1);
+        if levels.len() > step::MAX_SIEVE_LEVELS {
             return Err(ParamError::Threshold {
-                threshold: contributors - 1,
+                threshold: t,
                 parties,
                 max: parties.saturating_sub(1) / 2,
             }
             .into());
         }
-        let m_len = int_len(sieve_modulus_bits(settings, parties));
-        for (level, shape) in levels.iter().enumerate() {
-            let most = (1..=parties)
-                .map(|position| dealt_per_candidate(shape, position))
-                .max()
-                .unwrap_or(0);
-            b.set(
-                Kind::Data,
-                step::SIEVE + level as u16,
-                2 * batch * most * m_len,
-            );
+        // A restart runs the sieve among fewer members: a longer M, more double sharings each
+        // and more products per king. The bound is the largest over every count it may run with.
+        let slots = 2 * batch;
+        for k in settings.minimum_for(parties)..=parties {
+            let m_len = int_len(sieve_modulus_bits(settings, k));
+            let dealt = (slots * t).div_ceil(k - t);
+            b.set(Kind::Data, step::SIEVE, (slots + 2 * dealt) * m_len);
+            for (level, &size) in levels.iter().enumerate() {
+                let per_king = (slots * (size / 2)).div_ceil(k);
+                b.set(Kind::Data, step::sieve_to_king(level), per_king * m_len);
+                b.set(Kind::Data, step::sieve_from_king(level), per_king * m_len);
+            }
         }
         // P is the least prime above 2^bits: bits + 1 bits.
         let p_len = int_len(bits + 1);
@@ -246,16 +250,13 @@ impl FrameBounds {
     }
 }
 
-/// The longest sieving modulus `M` of a generation: a restart after failures runs with fewer
-/// parties, whose modulus takes the primes between the old and the new count, so it is the
-/// largest over every count from the fewest the generation continues with to `parties`.
+/// The length of the sieving modulus `M` among `parties` members (below `2^(bits / 2)` when
+/// no modulus sieves: then the generation refuses to start).
 fn sieve_modulus_bits(settings: &Settings, parties: usize) -> u32 {
-    (settings.minimum_for(parties)..=parties)
-        .filter_map(|k| Sieve::new(settings.bits / 2, k, settings.sieve_bound).ok())
-        .map(|sieve| sieve.modulus().significant_bits())
-        .max()
-        // No count sieves (the generation refuses to start): M < 2^(bits / 2) in any case.
-        .unwrap_or(settings.bits / 2)
+    Sieve::new(settings.bits / 2, parties, settings.sieve_bound)
+        .map_or(settings.bits / 2, |sieve| {
+            sieve.modulus().significant_bits()
+        })
 }
 
 #[cfg(test)]
@@ -297,35 +298,51 @@ mod tests {
     }
 
     #[test]
-    fn the_sieving_levels_grow_with_the_threshold() {
-        // 5 parties, t = 2: three units; level 1 multiplies the first two (each holder deals
-        // one sharing), level 2 the product with the third (the third deals for both).
-        let b = FrameBounds::generation(&Settings::new(512), 5).unwrap();
-        let m_len = int_len(sieve_modulus_bits(&Settings::new(512), 5));
-        assert_eq!(b.payload_limit(Kind::Data, step::SIEVE), 64 * m_len);
-        assert_eq!(b.payload_limit(Kind::Data, step::SIEVE + 1), 64 * 2 * m_len);
-        assert_eq!(b.payload_limit(Kind::Data, step::SIEVE + 2), 0);
-        // 50 parties, t = 24: 25 units; level 2 has 12 products held by all, 6 pairs.
-        let b = FrameBounds::generation(&Settings::new(2048), 50).unwrap();
-        let m_len = int_len(sieve_modulus_bits(&Settings::new(2048), 50));
+    fn the_sieving_frames_follow_the_tree() {
+        // 5 parties, t = 2: three units, two products per candidate over 64 candidates: 128
+        // products from 3 outputs per extraction, 43 double sharings dealt; level 0 has 64
+        // products (13 per king at most), level 1 also 64.
+        let settings = Settings::new(512);
+        let b = FrameBounds::generation(&settings, 5).unwrap();
+        let m_len = int_len(sieve_modulus_bits(&settings, 5));
         assert_eq!(
-            b.payload_limit(Kind::Data, step::SIEVE + 1),
-            64 * 12 * m_len
+            b.payload_limit(Kind::Data, step::SIEVE),
+            (64 + 2 * 43) * m_len
         );
-        assert!(
-            b.largest() > 92_861,
-            "the frame that aborted 50 parties at 2048 bits"
+        assert_eq!(
+            b.payload_limit(Kind::Data, step::sieve_to_king(0)),
+            13 * m_len
         );
+        assert_eq!(
+            b.payload_limit(Kind::Data, step::sieve_from_king(1)),
+            13 * m_len
+        );
+        assert_eq!(b.payload_limit(Kind::Data, step::sieve_to_king(2)), 0);
+        // 50 parties, t = 24: a restart among 49 has 25 outputs per extraction.
+        let settings = Settings::new(2048);
+        let b = FrameBounds::generation(&settings, 50).unwrap();
+        let m_len = int_len(sieve_modulus_bits(&settings, 49));
+        let most = (64 + 2 * (64usize * 24).div_ceil(49 - 24)) * m_len;
+        assert!(b.payload_limit(Kind::Data, step::SIEVE) >= most);
     }
 
     #[test]
-    fn the_sieving_modulus_is_the_longest_a_restart_can_use() {
-        let settings = Settings::new(1024);
-        let own = Sieve::new(512, 37, None)
-            .unwrap()
-            .modulus()
-            .significant_bits();
-        assert!(sieve_modulus_bits(&settings, 37) >= own);
-        assert!(sieve_modulus_bits(&settings, 37) < 512);
+    fn a_restart_among_fewer_members_is_within_the_bounds() {
+        let mut settings = Settings::new(1024);
+        settings.threshold = Some(5);
+        let whole = FrameBounds::generation(&settings, 20).unwrap();
+        for k in 11..20 {
+            let fewer = FrameBounds::generation(&settings, k).unwrap();
+            for s in [
+                step::SIEVE,
+                step::sieve_to_king(0),
+                step::sieve_from_king(2),
+            ] {
+                assert!(
+                    fewer.payload_limit(Kind::Data, s) <= whole.payload_limit(Kind::Data, s),
+                    "{k} members, step {s}"
+                );
+            }
+        }
     }
 }

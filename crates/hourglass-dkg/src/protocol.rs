@@ -2,10 +2,14 @@
 //!
 //! Each iteration works on a batch of `B` candidate pairs, in these rounds:
 //!
-//! 1. **Sieving** (`ceil(log2(t+1))` rounds): the first `t + 1` members each pick a unit
-//!    `a_i mod M` per candidate; a tree of BGW-with-additive-sharing products turns
-//!    `prod a_i` into additive shares `b_j` (any `t` colluders miss a factor, so the product is
-//!    uniform to them). Each member then forms its share `p_j` ([`Sieve::candidate_share`]).
+//! 1. **Sieving** (`1 + 2 ceil(log2(t+1))` rounds): the first `t + 1` members each deal a
+//!    degree-`t` sharing of a unit `a_i mod M` per candidate and every member deals random
+//!    double sharings ([`Extractor`], Damgard and Nielsen 2007); a tree of multiplications, each
+//!    opened by one rotating member (its "king") as `xy + r`, turns `prod a_i` into additive
+//!    shares `b_j` (any `t` colluders miss a factor, so the product is uniform to them). Each
+//!    member then forms its share `p_j` ([`Sieve::candidate_share`]). Per member and
+//!    candidate this costs `O(k)` values sent and `O(k t)` small-number operations, where
+//!    re-sharing every product with every member (BGW) cost `O(k t)` values and `O(k t^2)`.
 //! 2. **N** (2 rounds): BGW over a public prime `P > N` (degree-`t` sharings of `p_j` and `q_j`,
 //!    a degree-`2t` sharing of zero), then every member reveals its point of the product
 //!    polynomial and `N` is interpolated at 0.
@@ -40,7 +44,7 @@ use rug::ops::{RemRounding, SubFrom};
 use rug::Integer;
 use sha2::{Digest, Sha256};
 
-use crate::bgw::{reduce_secret, Shamir};
+use crate::bgw::{reduce_secret, Extractor, Shamir};
 use crate::bounds::FrameBounds;
 use crate::keyshare::KeyShare;
 use crate::params::Settings;
@@ -725,103 +729,156 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     }
 
     /// Step 1 for a batch: every member's shares of `2B` fresh sieved candidates.
+    ///
+    /// The first `t + 1` members each deal a degree-`t` sharing of a fresh unit `a_i mod M`
+    /// per candidate, and every member deals double sharings ([`Extractor`]) for the `t`
+    /// multiplications per candidate, in one round. The tree ([`tree_levels`]) then multiplies
+    /// the sharings pairwise, two rounds a level: each member sends `x_j y_j + r2t_j` (its
+    /// point of a random degree-`2t` polynomial through `xy + r`) to the multiplication's
+    /// king, which interpolates and sends back `xy + r`, and each member's share of `xy` is
+    /// `xy + r - rt_j`. Kings rotate over the members, so each interpolates `1/k` of the
+    /// products. The product `a` (unknown to any `t` members: each misses a factor) ends as
+    /// additive shares `b_j = lambda_j a_j`.
     fn sieve_batch(&mut self) -> RoundResult<Vec<Pair>> {
         let slots = 2 * self.settings.batch;
-        let contributors = self.t + 1;
+        let (k, t, me) = (self.k, self.t, self.me);
+        let contributors = t + 1;
         let m = self.sieve.modulus().clone();
-        // values[slot] = additive shares along the tree; the shape is the same for every slot.
-        let levels = tree_levels(contributors);
-        let mut values: Vec<Vec<SecretInt>> = (0..slots)
-            .map(|_| {
-                (1..=contributors)
-                    .map(|p| {
-                        if p == self.me {
-                            SecretInt::new(self.sieve.random_unit(self.rng))
-                        } else {
-                            SecretInt::new(Integer::new())
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        for (level, shape) in levels.iter().enumerate() {
-            let step = step::SIEVE + level as u16;
-            let pairs = shape.len() / 2;
-            // Deal: for each slot and pair, shares of x (if held), y (if held), and zero.
-            let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
-            // acc[slot][pair] = (x, y, z) sums at this party's point.
-            let mut acc: Vec<Vec<[SecretInt; 3]>> = Vec::with_capacity(slots);
-            for vals in &values {
-                let mut row = Vec::with_capacity(pairs);
-                for i in 0..pairs {
-                    let (hx, hy) = (shape[2 * i], shape[2 * i + 1]);
-                    let mut mine: [SecretInt; 3] = Default::default();
-                    let dealt = [
-                        hx.includes(self.me)
-                            .then(|| self.over_m.share(vals[2 * i].expose(), self.t, self.rng)),
-                        hy.includes(self.me).then(|| {
-                            self.over_m
-                                .share(vals[2 * i + 1].expose(), self.t, self.rng)
-                        }),
-                    ];
-                    mine[2] = SecretInt::new(
-                        self.over_m
-                            .zero_from_streams(self.me, &mut self.streams_out),
-                    );
-                    for (c, shares) in dealt.into_iter().enumerate() {
-                        if let Some(shares) = shares {
-                            mine[c] = deal(self.me, &mut out, shares);
-                        }
-                    }
-                    row.push(mine);
-                }
-                acc.push(row);
+        let extractor = Extractor::new(&m, k, t);
+        let multiplications = slots * (contributors - 1);
+        let dealt = multiplications.div_ceil(extractor.outputs());
+
+        // Round 1: units (contributors) and double sharings (everyone).
+        let mut out: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
+        let mut units: Vec<Vec<SecretInt>> = vec![Vec::new(); contributors];
+        if me <= contributors {
+            for _ in 0..slots {
+                let a = SecretInt::new(self.sieve.random_unit(self.rng));
+                let shares = self.over_m.share(a.expose(), t, self.rng);
+                units[me - 1].push(deal(me, &mut out, shares));
             }
-            let replies = self.exchange_shares(step, out)?;
+        }
+        // low[d][j - 1], high[d][j - 1]: this member's share of member j's d-th double sharing.
+        let mut low: Vec<Vec<SecretInt>> = vec![vec![SecretInt::default(); k]; dealt];
+        let mut high: Vec<Vec<SecretInt>> = vec![vec![SecretInt::default(); k]; dealt];
+        for d in 0..dealt {
+            let rho = SecretInt::new(self.rng.below(&m));
+            let lo = self.over_m.share(rho.expose(), t, self.rng);
+            low[d][me - 1] = deal(me, &mut out, lo);
+            let hi = self.over_m.share(rho.expose(), 2 * t, self.rng);
+            high[d][me - 1] = deal(me, &mut out, hi);
+        }
+        let replies = self.exchange_shares(step::SIEVE, out)?;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            if pos <= contributors {
+                units[pos - 1] = r
+                    .ints_below(slots, &m)
+                    .map_err(|e| bad(sender, e))?
+                    .into_iter()
+                    .map(SecretInt::new)
+                    .collect();
+            }
+            for d in 0..dealt {
+                low[d][pos - 1] = SecretInt::new(r.int_below(&m).map_err(|e| bad(sender, e))?);
+                high[d][pos - 1] = SecretInt::new(r.int_below(&m).map_err(|e| bad(sender, e))?);
+            }
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let low: Vec<SecretInt> = low.iter().flat_map(|d| extractor.extract(d)).collect();
+        let high: Vec<SecretInt> = high.iter().flat_map(|d| extractor.extract(d)).collect();
+
+        // values[slot]: this member's shares of the slot's values at the current level.
+        let mut values: Vec<Vec<SecretInt>> = (0..slots)
+            .map(|slot| units.iter().map(|u| u[slot].clone()).collect())
+            .collect();
+        drop(units);
+        let mut next_double = 0;
+        for (level, &size) in tree_levels(contributors).iter().enumerate() {
+            let pairs = size / 2;
+            let count = slots * pairs;
+            let king = |product: usize| product % k + 1;
+            // Multiplication `slot * pairs + i` uses double sharing `next_double + that`.
+            let mut to_king: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
+            let mut own = Vec::new();
+            for (slot, vals) in values.iter().enumerate() {
+                for i in 0..pairs {
+                    let product = slot * pairs + i;
+                    let masked = SecretInt::new(
+                        Integer::from(vals[2 * i].expose() * vals[2 * i + 1].expose())
+                            + high[next_double + product].expose(),
+                    );
+                    let masked = reduce_secret(masked.expose(), &m)?;
+                    if king(product) == me {
+                        own.push(masked);
+                    } else {
+                        to_king[king(product) - 1].int(&masked);
+                    }
+                }
+            }
+            let replies = self.exchange_shares(step::sieve_to_king(level), to_king)?;
+            // As king: interpolate each of this member's products from every member's point.
+            let mine = (0..count).filter(|&p| king(p) == me).count();
+            let mut points: Vec<Vec<Integer>> = vec![Vec::new(); k];
+            points[me - 1] = own;
             for (pos, payload) in replies {
                 let sender = self.session.member_at(pos);
                 let mut r = Reader::new(&payload);
-                let stream = self.streams_in[pos - 1]
-                    .as_mut()
-                    .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?;
-                for row in acc.iter_mut() {
-                    for (i, sums) in row.iter_mut().enumerate() {
-                        let holders = [shape[2 * i], shape[2 * i + 1]];
-                        for (c, h) in holders.iter().enumerate() {
-                            if h.includes(pos) {
-                                let v = r.int_below(&m).map_err(|e| bad(sender, e))?;
-                                *sums[c].expose_mut() += v;
-                            }
-                        }
-                        *sums[2].expose_mut() += stream.below(&m);
-                    }
-                }
+                points[pos - 1] = r.ints_below(mine, &m).map_err(|e| bad(sender, e))?;
                 r.end().map_err(|e| bad(sender, e))?;
             }
-            let lambda = self.over_m.lambda(self.me).clone();
+            let own_opened: Vec<Integer> = (0..mine)
+                .map(|j| {
+                    let column: Vec<Integer> = points.iter().map(|p| p[j].clone()).collect();
+                    self.over_m.interpolate(&column)
+                })
+                .collect();
+            drop(points);
+            let mut w = Writer::new();
+            for v in &own_opened {
+                w.int(v);
+            }
+            let replies = self.broadcast(step::sieve_from_king(level), w.finish())?;
+            let mut opened: Vec<Vec<Integer>> = vec![Vec::new(); k];
+            opened[me - 1] = own_opened;
+            for (pos, payload) in replies {
+                let sender = self.session.member_at(pos);
+                let theirs = (0..count).filter(|&p| king(p) == pos).count();
+                let mut r = Reader::new(&payload);
+                opened[pos - 1] = r.ints_below(theirs, &m).map_err(|e| bad(sender, e))?;
+                r.end().map_err(|e| bad(sender, e))?;
+            }
+            let mut taken = vec![0usize; k];
             let mut next_values = Vec::with_capacity(slots);
-            for (mut vals, row) in std::mem::take(&mut values).into_iter().zip(acc) {
-                let mut next: Vec<SecretInt> = row
-                    .into_iter()
-                    .map(|[x, y, z]| {
-                        let xy =
-                            SecretInt::new(Integer::from(x.expose() * y.expose()) + z.expose());
-                        let xy = SecretInt::new(reduce_secret(xy.expose(), &m)?);
-                        let scaled = SecretInt::new(Integer::from(xy.expose() * &lambda));
-                        Ok(SecretInt::new(reduce_secret(scaled.expose(), &m)?))
-                    })
-                    .collect::<Result<_>>()?;
-                if shape.len() % 2 == 1 {
-                    next.push(vals.pop().unwrap_or_else(|| SecretInt::new(Integer::new())));
+            for (slot, mut vals) in std::mem::take(&mut values).into_iter().enumerate() {
+                let mut next: Vec<SecretInt> = Vec::with_capacity(size.div_ceil(2));
+                for i in 0..pairs {
+                    let product = slot * pairs + i;
+                    let kp = king(product) - 1;
+                    let value = &opened[kp][taken[kp]];
+                    taken[kp] += 1;
+                    let share =
+                        SecretInt::new(Integer::from(value - low[next_double + product].expose()));
+                    next.push(SecretInt::new(reduce_secret(share.expose(), &m)?));
+                }
+                if size % 2 == 1 {
+                    next.push(vals.pop().unwrap_or_default());
                 }
                 next_values.push(next);
             }
             values = next_values;
+            next_double += count;
         }
+        let lambda = self.over_m.lambda(me).clone();
         let shares: Vec<SecretInt> = values
             .into_iter()
-            .map(|mut v| v.pop().unwrap_or_else(|| SecretInt::new(Integer::new())))
-            .collect();
+            .map(|mut v| {
+                let a = v.pop().unwrap_or_default();
+                let scaled = SecretInt::new(Integer::from(a.expose() * &lambda));
+                reduce_secret(scaled.expose(), &m).map(SecretInt::new)
+            })
+            .collect::<std::result::Result<_, _>>()?;
         let mut pairs = Vec::with_capacity(self.settings.batch);
         for (i, chunk) in shares.chunks(2).enumerate() {
             let lead = i % self.k + 1;

@@ -4,7 +4,7 @@
 //! primes `> k` and `M_4` four times the product of the odd primes up to `k`:
 //!
 //! - `p ≡ a (mod M)` where `a = prod a_i` is a product of random units, additively shared as
-//!   `sum b_j` by the BGW-with-additive-sharing tree in [`crate::protocol`], so `p` has no
+//!   `sum b_j` by the multiplication tree in [`crate::protocol`] ([`tree_levels`]), so `p` has no
 //!   prime factor in `M`;
 //! - `p_j ≡ 0 (mod M_4)` for every party but one (the lead), and `p_lead ≡ t (mod M_4)` with `t` a unit
 //!   that is `3 mod 4` (the paper's `r_i` construction, with 4 in place of 2), so `p` has no
@@ -24,51 +24,18 @@ use crate::{ParamError, Result};
 /// Fewest random bits in each party's free part `r''` (beyond the sieved residue).
 pub const MIN_FREE_BITS: u32 = 16;
 
-/// Who holds an additively shared value in the sieving tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holders {
-    /// Only the member at this position (a fresh `a_i`).
-    One(usize),
-    /// Every member (a product computed by BGW).
-    All,
-}
-
-impl Holders {
-    /// Whether the member at `position` holds a part of the value.
-    pub fn includes(self, position: usize) -> bool {
-        match self {
-            Holders::One(p) => p == position,
-            Holders::All => true,
-        }
-    }
-}
-
-/// The levels of the sieving tree that turns `contributors` fresh units (one from each of the
-/// members at positions `1..=contributors`) into additive shares of their product: each level
-/// multiplies adjacent pairs by BGW (every member holds a share of each product) and carries an
-/// odd last value up to the next level, until one value is left. `ceil(log2(contributors))`
-/// levels; level `i` is the frame step [`crate::wire::step::SIEVE`]` + i`.
-pub fn tree_levels(contributors: usize) -> Vec<Vec<Holders>> {
+/// The levels of the sieving tree that multiplies `contributors` fresh units into their
+/// product: each level multiplies adjacent pairs and carries an odd last value up to the next
+/// level, until one value is left. Returns the number of values at each level that multiplies
+/// (`ceil(log2(contributors))` levels; level `i` multiplies `size / 2` pairs).
+pub fn tree_levels(contributors: usize) -> Vec<usize> {
     let mut levels = Vec::new();
-    let mut shape: Vec<Holders> = (1..=contributors).map(Holders::One).collect();
-    while shape.len() > 1 {
-        let mut next = vec![Holders::All; shape.len() / 2];
-        if shape.len() % 2 == 1 {
-            next.push(shape[shape.len() - 1]);
-        }
-        levels.push(std::mem::replace(&mut shape, next));
+    let mut size = contributors;
+    while size > 1 {
+        levels.push(size);
+        size = size.div_ceil(2);
     }
     levels
-}
-
-/// How many values the member at `position` deals per candidate at a tree level: one Shamir
-/// sharing for each factor of a multiplied pair it holds a part of.
-pub fn dealt_per_candidate(level: &[Holders], position: usize) -> usize {
-    let multiplied = level.len() / 2 * 2;
-    level[..multiplied]
-        .iter()
-        .filter(|h| h.includes(position))
-        .count()
 }
 
 /// The public parameters of sieving for one prime size and party count.

@@ -1,6 +1,6 @@
 //! The protocol's messages on the wire.
 //!
-//! Every frame is `magic "HGDK" | version 1 | kind | session (16) | epoch (u32) | round (u64) |
+//! Every frame is `magic "HGDK" | version 2 | kind | session (16) | epoch (u32) | round (u64) |
 //! step (u16) | sender (u32) | payload length (u32) | payload`, integers big-endian. A payload
 //! is a sequence of non-negative integers, each as a `u32` byte length and big-endian
 //! magnitude, or raw bytes for the kinds that carry them. Parsing checks every length against
@@ -20,8 +20,8 @@ use crate::WireError;
 
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
-/// The wire version.
-pub const VERSION: u8 = 1;
+/// The wire version (2: the sieving tree multiplies with double sharings and kings).
+pub const VERSION: u8 = 2;
 /// The length of a frame's header, before its payload.
 pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
 /// Where the kind byte is in the header.
@@ -36,8 +36,19 @@ pub const MAX_REASON: usize = 512;
 pub mod step {
     /// Hello frames (round 0), and the transcript signatures (round 0, [`super::Kind::Signature`]).
     pub const HELLO: u16 = 0;
-    /// The first step of the sieving tree; level `i` of the tree is step `SIEVE + i`.
+    /// Sieving: the contributors' units and every member's double sharings, dealt.
     pub const SIEVE: u16 = 1;
+    /// The most levels of the sieving tree the steps below [`N_SHARES`] have room for
+    /// (`2^9` contributors).
+    pub const MAX_SIEVE_LEVELS: usize = 9;
+    /// Sieving tree level `level` (from 0): each member's masked products, to their kings.
+    pub const fn sieve_to_king(level: usize) -> u16 {
+        2 + 2 * level as u16
+    }
+    /// Sieving tree level `level` (from 0): each king's opened values, to every member.
+    pub const fn sieve_from_king(level: usize) -> u16 {
+        3 + 2 * level as u16
+    }
     /// Shares of `p_j`, `q_j` for every pair of the batch (BGW over `P`).
     pub const N_SHARES: u16 = 20;
     /// Each member's points of the products, one per pair.

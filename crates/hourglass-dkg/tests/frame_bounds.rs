@@ -39,20 +39,30 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     let big_p = (Integer::from(1) << bits).next_prime();
     let n = (Integer::from(1) << bits) - 1u32;
     let e = Integer::from(65537);
-    // The sieving modulus of every party count a restart may leave (99 and 100 here: t = 49).
-    let m = (settings.minimum_for(k)..=k)
-        .map(|parties| {
-            Sieve::new(bits / 2, parties, None)
-                .unwrap()
-                .modulus()
-                .clone()
+    // t = 49: 50 units per candidate, 49 products; a restart may leave 99 members (2t + 1),
+    // with its own sieving modulus. Among k' members each deals ceil(128 * 49 / (k' - 49))
+    // double sharings (126 among 99, 123 among 100), and the tree's levels have 50, 25, 13, 7,
+    // 4 and 2 values: 25, 12, 6, 3, 2 and 1 products per candidate, 128 candidates, spread over
+    // k' kings.
+    let among = |parties: usize| {
+        Sieve::new(bits / 2, parties, None)
+            .unwrap()
+            .modulus()
+            .clone()
+    };
+    let sieve_frames: Vec<(u16, usize, Integer)> = [(99usize, 126usize), (100, 123)]
+        .into_iter()
+        .flat_map(|(parties, dealt)| {
+            let m = among(parties);
+            let mut frames = vec![(step::SIEVE, 2 * batch + 2 * dealt, m.clone())];
+            for (level, products) in [25usize, 12, 6, 3, 2, 1].into_iter().enumerate() {
+                let per_king = (2 * batch * products).div_ceil(parties);
+                frames.push((step::sieve_to_king(level), per_king, m.clone()));
+                frames.push((step::sieve_from_king(level), per_king, m.clone()));
+            }
+            frames
         })
-        .max()
-        .unwrap();
-    // t = 49: 50 units, multiplied pairwise. Level 1 pairs units held by one member each (a
-    // member deals for at most one); level 2 has 25 products held by all (12 pairs: 24
-    // sharings), then 13 (6 pairs), 7 (3), 4 (2), 2 (1).
-    let sieve_levels = [1usize, 24, 12, 6, 4, 2];
+        .collect();
 
     let mut frames: Vec<(Kind, u16, Vec<u8>)> = Vec::new();
     let mut hello = Writer::new();
@@ -62,9 +72,19 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     hello.bytes(&[0xff; 32]);
     frames.push((Kind::Hello, step::HELLO, hello.finish()));
-    for (level, per_candidate) in sieve_levels.iter().enumerate() {
-        let payload = ints(2 * batch * per_candidate, &below(&m)).finish();
-        frames.push((Kind::Data, step::SIEVE + level as u16, payload));
+    for s in sieve_frames
+        .iter()
+        .map(|f| f.0)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        // The longest of this step's frames among 99 and among 100 members.
+        let payload = sieve_frames
+            .iter()
+            .filter(|f| f.0 == s)
+            .map(|(_, count, m)| ints(*count, &below(m)).finish())
+            .max_by_key(Vec::len)
+            .unwrap();
+        frames.push((Kind::Data, s, payload));
     }
     let data = [
         (step::N_SHARES, 2 * batch, &big_p),
@@ -110,11 +130,11 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     let largest = frames.iter().map(|f| f.2.len()).max().unwrap();
     assert_eq!(bounds.largest(), hourglass_dkg::wire::HEADER + largest);
-    // The sieving tree's second level is the largest frame (740 KB here).
+    // The sieving round's is the largest frame (97 KB here).
     assert_eq!(
-        bounds.payload_limit(Kind::Data, step::SIEVE + 1),
+        bounds.payload_limit(Kind::Data, step::SIEVE),
         largest,
-        "the second sieving level is the largest"
+        "the sieving round's frame is the largest"
     );
 }
 
@@ -149,8 +169,9 @@ impl Transport for Recording {
 
 #[test]
 fn a_generations_frames_reach_their_bounds() {
-    // 6 parties, t = 2: three units; the third member deals for both factors at level 2.
-    let k = 6usize;
+    // 5 parties, t = 2: no restart can leave fewer than 2t + 1 = 5, so every bound is this
+    // membership's. Three units per candidate, two levels of products.
+    let k = 5usize;
     let mut settings = Settings::new(512);
     settings.batch = 4;
     settings.biprimality_rounds = 8;
@@ -182,7 +203,10 @@ fn a_generations_frames_reach_their_bounds() {
     let full = [
         (Kind::Hello, step::HELLO),
         (Kind::Data, step::SIEVE),
-        (Kind::Data, step::SIEVE + 1),
+        (Kind::Data, step::sieve_to_king(0)),
+        (Kind::Data, step::sieve_from_king(0)),
+        (Kind::Data, step::sieve_to_king(1)),
+        (Kind::Data, step::sieve_from_king(1)),
         (Kind::Data, step::N_SHARES),
         (Kind::Data, step::N_POINTS),
         (Kind::Data, step::GCD_SHARES),

@@ -430,7 +430,7 @@ fn a_frame_past_its_types_bound_drops_the_link_after_its_header() {
     let mut settings = Settings::new(4096);
     settings.batch = 64;
     let bounds = FrameBounds::generation(&settings, 100).unwrap();
-    let sieve = bounds.payload_limit(Kind::Data, step::SIEVE + 1);
+    let sieve = bounds.payload_limit(Kind::Data, step::SIEVE);
     let rounding = bounds.payload_limit(Kind::Data, step::ROUNDING);
     assert!(sieve > rounding);
     let strict = TlsOptions {
@@ -440,9 +440,9 @@ fn a_frame_past_its_types_bound_drops_the_link_after_its_header() {
     let loose = options(Duration::from_secs(20));
     let mut mesh = connect_all(&configs, &[strict, loose.clone(), loose]);
 
-    // The largest frame of a sieving level passes; a rounding frame of the same size does not.
+    // The largest frame of the sieving round passes; a rounding frame of the same size does not.
     mesh[1]
-        .send(1, frame_of(Kind::Data, step::SIEVE + 1, sieve))
+        .send(1, frame_of(Kind::Data, step::SIEVE, sieve))
         .unwrap();
     match next_event(&mut mesh[0]) {
         Event::Frame { from, bytes } => assert_eq!((from, bytes.len()), (2, HEADER + sieve)),
