@@ -130,7 +130,7 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     let largest = frames.iter().map(|f| f.2.len()).max().unwrap();
     assert_eq!(bounds.largest(), hourglass_dkg::wire::HEADER + largest);
-    // The sieving round's is the largest frame (97 KB here).
+    // The sieving round's is the largest frame (92 KB here).
     assert_eq!(
         bounds.payload_limit(Kind::Data, step::SIEVE),
         largest,
