@@ -15,6 +15,28 @@ fn local(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("dkg local --json prints JSON")
 }
 
+/// `dkg sign` of `text` with the cluster's shares: the message and signature files (in `dir`).
+fn sign_jointly(
+    cluster: &std::path::Path,
+    dir: &std::path::Path,
+    text: &[u8],
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let msg = dir.join("joint.msg");
+    std::fs::write(&msg, text).unwrap();
+    let sig = dir.join("joint.sig");
+    hg(&[
+        "dkg",
+        "sign",
+        "--cluster",
+        s(cluster),
+        "-i",
+        s(&msg),
+        "-o",
+        s(&sig),
+    ]);
+    (msg, sig)
+}
+
 #[test]
 fn three_processes_generate_a_key_that_openssl_and_hourglass_verify_signatures_with() {
     require_openssl();
@@ -240,19 +262,7 @@ fn a_party_killed_mid_generation_is_left_out_and_the_others_finish() {
     assert!(cluster.join("party-4.share.json").exists());
     assert!(!cluster.join("party-3.share.json").exists());
     // The three remaining shares sign.
-    let msg = tmp.path().join("m");
-    std::fs::write(&msg, b"m").unwrap();
-    let sig = tmp.path().join("m.sig");
-    hg(&[
-        "dkg",
-        "sign",
-        "--cluster",
-        s(&cluster),
-        "-i",
-        s(&msg),
-        "-o",
-        s(&sig),
-    ]);
+    let (msg, sig) = sign_jointly(&cluster, tmp.path(), b"m");
     hg(&[
         "rsa",
         "verify",
@@ -875,19 +885,7 @@ fn fifty_processes_generate_a_1024_bit_key_that_openssl_verifies_signatures_with
     .unwrap();
     let certs = hourglass_dkg::transcript::read_certificates(&cluster.join("certs")).unwrap();
     assert_eq!(signed.verify(&certs).unwrap().members.len(), 50);
-    let msg = tmp.path().join("msg");
-    std::fs::write(&msg, b"fifty members approve").unwrap();
-    let sig = tmp.path().join("msg.sig");
-    hg(&[
-        "dkg",
-        "sign",
-        "--cluster",
-        s(&cluster),
-        "-i",
-        s(&msg),
-        "-o",
-        s(&sig),
-    ]);
+    let (msg, sig) = sign_jointly(&cluster, tmp.path(), b"fifty members approve");
     let out = openssl(&[
         "dgst",
         "-sha256",
