@@ -506,6 +506,8 @@ struct Run<'s, 't, 'r> {
     sieve: Sieve,
     over_m: Shamir,
     over_p: Shamir,
+    /// The double sharings' extraction over `M` (fixed for the epoch's members).
+    extractor: Extractor,
     k: usize,
     t: usize,
     me: usize,
@@ -559,6 +561,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let sieve = Sieve::new(settings.bits / 2, k, settings.sieve_bound)?;
         let over_m = Shamir::new(sieve.modulus().clone(), k)?;
         let over_p = Shamir::new(big_p.clone(), k)?;
+        let extractor = Extractor::new(sieve.modulus(), k, threshold);
         let me = session.position();
         Ok(Run {
             session,
@@ -567,6 +570,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             sieve,
             over_m,
             over_p,
+            extractor,
             k,
             t: threshold,
             me,
@@ -744,9 +748,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let (k, t, me) = (self.k, self.t, self.me);
         let contributors = t + 1;
         let m = self.sieve.modulus().clone();
-        let extractor = Extractor::new(&m, k, t);
         let multiplications = slots * (contributors - 1);
-        let dealt = multiplications.div_ceil(extractor.outputs());
+        let dealt = multiplications.div_ceil(self.extractor.outputs());
 
         // Round 1: units (contributors) and double sharings (everyone).
         let mut out: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
@@ -786,8 +789,11 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
             r.end().map_err(|e| bad(sender, e))?;
         }
-        let low: Vec<SecretInt> = low.iter().flat_map(|d| extractor.extract(d)).collect();
-        let high: Vec<SecretInt> = high.iter().flat_map(|d| extractor.extract(d)).collect();
+        let low: Vec<SecretInt> = low.iter().flat_map(|d| self.extractor.extract(d)).collect();
+        let high: Vec<SecretInt> = high
+            .iter()
+            .flat_map(|d| self.extractor.extract(d))
+            .collect();
 
         // values[slot]: this member's shares of the slot's values at the current level.
         let mut values: Vec<Vec<SecretInt>> = (0..slots)
@@ -799,6 +805,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let pairs = size / 2;
             let count = slots * pairs;
             let king = |product: usize| product % k + 1;
+            // How many of the level's products the member at `position` is king of.
+            let kinged = |position: usize| count / k + usize::from(position - 1 < count % k);
             // Multiplication `slot * pairs + i` uses double sharing `next_double + that`.
             let mut to_king: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
             let mut own = Vec::new();
@@ -819,7 +827,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             }
             let replies = self.exchange_shares(step::sieve_to_king(level), to_king)?;
             // As king: interpolate each of this member's products from every member's point.
-            let mine = (0..count).filter(|&p| king(p) == me).count();
+            let mine = kinged(me);
             let mut points: Vec<Vec<Integer>> = vec![Vec::new(); k];
             points[me - 1] = own;
             for (pos, payload) in replies {
@@ -844,7 +852,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             opened[me - 1] = own_opened;
             for (pos, payload) in replies {
                 let sender = self.session.member_at(pos);
-                let theirs = (0..count).filter(|&p| king(p) == pos).count();
+                let theirs = kinged(pos);
                 let mut r = Reader::new(&payload);
                 opened[pos - 1] = r.ints_below(theirs, &m).map_err(|e| bad(sender, e))?;
                 r.end().map_err(|e| bad(sender, e))?;
