@@ -442,3 +442,41 @@ fn sieved_candidates_survive_trial_division() {
         );
     }
 }
+
+/// A party that sends frames far ahead of the protocol (each within its type's bound) to pin
+/// memory is cut off at 16 buffered frames and named, not buffered without end.
+#[test]
+fn a_peer_flooding_frames_ahead_of_the_protocol_is_named() {
+    use hourglass_dkg::wire::{step, Tag};
+    let ids: Vec<PartyId> = vec![1, 2, 3];
+    let mut mesh = memory_mesh(&ids, NetSim::default());
+    let flooder = mesh.pop().unwrap();
+    let idle = mesh.pop().unwrap();
+    let mut honest = mesh.pop().unwrap();
+    for round in 1000..1017u64 {
+        let frame = Frame {
+            kind: Kind::Data,
+            session: [0; 16],
+            tag: Tag {
+                epoch: 0,
+                round,
+                step: step::SIEVE,
+            },
+            sender: 3,
+            payload: Vec::new(),
+        };
+        flooder.send(1, frame.encode()).unwrap();
+    }
+    let mut settings = Settings::new(512);
+    settings.timeout_ms = 10_000;
+    let mut entropy = SeededEntropy::new(&[11]);
+    let out = generate(&mut honest, &ids, &settings, "t", &mut entropy, &mut |_| {});
+    match out {
+        Err(hourglass_dkg::Error::BadMessage { sender, reason }) => {
+            assert_eq!(sender, 3);
+            assert_eq!(reason, hourglass_dkg::MessageProblem::TooManyAhead);
+        }
+        other => panic!("expected party 3 named, got {other:?}"),
+    }
+    drop((idle, flooder));
+}
