@@ -14,6 +14,7 @@ use hourglass_rsa::inspect::Severity;
 use hourglass_rsa::Error as RsaError;
 use hourglass_timelock::certificate::CertificateError;
 use hourglass_timelock::receipt::ReceiptError;
+use hourglass_timelock::timestamp::{TimestampError, TokenRefused};
 use hourglass_timelock::tlock::TlockError;
 use hourglass_timelock::Rejection;
 
@@ -72,6 +73,13 @@ pub enum CliError {
     Stopped(Stopped),
     /// The party processes of a local run (`dkg local`, `dkg sign`, the public demo) failed.
     Local(LocalRun),
+    /// A server (a TSA) could not be reached, or answered something else than asked.
+    Remote {
+        /// The server's URL.
+        url: String,
+        /// What went wrong.
+        why: String,
+    },
     /// hourglass's own check of what it just made failed: nothing was written.
     SelfCheck(SelfCheck),
     /// A step of `hourglass demo` failed.
@@ -251,6 +259,8 @@ pub enum InputProblem {
     },
     /// A private set where a public one is verified.
     PrivateSet,
+    /// A version 1 receipt asked for the timestamp token only version 2 carries.
+    NoTimestamp,
 }
 
 /// The passphrase of a key could not be had (see [`CliError::Passphrase`]).
@@ -425,6 +435,10 @@ pub enum LibraryError {
     Certificate(CertificateError),
     /// Submission receipts.
     Receipt(ReceiptError),
+    /// RFC 3161 timestamps: queries, replies and tokens.
+    Timestamp(TimestampError),
+    /// A named timestamp token that does not date a bundle.
+    TokenRefused(TokenRefused),
     /// Distributed key generation.
     Dkg(hourglass_dkg::Error),
     /// Benchmarks.
@@ -449,9 +463,9 @@ impl CliError {
                     EXIT_INVALID
                 }
                 L::Certificate(c) if certificate_refuted(c) => EXIT_INVALID,
-                L::Receipt(ReceiptError::BadSignature | ReceiptError::OtherInstitution { .. }) => {
-                    EXIT_INVALID
-                }
+                L::Receipt(r) if r.is_verdict() => EXIT_INVALID,
+                L::Timestamp(t) if t.is_verdict() => EXIT_INVALID,
+                L::TokenRefused(t) if t.error.is_verdict() => EXIT_INVALID,
                 _ => EXIT_ERROR,
             },
             CliError::WithPath { inner, .. }
@@ -468,6 +482,7 @@ impl CliError {
             | CliError::Passphrase(_)
             | CliError::Stopped(_)
             | CliError::Local(_)
+            | CliError::Remote { .. }
             | CliError::SelfCheck(_)
             | CliError::Demo(_)
             | CliError::Json(_) => EXIT_ERROR,
@@ -518,6 +533,7 @@ impl CliError {
             }) => Some(
                 "pass --modulus FILE naming the modulus you trust (the prover may know the factors of its own)",
             ),
+            CliError::Remote { .. } => Some("check the URL (a TSA's, such as http://HOST/tsa) and the network"),
             CliError::Verdict(_)
             | CliError::Local(_)
             | CliError::Demo(_)
@@ -661,6 +677,7 @@ impl fmt::Display for CliError {
                 f.write_str("no link finished yet; nothing to submit")
             }
             CliError::Local(l) => l.fmt(f),
+            CliError::Remote { url, why } => write!(f, "{url}: {why}"),
             CliError::SelfCheck(SelfCheck::Certificate(e)) => {
                 write!(f, "the new certificate does not check out: {e}")
             }
@@ -805,6 +822,10 @@ fn fmt_input(f: &mut fmt::Formatter<'_>, path: &Path, problem: &InputProblem) ->
         InputProblem::PrivateSet => {
             write!(f, "{p} is a private set: verify its bundles with --keys")
         }
+        InputProblem::NoTimestamp => write!(
+            f,
+            "{p} is a version 1 receipt: it carries no timestamp token"
+        ),
     }
 }
 
@@ -829,6 +850,9 @@ impl InputProblem {
             | InputProblem::NoProofs
             | InputProblem::OtherShares { .. }
             | InputProblem::PrivateSet => None,
+            InputProblem::NoTimestamp => Some(
+                "the service stamps submissions since schema 3; older receipts state the institution's clock only",
+            ),
         }
     }
 }
@@ -990,7 +1014,14 @@ impl fmt::Display for LibraryError {
                 write!(f, "invalid certificate: {e}")
             }
             LibraryError::Certificate(e) => e.fmt(f),
+            LibraryError::Receipt(e) if e.is_verdict() => write!(f, "invalid receipt: {e}"),
             LibraryError::Receipt(e) => e.fmt(f),
+            LibraryError::Timestamp(e) if e.is_verdict() => write!(f, "invalid timestamp: {e}"),
+            LibraryError::Timestamp(e) => e.fmt(f),
+            LibraryError::TokenRefused(e) if e.error.is_verdict() => {
+                write!(f, "invalid timestamp: {e}")
+            }
+            LibraryError::TokenRefused(e) => e.fmt(f),
             LibraryError::Dkg(e) => e.fmt(f),
             LibraryError::Bench(e) => e.fmt(f),
             LibraryError::Serve(e) => e.fmt(f),
@@ -1008,12 +1039,31 @@ impl LibraryError {
             LibraryError::Timelock(e) => timelock_hint(e),
             LibraryError::Tlock(e) => tlock_hint(e),
             LibraryError::Certificate(e) => certificate_hint(e),
+            LibraryError::Receipt(ReceiptError::Timestamp(e)) => timestamp_hint(e),
             LibraryError::Receipt(_) => None,
+            LibraryError::Timestamp(e) => timestamp_hint(e),
+            LibraryError::TokenRefused(e) => timestamp_hint(&e.error),
             LibraryError::Dkg(e) => dkg_hint(e),
             LibraryError::Bench(e) => e.hint(),
             LibraryError::Serve(e) => e.hint(),
         }
     }
+}
+
+fn timestamp_hint(e: &TimestampError) -> Option<&'static str> {
+    Some(match e {
+        TimestampError::Certificate(_) => {
+            "pass --tsa-ca with the CA certificate of the TSA you trust (its /tsa-ca.pem, or its published root)"
+        }
+        TimestampError::ImprintMismatch { .. } => "is it the token of this bundle file, byte for byte?",
+        TimestampError::NotDer { .. } | TimestampError::Malformed { .. } => {
+            "expected an RFC 3161 reply (.tsr) or token, DER"
+        }
+        TimestampError::NoSignerCertificate => {
+            "stamp again with certReq (hourglass submit stamp always asks for it)"
+        }
+        _ => return None,
+    })
 }
 
 fn arith_hint(e: &hourglass_arith::Error) -> Option<&'static str> {
@@ -1223,6 +1273,18 @@ impl From<ReceiptError> for LibraryError {
     }
 }
 
+impl From<TimestampError> for LibraryError {
+    fn from(e: TimestampError) -> Self {
+        LibraryError::Timestamp(e)
+    }
+}
+
+impl From<TokenRefused> for LibraryError {
+    fn from(e: TokenRefused) -> Self {
+        LibraryError::TokenRefused(e)
+    }
+}
+
 impl From<hourglass_dkg::Error> for LibraryError {
     fn from(e: hourglass_dkg::Error) -> Self {
         match e {
@@ -1271,6 +1333,8 @@ library_errors!(
     TlockError,
     CertificateError,
     ReceiptError,
+    TimestampError,
+    TokenRefused,
     hourglass_dkg::Error,
     hourglass_bench::Error,
     hourglass_serve::Error,

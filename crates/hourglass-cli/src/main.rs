@@ -20,6 +20,7 @@ mod rsa_cmd;
 mod serve_cmd;
 mod submit_cmd;
 mod timelock_cmd;
+mod tsa_cmd;
 mod vdf_cmd;
 
 use std::process::ExitCode;

@@ -48,6 +48,18 @@ pub struct ServeArgs {
     /// Verification workers (default: one per core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+    /// The policy OID the RFC 3161 TSA (POST /tsa) stamps under (default: the project's own,
+    /// 2.25.306263111566275780816363928834165067171.2; see docs/FORMATS.md).
+    #[arg(long, value_name = "OID")]
+    tsa_policy: Option<String>,
+    /// The institution's own TSA certificate (PEM: the TSA's, with the critical
+    /// extendedKeyUsage timeStamping, then its CAs). Default: DIR/tsa.pem, issued at first start
+    /// by DIR/tsa-ca.pem, a CA made with the receipt key.
+    #[arg(long, value_name = "FILE", requires = "tsa_key")]
+    tsa_cert: Option<PathBuf>,
+    /// The private key of --tsa-cert (unencrypted PEM).
+    #[arg(long, value_name = "FILE", requires = "tsa_cert")]
+    tsa_key: Option<PathBuf>,
 }
 
 /// Runs `hourglass serve` until Ctrl-C or SIGTERM.
@@ -69,6 +81,17 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
             return Err(Usage::range("--workers", "be at least 1").into());
         }
         config.workers = w;
+    }
+    if let Some(p) = &a.tsa_policy {
+        config.tsa_policy =
+            hourglass_timelock::timestamp::PolicyId::parse(p).map_err(|e| Usage::Value {
+                flag: "--tsa-policy",
+                value: p.clone(),
+                problem: e.to_string().into(),
+            })?;
+    }
+    if let (Some(cert), Some(key)) = (a.tsa_cert, a.tsa_key) {
+        config.tsa_files = Some(hourglass_serve::TsaFiles { cert, key });
     }
     init_tracing();
     hourglass_serve::run(config, |started| {

@@ -7,11 +7,13 @@ use clap::{Args, Subcommand};
 use hourglass_dkg::transcript::{read_certificates, PublicTranscript};
 use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions, MAX_BUNDLE_BYTES};
+use hourglass_timelock::certificate::TsaAnchor;
 use hourglass_timelock::public::{
     CommitteePins, ModulusOrigin, OriginPins, ProofScheme, PublicSet,
 };
 use hourglass_timelock::receipt::MAX_RECEIPT_BYTES;
 use hourglass_timelock::submission::{generate_set, MAX_SET_BYTES};
+use hourglass_timelock::timestamp::{granted_reply, Evidence};
 use hourglass_timelock::verdict::{
     rfc3339, unix_secs, DatedVerdict, Dating, Verdict, Verifier, VerifyOptions,
 };
@@ -69,12 +71,27 @@ A set on a committee's modulus verifies only against members you pin: the set's 
 not proof. The verdict says whom it trusts (trust:, or \"trust\" and \"trustless\" in --json).")]
     Verify(VerifyArgs),
     /// Check a receipt from an institution's service (`hourglass serve`) offline: its RSA-PSS
-    /// signature under the institution's key, and optionally that it is for your document.
+    /// signature under the institution's key, its RFC 3161 timestamp token (version 2), and
+    /// optionally that it is for your document.
     #[command(after_help = "Examples:
   hourglass submit check-receipt receipt.json --institution institution.pub
   hourglass submit check-receipt receipt.json --institution institution.pub --document paper.pdf --json
-The institution's key is at /institution.pub on its service; get it once, from a source you trust.")]
+  hourglass submit check-receipt receipt.json --institution institution.pub --extract-token -o paper.tsr
+  openssl ts -verify -data paper.bundle -in paper.tsr -CAfile tsa-ca.pem -untrusted tsa.pem
+The institution's key is at /institution.pub on its service; get it once, from a source you trust.
+The token's chain is pinned by that key (the service's TSA CA is made with it), or by --tsa-ca.")]
     CheckReceipt(CheckReceiptArgs),
+    /// Timestamp a bundle at any RFC 3161 timestamp authority (TSA): the reply is checked
+    /// (status, nonce, imprint, and the signature with --tsa-ca) before it is written.
+    #[command(after_help = "Examples:
+  hourglass submit stamp paper.bundle --tsa https://tsa.example/tsr -o paper.tsr --tsa-ca tsa-root.pem
+  hourglass submit stamp paper.bundle --tsa http://localhost:8080/tsa -o paper.tsr
+  hourglass submit stamp paper.bundle --query -o paper.tsq     (send it another way)
+  hourglass submit verify --public paper.bundle --document paper.pdf --set set.json \
+      --timestamp paper.tsr --tsa-ca tsa-root.pem
+With a public set and a TSA of your choice, nobody needs an hourglass institution: the TSA dates
+the bundle, and the bundle's squarings date the document before that.")]
+    Stamp(crate::tsa_cmd::StampArgs),
 }
 
 #[derive(Args, Debug)]
@@ -88,6 +105,17 @@ struct CheckReceiptArgs {
     /// Also check that the receipt is for this document (its SHA-256).
     #[arg(long, value_name = "FILE")]
     document: Option<PathBuf>,
+    /// Another CA the receipt's timestamp token may chain to (an institution's real TSA
+    /// chain; PEM or DER, repeat for several). The institution's key is always one.
+    #[arg(long = "tsa-ca", value_name = "FILE")]
+    tsa_ca: Vec<PathBuf>,
+    /// Write the receipt's timestamp token, once checked, as an RFC 3161 reply (what
+    /// `openssl ts -verify -in` reads) to --output.
+    #[arg(long, requires = "output")]
+    extract_token: bool,
+    /// Where --extract-token writes the token (.tsr).
+    #[arg(short, long, value_name = "FILE", requires = "extract_token")]
+    output: Option<PathBuf>,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -201,9 +229,16 @@ struct VerifyArgs {
     /// The deadline (RFC 3339, e.g. 2027-03-01T23:59:59Z).
     #[arg(long, value_parser = humantime::parse_rfc3339_weak)]
     deadline: Option<SystemTime>,
-    /// When the submission was received (default: now).
-    #[arg(long, value_parser = humantime::parse_rfc3339_weak)]
+    /// When the submission was received, by the institution's own clock (default: now).
+    #[arg(long, value_parser = humantime::parse_rfc3339_weak, conflicts_with = "timestamp")]
     received: Option<SystemTime>,
+    /// An RFC 3161 timestamp of the bundle file (a .tsr reply or a token; repeat for several
+    /// TSAs): received becomes the earliest verified genTime. Needs --tsa-ca.
+    #[arg(long, value_name = "FILE", requires = "tsa_ca")]
+    timestamp: Vec<PathBuf>,
+    /// A CA certificate the timestamps must chain to (PEM or DER; repeat for several).
+    #[arg(long = "tsa-ca", value_name = "FILE", requires = "timestamp")]
+    tsa_ca: Vec<PathBuf>,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -222,6 +257,7 @@ pub fn run(args: SubmitArgs) -> Result<(), CliError> {
         SubmitCommand::Seal(a) => seal_cmd(a),
         SubmitCommand::Verify(a) => verify(a),
         SubmitCommand::CheckReceipt(a) => check_receipt_cmd(a),
+        SubmitCommand::Stamp(a) => crate::tsa_cmd::stamp(a),
     }
 }
 
@@ -535,10 +571,13 @@ fn load_keys(dir: &Path) -> Result<Vec<PuzzleKey>, CliError> {
     Ok(keys)
 }
 
-fn load_bundle(path: &Path) -> Result<Bundle, CliError> {
-    let text = String::from_utf8(read_input_limited(path, "bundle", MAX_BUNDLE_BYTES)?)
-        .map_err(|_| CliError::input(path, InputProblem::NotText))?;
-    Bundle::from_json(&text).map_err(|e| CliError::from(e).with_path(path))
+/// A bundle and the bytes of its file (what timestamps cover).
+fn load_bundle_bytes(path: &Path) -> Result<(Bundle, Vec<u8>), CliError> {
+    let bytes = read_input_limited(path, "bundle", MAX_BUNDLE_BYTES)?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| CliError::input(path, InputProblem::NotText))?;
+    let bundle = Bundle::from_json(text).map_err(|e| CliError::from(e).with_path(path))?;
+    Ok((bundle, bytes))
 }
 
 /// What the verifier pins of a public set's origin: the committee from --transcript and
@@ -595,7 +634,18 @@ fn verifier(a: &VerifyArgs) -> Result<(Verifier, PathBuf), CliError> {
 fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let start = std::time::Instant::now();
     let (verifier, bundle_path) = verifier(&a)?;
-    let bundle = load_bundle(&bundle_path)?;
+    let (bundle, bundle_bytes) = load_bundle_bytes(&bundle_path)?;
+    // Timestamps first: a token that does not check out is named before any squaring.
+    let evidence = if a.timestamp.is_empty() {
+        None
+    } else {
+        let anchors: Vec<TsaAnchor> = crate::tsa_cmd::load_tsa_cas(&a.tsa_ca)?
+            .into_iter()
+            .map(TsaAnchor::Ca)
+            .collect();
+        let tokens = crate::tsa_cmd::load_tokens(&a.timestamp)?;
+        Some(Evidence::check(&bundle_bytes, &tokens, &anchors)?)
+    };
     let document = open_input(&a.document, "document")?;
     let digest = verifier
         .digest(document)
@@ -603,20 +653,37 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let mut rng = a.entropy.source()?;
     let verdict = verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut *rng)?;
     let elapsed = start.elapsed();
-    let dating = Dating::new(
-        &verdict,
-        unix_secs(a.received.unwrap_or_else(SystemTime::now)),
-        a.deadline.map(unix_secs),
-    );
+    let (received, received_from) = match (&evidence, a.received) {
+        (Some(e), _) => (e.received_unix().unwrap_or(0), "timestamps"),
+        (None, Some(r)) => (unix_secs(r), "--received"),
+        (None, None) => (unix_secs(SystemTime::now()), "this machine's clock"),
+    };
+    let dating = Dating::new(&verdict, received, a.deadline.map(unix_secs));
     if a.json {
         let mut v = serde_json::to_value(DatedVerdict {
             verdict: &verdict,
             dating,
         })
         .unwrap_or_default();
+        v["received_from"] = serde_json::json!(received_from);
+        if let Some(e) = &evidence {
+            v["timestamps"] = serde_json::to_value(e).unwrap_or_default();
+        }
         v["verify_ms"] = serde_json::json!(elapsed.as_secs_f64() * 1e3);
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else if !a.quiet {
+        if let Some(e) = &evidence {
+            for t in &e.tokens {
+                println!(
+                    "timestamp {}: {} by {} (chains to {})",
+                    t.name,
+                    rfc3339(t.token.info.gen_time),
+                    t.token.tsa,
+                    t.token.anchor
+                );
+            }
+        }
+        println!("received: {} ({received_from})", rfc3339(dating.received()));
         print_verdict(&verdict, &dating, elapsed);
     }
     if !verdict.valid {
@@ -693,9 +760,22 @@ fn print_verdict(verdict: &Verdict, dating: &Dating, elapsed: Duration) {
 fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
     use hourglass_timelock::receipt::{check_receipt, ReceiptVerdict};
     let institution = crate::key_files::load_public(&a.institution)?;
+    let tsa_cas = crate::tsa_cmd::load_tsa_cas(&a.tsa_ca)?;
+    if let Some(out) = &a.output {
+        crate::files::check_output(out)?;
+    }
     let bytes = read_input_limited(&a.receipt, "receipt", MAX_RECEIPT_BYTES as u64)?;
-    let statement =
-        check_receipt(&bytes, &institution).map_err(|e| CliError::from(e).with_path(&a.receipt))?;
+    let checked = check_receipt(&bytes, &institution, &tsa_cas)
+        .map_err(|e| CliError::from(e).with_path(&a.receipt))?;
+    let statement = &checked.statement;
+    if let (true, Some(out)) = (a.extract_token, &a.output) {
+        let (token, _) = checked
+            .timestamp
+            .as_ref()
+            .ok_or_else(|| crate::tsa_cmd::no_token(&a.receipt))?;
+        write_output(out, &granted_reply(token)?, Sensitivity::Public)?;
+    }
+    let timestamp = checked.timestamp.as_ref().map(|(_, t)| t);
     let document_matches = match &a.document {
         Some(path) => Some(
             statement
@@ -716,6 +796,13 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
                 "received": received,
                 "predated_to": predated,
                 "document_matches": document_matches,
+                "timestamp": timestamp.map(|t| serde_json::json!({
+                    "tsa": t.tsa,
+                    "anchor": t.anchor,
+                    "gen_time": rfc3339(t.info.gen_time),
+                    "serial": t.info.serial_hex,
+                    "policy": t.info.policy,
+                })),
             }))
             .unwrap_or_default()
         );
@@ -724,6 +811,17 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
             "receipt: authentic, signed by institution key {}",
             &statement.institution[..16]
         );
+        match timestamp {
+            Some(t) => println!(
+                "timestamp: received {} by {} (chains to {})",
+                rfc3339(t.info.gen_time),
+                t.tsa,
+                t.anchor
+            ),
+            None => println!(
+                "timestamp: none (a version 1 receipt: received is the institution's word)"
+            ),
+        }
         println!(
             "submission {} to set '{}': {}",
             statement.submission,

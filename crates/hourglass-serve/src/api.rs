@@ -517,7 +517,7 @@ fn multipart_error(e: &axum::extract::multipart::MultipartError) -> ApiError {
 
 /// Stores an upload (bundle + document) and returns its id and whether it is new.
 pub(crate) async fn accept_upload(
-    state: &AppState,
+    state: &Arc<AppState>,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<(String, bool), ApiError> {
     let mut multipart = multipart.map_err(|e| {
@@ -591,12 +591,16 @@ pub(crate) async fn accept_upload(
     let any = AnySet::from_json(&set.set_json).map_err(Error::from)?;
     let document_digest = hex::encode(any.hash().digest(&document));
     let document_sha256 = hex::encode(Sha256::digest(&document));
-    let bundle_sha256 = hex::encode(Sha256::digest(bundle_text.as_bytes()));
+    let bundle_hash = Sha256::digest(bundle_text.as_bytes());
+    let bundle_sha256 = hex::encode(bundle_hash);
     let id = submission_id(&bundle_sha256, &document_sha256);
+    // The TSA's token over the bundle dates the submission: its genTime is `received`.
+    let (timestamp_token, received_ms) = crate::tsa::stamp_bundle(state, &bundle_hash).await?;
     let new = NewSubmission {
         id: id.clone(),
         set_name: set.name,
-        received_ms: now_ms(),
+        received_ms,
+        timestamp_token,
         bundle: bundle_text,
         bundle_sha256,
         document_sha256,

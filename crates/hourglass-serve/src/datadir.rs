@@ -5,12 +5,17 @@
 //! so is every file in it (0600, tightened at every start), the SQLite database and the
 //! `-wal` and `-shm` files SQLite makes beside it included: the database file is created 0600
 //! before SQLite opens it ([`create_sqlite_file`]), and SQLite gives its side files the
-//! database's mode. The one exception is `receipt.pub`, public by design.
+//! database's mode. The exceptions are `receipt.pub`, `tsa.pem` and `tsa-ca.pem`, public by
+//! design.
 //!
 //! Files (all mode 0600, made on first start, never served):
 //! - `receipt.key`: the institution's RSA key (PKCS#8 PEM) that signs receipts; `receipt.pub`
-//!   (0644, the only file others may read: it is public) is its public half, also served at
-//!   `/institution.pub`.
+//!   (0644: public) is its public half, also served at `/institution.pub`.
+//! - `tsa.key`: the RFC 3161 TSA's RSA-3072 key; `tsa-ca.pem` (0644) the TSA CA, self-signed
+//!   with the receipt key (so the institution's public key pins the tokens' chain), and
+//!   `tsa.pem` (0644) the TSA certificate it issued, with the critical extendedKeyUsage
+//!   timeStamping. Served at `/tsa-ca.pem` and `/tsa.pem`. Not made when `--tsa-cert` and
+//!   `--tsa-key` name an institution's own.
 //! - `vault.key`: 32 random bytes; the sets' private puzzle keys are stored in the database
 //!   sealed under it (XChaCha20-Poly1305, the set's name as associated data), so N servers that
 //!   share one PostgreSQL and these files can all verify, while the database alone reveals no
@@ -34,6 +39,11 @@ use hourglass_rsa::encoding::{
     decode_private_key, encode_private_key, encode_public_key, KeyFormat,
 };
 use hourglass_rsa::{KeyGenOptions, PrivateKey, Variant};
+use hourglass_timelock::certificate::{
+    pem_certificates, CaCertificate, CertificateOptions, TsaAnchor, TsaCertificate,
+};
+use hourglass_timelock::receipt::institution_fingerprint;
+use hourglass_timelock::timestamp::{PolicyId, Tsa};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
@@ -45,10 +55,36 @@ const VAULT_MAGIC: &[u8; 8] = b"HGVAULT1";
 const RECEIPT_KEY_BITS: u32 = 3072;
 /// The data directory's mode: its owner's only.
 const DIR_MODE: u32 = 0o700;
-/// The mode of every file in it but the public [`PUBLIC_FILE`].
+/// The mode of every file in it but the [`PUBLIC_FILES`].
 const FILE_MODE: u32 = 0o600;
-/// The one file of the directory that is public (served at `/institution.pub`).
-const PUBLIC_FILE: &str = "receipt.pub";
+/// The files of the directory that are public (served at `/institution.pub`, `/tsa.pem` and
+/// `/tsa-ca.pem`).
+const PUBLIC_FILES: [&str; 3] = ["receipt.pub", "tsa.pem", "tsa-ca.pem"];
+/// The TSA key made at first start: 3072 bits.
+const TSA_KEY_BITS: u32 = 3072;
+/// How long the TSA CA made at first start is valid.
+const TSA_CA_DAYS: u32 = 30 * 365;
+/// How long the TSA certificate made at first start is valid.
+const TSA_CERT_DAYS: u32 = 10 * 365;
+
+/// An institution's own TSA certificate and key (`--tsa-cert`, `--tsa-key`).
+#[derive(Debug, Clone)]
+pub struct TsaFiles {
+    /// PEM: the TSA certificate, then the CA certificates of its chain.
+    pub cert: PathBuf,
+    /// The TSA's private key (PKCS#8 or PKCS#1 PEM, unencrypted).
+    pub key: PathBuf,
+}
+
+/// The timestamp authority of this data directory.
+pub(crate) struct TsaSetup {
+    pub tsa: Tsa,
+    /// The TSA certificate, PEM (`/tsa.pem`).
+    pub cert_pem: String,
+    /// Its CA certificates, PEM (`/tsa-ca.pem`); `None` when an institution's own TSA
+    /// certificate came without its chain.
+    pub ca_pem: Option<String>,
+}
 
 /// The secrets of one data directory, loaded.
 pub(crate) struct DataDir {
@@ -59,6 +95,7 @@ pub(crate) struct DataDir {
     vault: Zeroizing<[u8; 32]>,
     receipt_key: PrivateKey,
     receipt_pub_pem: String,
+    tsa: TsaSetup,
 }
 
 impl DataDir {
@@ -68,6 +105,8 @@ impl DataDir {
         path: &Path,
         admin_token_file: Option<&Path>,
         exclusive: bool,
+        tsa_files: Option<&TsaFiles>,
+        policy: PolicyId,
     ) -> Result<Self, Error> {
         make_private(path)?;
         let lock = if exclusive {
@@ -140,6 +179,10 @@ impl DataDir {
             Existing::Replace,
         )
         .map_err(io(&pub_path))?;
+        let tsa = match tsa_files {
+            Some(files) => given_tsa(files, policy)?,
+            None => own_tsa(path, &receipt_key, policy, &mut rng)?,
+        };
         Ok(Self {
             path: path.to_path_buf(),
             _lock: lock,
@@ -147,7 +190,13 @@ impl DataDir {
             vault: Zeroizing::new(vault),
             receipt_key,
             receipt_pub_pem,
+            tsa,
         })
+    }
+
+    /// The timestamp authority.
+    pub(crate) fn tsa(&self) -> &TsaSetup {
+        &self.tsa
     }
 
     /// The directory.
@@ -233,7 +282,7 @@ fn make_private(dir: &Path) -> Result<(), Error> {
         let entry = entry.map_err(io(dir))?;
         let path = entry.path();
         let is_file = entry.file_type().map_err(io(&path))?.is_file();
-        if is_file && entry.file_name() != PUBLIC_FILE {
+        if is_file && !PUBLIC_FILES.iter().any(|f| entry.file_name() == *f) {
             restrict(&path, FILE_MODE)?;
         }
     }
@@ -292,6 +341,119 @@ pub(crate) fn create_sqlite_file(url: &str) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// The data directory's own TSA: `tsa.key`, `tsa-ca.pem` (self-signed with the receipt key)
+/// and `tsa.pem`, each read if present and made if not. A CA that is not the receipt key's, or a
+/// TSA certificate that is not the TSA key's or not issued by the CA, is refused.
+fn own_tsa(
+    dir: &Path,
+    receipt_key: &PrivateKey,
+    policy: PolicyId,
+    rng: &mut OsEntropy,
+) -> Result<TsaSetup, Error> {
+    let key_path = dir.join("tsa.key");
+    let key_pem = read_or_make(&key_path, || {
+        let key = KeyGenOptions::new(TSA_KEY_BITS, Variant::Crt).generate(rng)?;
+        Ok(encode_private_key(&key, KeyFormat::Pem)?)
+    })?;
+    let key = decode_private_key(&key_pem).map_err(|_| Error::BadFile {
+        path: key_path,
+        what: "TSA key (PKCS#8 PEM)",
+    })?;
+    let cert_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::TsaCertificate { path, source }
+    };
+    let ca_path = dir.join("tsa-ca.pem");
+    let fingerprint = institution_fingerprint(receipt_key.public())?;
+    let ca = match std::fs::read(&ca_path) {
+        Ok(bytes) => CaCertificate::from_bytes(&bytes).map_err(cert_err(&ca_path))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let options = CertificateOptions::days(
+                &format!("hourglass TSA CA {}", &fingerprint[..16]),
+                TSA_CA_DAYS,
+            );
+            let ca = CaCertificate::self_signed(receipt_key, &options, rng)
+                .map_err(cert_err(&ca_path))?;
+            write_atomic(&ca_path, ca.to_pem().as_bytes(), 0o644, Existing::Refuse)
+                .map_err(io(&ca_path))?;
+            ca
+        }
+        Err(e) => return Err(io(&ca_path)(e)),
+    };
+    if ca.public_key() != receipt_key.public() {
+        return Err(Error::BadFile {
+            path: ca_path,
+            what: "TSA CA of this data directory's receipt key",
+        });
+    }
+    let cert_path = dir.join("tsa.pem");
+    let cert = match std::fs::read(&cert_path) {
+        Ok(bytes) => TsaCertificate::from_bytes(&bytes).map_err(cert_err(&cert_path))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let options = CertificateOptions::days(
+                &format!("hourglass TSA {}", &fingerprint[..16]),
+                TSA_CERT_DAYS,
+            );
+            let cert = TsaCertificate::issue(key.public(), &ca, receipt_key, &options, rng)
+                .map_err(cert_err(&cert_path))?;
+            write_atomic(
+                &cert_path,
+                cert.to_pem().as_bytes(),
+                0o644,
+                Existing::Refuse,
+            )
+            .map_err(io(&cert_path))?;
+            cert
+        }
+        Err(e) => return Err(io(&cert_path)(e)),
+    };
+    cert.path_to(
+        &[],
+        &[TsaAnchor::Ca(ca.clone())],
+        std::time::SystemTime::now(),
+    )
+    .map_err(cert_err(&cert_path))?;
+    let (cert_pem, ca_pem) = (cert.to_pem(), ca.to_pem());
+    Ok(TsaSetup {
+        tsa: Tsa::new(key, cert, vec![ca], policy)?,
+        cert_pem,
+        ca_pem: Some(ca_pem),
+    })
+}
+
+/// An institution's own TSA (`--tsa-cert`, `--tsa-key`): the first certificate of the file is
+/// the TSA's, the others its CAs, sent with every token that asks for certificates.
+fn given_tsa(files: &TsaFiles, policy: PolicyId) -> Result<TsaSetup, Error> {
+    let cert_err = |source| Error::TsaCertificate {
+        path: files.cert.clone(),
+        source,
+    };
+    let bytes = std::fs::read(&files.cert).map_err(io(&files.cert))?;
+    let ders = pem_certificates(&bytes).map_err(cert_err)?;
+    let (first, rest) = ders.split_first().ok_or(Error::BadFile {
+        path: files.cert.clone(),
+        what: "PEM file of certificates",
+    })?;
+    let cert = TsaCertificate::from_bytes(first).map_err(cert_err)?;
+    let chain = rest
+        .iter()
+        .map(|der| CaCertificate::from_bytes(der))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(cert_err)?;
+    let key_pem = read_secret(&files.key).map_err(io(&files.key))?;
+    let key = decode_private_key(&key_pem).map_err(|_| Error::BadFile {
+        path: files.key.clone(),
+        what: "TSA private key (unencrypted PKCS#8 or PKCS#1 PEM)",
+    })?;
+    let cert_pem = cert.to_pem();
+    let ca_pem = (!chain.is_empty()).then(|| chain.iter().map(CaCertificate::to_pem).collect());
+    Ok(TsaSetup {
+        tsa: Tsa::new(key, cert, chain, policy)?,
+        cert_pem,
+        ca_pem,
+    })
 }
 
 /// Reads a secret file, or makes it with `make` (mode 0600, never replacing a file that

@@ -106,6 +106,19 @@ pub enum Error {
     /// Signing a receipt failed.
     #[error(transparent)]
     Receipt(#[from] hourglass_timelock::receipt::ReceiptError),
+    /// The TSA's certificate or key could not be read, made or used.
+    #[error("TSA certificate {path}: {source}")]
+    TsaCertificate {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: hourglass_timelock::certificate::CertificateError,
+    },
+    /// The TSA could not be set up or stamp (a key that is not its certificate's, a failure
+    /// to sign).
+    #[error("TSA: {0}")]
+    Timestamp(#[from] hourglass_timelock::timestamp::TimestampError),
 }
 
 impl Error {
@@ -123,6 +136,9 @@ impl Error {
             }
             Error::Vault { .. } => Some(
                 "every server of one database needs the same vault.key, receipt.key and admin.token: copy them from the first server's data directory",
+            ),
+            Error::TsaCertificate { .. } => Some(
+                "--tsa-cert takes a PEM file whose first certificate is the TSA's (extendedKeyUsage timeStamping, critical) and whose next ones are its CAs; delete DIR/tsa.pem and DIR/tsa-ca.pem to have new ones made",
             ),
             _ => None,
         }

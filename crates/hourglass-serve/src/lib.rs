@@ -22,6 +22,7 @@ mod error;
 mod metrics;
 mod pages;
 mod store;
+mod tsa;
 mod worker;
 
 use std::net::{IpAddr, SocketAddr};
@@ -43,6 +44,7 @@ use tower_http::trace::TraceLayer;
 
 pub use error::Error;
 
+pub use datadir::TsaFiles;
 pub use ipnet::IpNet;
 
 use crate::api::ApiError;
@@ -85,6 +87,12 @@ pub struct Config {
     pub trusted_proxies: Vec<IpNet>,
     /// Verification workers in this process.
     pub workers: usize,
+    /// The policy the TSA stamps under (default: the project's own,
+    /// [`hourglass_timelock::timestamp::DEFAULT_POLICY`]).
+    pub tsa_policy: hourglass_timelock::timestamp::PolicyId,
+    /// An institution's own TSA certificate and key; `None`: the data directory's, made at
+    /// first start.
+    pub tsa_files: Option<TsaFiles>,
 }
 
 impl Config {
@@ -105,6 +113,8 @@ impl Config {
             )),
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             trusted_proxies: Vec::new(),
+            tsa_policy: hourglass_timelock::timestamp::PolicyId::hourglass(),
+            tsa_files: None,
         }
     }
 }
@@ -131,6 +141,8 @@ pub(crate) struct AppState {
     /// Each set's verifier (a private set's parsed keys), made at its first verification and
     /// kept, by set name and digest (sets are never changed in place).
     pub verifiers: worker::VerifierCache,
+    /// The TSA's serial numbers.
+    pub serials: tsa::Serials,
     limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     trusted_proxies: Vec<IpNet>,
 }
@@ -173,7 +185,13 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
     let upload_permits = usize::try_from(config.upload_memory)
         .unwrap_or(usize::MAX)
         .min(tokio::sync::Semaphore::MAX_PERMITS);
-    let data = DataDir::open(&config.data, config.admin_token_file.as_deref(), is_sqlite)?;
+    let data = DataDir::open(
+        &config.data,
+        config.admin_token_file.as_deref(),
+        is_sqlite,
+        config.tsa_files.as_ref(),
+        config.tsa_policy.clone(),
+    )?;
     let store = Store::open(&url, (config.workers as u32 + 8).max(10)).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -185,6 +203,8 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
     let limiter = config.rate_limit.map(|(per_second, burst)| {
         RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst))
     });
+    let server_id = format!("{addr}/{}", std::process::id());
+    let instance = store.tsa_instance(&server_id, worker::now_ms()).await?;
     let state = Arc::new(AppState {
         store,
         data,
@@ -195,8 +215,9 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         upload_budget: Arc::new(tokio::sync::Semaphore::new(upload_permits)),
         metrics: Metrics::new(),
         queued: Notify::new(),
-        server_id: format!("{addr}/{}", std::process::id()),
+        server_id,
         verifiers: worker::VerifierCache::default(),
+        serials: tsa::Serials::new(instance),
         limiter,
         trusted_proxies: config.trusted_proxies.clone(),
     });
@@ -244,6 +265,14 @@ fn router(state: Arc<AppState>, config: &Config) -> Router {
         .route("/submissions", post(pages::upload).layer(upload_limit))
         .route("/submissions/{id}", get(pages::submission))
         .route("/institution.pub", get(api::institution_pub))
+        .route(
+            "/tsa",
+            post(tsa::post_tsa).layer(DefaultBodyLimit::max(
+                hourglass_timelock::timestamp::MAX_QUERY_BYTES,
+            )),
+        )
+        .route("/tsa.pem", get(tsa::tsa_pem))
+        .route("/tsa-ca.pem", get(tsa::tsa_ca_pem))
         .route("/api/v1/sets", get(api::list_sets).post(api::create_set))
         .route("/api/v1/sets/import", post(api::import_set))
         .route("/api/v1/sets/{name}", get(api::get_set))
@@ -253,6 +282,10 @@ fn router(state: Arc<AppState>, config: &Config) -> Router {
         )
         .route("/api/v1/submissions/{id}", get(api::get_submission))
         .route("/api/v1/submissions/{id}/receipt", get(api::get_receipt))
+        .route(
+            "/api/v1/submissions/{id}/timestamp",
+            get(tsa::get_timestamp),
+        )
         .route("/healthz", get(api::healthz))
         .route("/metrics", get(api::metrics))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), count))

@@ -94,6 +94,8 @@ pub(crate) struct NewSubmission {
     pub document_sha256: String,
     pub document_digest: String,
     pub document: Vec<u8>,
+    /// The TSA's token over the bundle (its genTime is `received_ms`).
+    pub timestamp_token: Vec<u8>,
 }
 
 /// A stored submission.
@@ -129,6 +131,8 @@ pub(crate) struct JobRow {
     pub bundle: String,
     pub bundle_sha256: String,
     pub document_sha256: String,
+    /// The TSA's token over the bundle; `None` for rows stored before schema 3.
+    pub timestamp_token: Option<Vec<u8>>,
 }
 
 /// A claimed queue entry.
@@ -164,7 +168,8 @@ pub(crate) struct Store {
 const SUBMISSION_COLUMNS: &str =
     "id, set_name, received_ms, status, credited_ms, verdict, reason, receipt, document_bytes";
 const SET_COLUMNS: &str = "name, kind, set_json, set_sha256, sealed_keys, deadline_ms, created_ms";
-const JOB_COLUMNS: &str = "id, set_name, received_ms, bundle, bundle_sha256, document_sha256";
+const JOB_COLUMNS: &str =
+    "id, set_name, received_ms, bundle, bundle_sha256, document_sha256, timestamp_token";
 
 impl Store {
     /// Connects and applies the migrations.
@@ -305,8 +310,8 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let inserted = sqlx::query(
             "INSERT INTO submissions (id, set_name, received_ms, bundle, bundle_sha256,
-                 document_sha256, document_digest, document_bytes, status)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued') ON CONFLICT (id) DO NOTHING",
+                 document_sha256, document_digest, document_bytes, status, timestamp_token)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&s.id)
         .bind(&s.set_name)
@@ -316,6 +321,7 @@ impl Store {
         .bind(&s.document_sha256)
         .bind(&s.document_digest)
         .bind(s.document.len() as i64)
+        .bind(s.timestamp_token.as_slice())
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -340,6 +346,50 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(submission_row).transpose()
+    }
+
+    /// A submission's timestamp token (`None` for rows stored before schema 3).
+    pub(crate) async fn timestamp_token(&self, id: &str) -> Result<Option<Vec<u8>>, Error> {
+        let row = sqlx::query("SELECT timestamp_token FROM submissions WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some(r) => r.try_get("timestamp_token")?,
+            None => None,
+        })
+    }
+
+    /// Takes a TSA instance number for this server start: one more than the largest taken, by
+    /// any server of the database (a race between two starts is retried).
+    pub(crate) async fn tsa_instance(&self, server: &str, now_ms: i64) -> Result<u64, Error> {
+        let mut tries = 0;
+        loop {
+            let row = sqlx::query("SELECT COALESCE(MAX(id), 0) AS last FROM tsa_instances")
+                .fetch_one(&self.pool)
+                .await?;
+            let last: i64 = row.try_get("last")?;
+            let id = last + 1;
+            let inserted = sqlx::query(
+                "INSERT INTO tsa_instances (id, server, started_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(id)
+            .bind(server)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+            if inserted == 1 {
+                return Ok(u64::try_from(id).unwrap_or(0));
+            }
+            tries += 1;
+            if tries > 100 {
+                return Err(Error::Corrupt {
+                    what: "TSA instance table (no free number after 100 tries)".into(),
+                });
+            }
+        }
     }
 
     /// A submission's document.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::public::OriginPins;
-use hourglass_timelock::receipt::{sign_receipt, ReceiptVerdict, Statement};
+use hourglass_timelock::receipt::{sign_receipt, sign_receipt_v1, ReceiptVerdict, Statement};
 use hourglass_timelock::verdict::{credited_ms, LinkPolicy, Verifier, VerifyOptions};
 use hourglass_timelock::{Bundle, PuzzleKey};
 use zeroize::Zeroizing;
@@ -144,6 +144,7 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
     let document = state.store.document(&job.id).await?;
     let st = state.clone();
     let bundle_text = job.bundle.clone();
+    let token = job.timestamp_token.clone();
     let statement_base = Statement {
         institution: String::new(),
         submission: job.id.clone(),
@@ -152,6 +153,7 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         document_sha256: job.document_sha256.clone(),
         bundle_sha256: job.bundle_sha256.clone(),
         received_unix: (job.received_ms / 1000).max(0) as u64,
+        timestamp_sha256: None,
         verdict: ReceiptVerdict::Invalid,
         credited_ms: 0,
         reason: String::new(),
@@ -183,7 +185,12 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         };
         statement.credited_ms = credited_ms(verdict.credited_secs);
         statement.reason = verdict.reason.clone().unwrap_or_default();
-        let receipt = sign_receipt(&statement, st.data.receipt_key(), &mut OsEntropy)?;
+        // Rows stored before the service stamped submissions keep a version 1 receipt (the
+        // institution's clock): stamping them now would either backdate or change their time.
+        let receipt = match &token {
+            Some(token) => sign_receipt(&statement, token, st.data.receipt_key(), &mut OsEntropy)?,
+            None => sign_receipt_v1(&statement, st.data.receipt_key(), &mut OsEntropy)?,
+        };
         Ok::<_, Error>(Outcome {
             credited_ms: i64::try_from(statement.credited_ms).unwrap_or(i64::MAX),
             verdict,

@@ -65,6 +65,9 @@ use x509_cert::Version;
 
 use crate::key::{PuzzleHash, PuzzleMeta, PuzzlePublicKey};
 
+mod tsa;
+pub use tsa::{NotTsaReason, TsaAnchor, TsaCertificate, KP_TIME_STAMPING, MAX_INTERMEDIATES};
+
 /// The hourglass OID arc: `2.25.<UUID e6682136-d0cc-4163-85ae-3dc5352e4da3 as an integer>`
 /// (ITU-T X.667: a UUID-based OID needs no registration).
 pub const HOURGLASS_OID_ARC: &str = "2.25.306263111566275780816363928834165067171";
@@ -171,6 +174,19 @@ pub enum CertificateError {
     /// The time-lock parameters extension or marker is malformed or disagrees with the key.
     #[error("invalid time-lock parameters: {0}")]
     BadParameters(#[source] ParameterProblem),
+    /// A well-formed certificate that may not sign timestamps.
+    #[error("not a timestamp authority certificate: {0}")]
+    NotTsa(#[source] NotTsaReason),
+    /// No chain leads from a TSA certificate to an anchor the verifier pinned.
+    #[error("the TSA certificate '{subject}' (issued by '{issuer}') does not chain to a pinned anchor ({})", anchors.join(", "))]
+    NoPathToAnchor {
+        /// The TSA certificate's subject (RFC 4514).
+        subject: String,
+        /// Its issuer (RFC 4514).
+        issuer: String,
+        /// The anchors tried.
+        anchors: Vec<String>,
+    },
     /// The CA private key is not the key of the CA certificate.
     #[error("the CA private key does not belong to the CA certificate")]
     KeyMismatch,
@@ -214,6 +230,8 @@ pub enum Extension {
     SubjectAltName,
     /// subjectKeyIdentifier.
     SubjectKeyIdentifier,
+    /// extendedKeyUsage.
+    ExtendedKeyUsage,
 }
 
 impl std::fmt::Display for Extension {
@@ -223,6 +241,7 @@ impl std::fmt::Display for Extension {
             Extension::KeyUsage => "keyUsage",
             Extension::SubjectAltName => "subjectAltName",
             Extension::SubjectKeyIdentifier => "subjectKeyIdentifier",
+            Extension::ExtendedKeyUsage => "extendedKeyUsage",
         })
     }
 }
@@ -798,8 +817,9 @@ impl Parsed {
         }
     }
 
-    /// Refuses critical extensions this module does not process (RFC 5280 section 4.2).
-    fn check_critical(&self) -> Result<()> {
+    /// Refuses critical extensions this module does not process (RFC 5280 section 4.2), the
+    /// ones in `also` aside (processed by the caller).
+    fn check_critical(&self, also: &[&[u8]]) -> Result<()> {
         let known: [&[u8]; 5] = [
             CE_BASIC_CONSTRAINTS.as_bytes(),
             CE_KEY_USAGE.as_bytes(),
@@ -808,7 +828,7 @@ impl Parsed {
             CE_AUTHORITY_KEY_IDENTIFIER.as_bytes(),
         ];
         for e in self.tbs().extensions.as_deref().unwrap_or(&[]) {
-            if e.critical && !known.iter().any(|k| e.is(k)) {
+            if e.critical && !known.iter().chain(also).any(|k| e.is(k)) {
                 return Err(malformed(Malformation::UnsupportedCritical {
                     oid: e.oid_text(),
                 }));
@@ -870,6 +890,30 @@ fn pem_certificate(text: &[u8]) -> Result<Vec<u8>> {
         }));
     }
     Ok(der)
+}
+
+/// The DER of every certificate of a file: each `CERTIFICATE` block of PEM, in order, or the
+/// one certificate of a DER file. A file larger than [`MAX_CERTIFICATE_FILE`] is refused.
+pub fn pem_certificates(bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+    if bytes.len() > MAX_CERTIFICATE_FILE {
+        return Err(malformed(Malformation::TooLarge {
+            max: MAX_CERTIFICATE_FILE,
+        }));
+    }
+    let mut rest = bytes;
+    let mut ders = Vec::new();
+    while let Some(start) = find(rest, b"-----BEGIN ") {
+        let der = pem_certificate(&rest[start..])?;
+        let end = find(&rest[start..], b"-----END CERTIFICATE-----").map_or(rest.len(), |e| {
+            start + e + b"-----END CERTIFICATE-----".len()
+        });
+        ders.push(der);
+        rest = &rest[end..];
+    }
+    if ders.is_empty() {
+        ders.push(Parsed::from_bytes(bytes)?.der);
+    }
+    Ok(ders)
 }
 
 /// The raw TBSCertificate (tag, length and content) inside a certificate's DER.
@@ -1110,7 +1154,7 @@ impl CaCertificate {
         if parsed.tbs().version != Version::V3 {
             return Err(CertificateError::NotCa(NotCaReason::NotV3));
         }
-        parsed.check_critical()?;
+        parsed.check_critical(&[])?;
         match parsed.decode_extension::<BasicConstraints>(
             CE_BASIC_CONSTRAINTS,
             Extension::BasicConstraints,
@@ -1325,7 +1369,7 @@ impl PuzzleCertificate {
         if tbs.version != Version::V3 {
             return Err(CertificateError::NotTimeLock(NotTimeLockReason::OldX509));
         }
-        p.check_critical()?;
+        p.check_critical(&[])?;
         if let Some((_, bc)) = p.decode_extension::<BasicConstraints>(
             CE_BASIC_CONSTRAINTS,
             Extension::BasicConstraints,

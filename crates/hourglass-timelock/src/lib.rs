@@ -51,6 +51,7 @@ pub mod signature;
 mod solution;
 mod solve;
 pub mod submission;
+pub mod timestamp;
 pub mod tlock;
 pub mod verdict;
 

@@ -1,12 +1,19 @@
 //! Signed receipts: an institution's RSA-PSS signature over a canonical statement of its verdict
 //! on a submission (docs/FORMATS.md section 17).
 //!
-//! A receipt is JSON `{"type": "hourglass-receipt", "version": 1, "statement": TEXT,
-//! "signature": BASE64}`. `TEXT` is the canonical statement: fixed lines `key: value` in a fixed
-//! order, ending in a newline, and the signature is RSASSA-PSS with SHA-256 (MGF1-SHA-256, any
-//! salt length) over exactly those bytes. The verifier fixes the algorithm and supplies the
-//! institution's public key; it reads every fact from the signed text and nothing from the
-//! JSON around it, so nothing outside the signature can change what a receipt says.
+//! A receipt is JSON `{"type": "hourglass-receipt", "version": 2, "statement": TEXT,
+//! "signature": BASE64, "timestamp": BASE64}`. `TEXT` is the canonical statement: fixed lines
+//! `key: value` in a fixed order, ending in a newline, and the signature is RSASSA-PSS with
+//! SHA-256 (MGF1-SHA-256, any salt length) over exactly those bytes. The verifier fixes the
+//! algorithm and supplies the institution's public key; it reads every fact from the signed text
+//! and nothing from the JSON around it, so nothing outside the signature can change what a
+//! receipt says.
+//!
+//! Version 2 carries the RFC 3161 token (DER) of the institution's TSA over the bundle file:
+//! `received` is that token's `genTime`, the statement names the token's SHA-256, and
+//! [`check_receipt`] verifies the token (imprint, time, the chain to the institution's key or a
+//! TSA CA the verifier names), so `openssl ts -verify` can check the same time on its own.
+//! Version 1 (no token) is still read.
 
 use std::time::SystemTime;
 
@@ -17,12 +24,17 @@ use hourglass_rsa::{HashAlg, PrivateKey, PublicKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::verdict::{rfc3339, Dating};
+use crate::certificate::{CaCertificate, TsaAnchor};
+use crate::timestamp::{verify_token, TimestampError, TokenInfo, VerifiedToken};
+use crate::verdict::{rfc3339, unix_secs, Dating};
 
 const RECEIPT_TYPE: &str = "hourglass-receipt";
-const RECEIPT_VERSION: u32 = 1;
-/// The first line of every statement.
-const STATEMENT_HEADER: &str = "hourglass-receipt v1";
+/// The version written: 2, with a timestamp token.
+const RECEIPT_VERSION: u32 = 2;
+/// The first line of a version 1 statement.
+const STATEMENT_HEADER_V1: &str = "hourglass-receipt v1";
+/// The first line of a version 2 statement.
+const STATEMENT_HEADER_V2: &str = "hourglass-receipt v2";
 /// The largest receipt file we parse.
 pub const MAX_RECEIPT_BYTES: usize = 64 * 1024;
 /// The longest reason a statement carries (longer ones are cut).
@@ -39,7 +51,7 @@ pub enum ReceiptError {
         why: &'static str,
     },
     /// The receipt names a version this build does not read.
-    #[error("receipt version {found} is not supported (this build reads version 1)")]
+    #[error("receipt version {found} is not supported (this build reads versions 1 and 2)")]
     UnsupportedVersion {
         /// The version found.
         found: u32,
@@ -70,9 +82,35 @@ pub enum ReceiptError {
         /// The fingerprint of the key given.
         given: String,
     },
+    /// The receipt's timestamp token is not the one its statement names, does not verify,
+    /// does not chain to the institution's key or a given TSA CA, or states another time or
+    /// bundle than the statement.
+    #[error("the receipt's timestamp: {0}")]
+    Timestamp(#[source] TimestampError),
+    /// The token verifies but disagrees with the statement.
+    #[error("the receipt's timestamp disagrees with its statement: {why}")]
+    TimestampMismatch {
+        /// What differs.
+        why: &'static str,
+    },
     /// Signing failed.
     #[error(transparent)]
     Rsa(#[from] hourglass_rsa::Error),
+}
+
+impl ReceiptError {
+    /// Whether this is a negative verdict on a readable receipt (forged, altered, another
+    /// institution's, a token that does not check out), rather than input that could not be
+    /// read at all.
+    pub fn is_verdict(&self) -> bool {
+        match self {
+            ReceiptError::BadSignature
+            | ReceiptError::OtherInstitution { .. }
+            | ReceiptError::TimestampMismatch { .. } => true,
+            ReceiptError::Timestamp(e) => e.is_verdict(),
+            _ => false,
+        }
+    }
 }
 
 /// The verdict a receipt states.
@@ -110,8 +148,11 @@ pub struct Statement {
     pub document_sha256: String,
     /// SHA-256 (hex) of the bundle file.
     pub bundle_sha256: String,
-    /// When the institution received the submission (whole seconds since the Unix epoch).
+    /// When the institution received the submission (whole seconds since the Unix epoch): in
+    /// version 2, the `genTime` of the timestamp token.
     pub received_unix: u64,
+    /// SHA-256 (hex) of the timestamp token (DER); `None` in version 1 receipts.
+    pub timestamp_sha256: Option<String>,
     /// The verdict.
     pub verdict: ReceiptVerdict,
     /// Time credited, in milliseconds (0 unless valid).
@@ -119,6 +160,9 @@ pub struct Statement {
     /// Why the bundle is invalid (empty when valid).
     pub reason: String,
 }
+
+/// The line a version 2 statement adds after `received`.
+const TIMESTAMP_KEY: &str = "timestamp-sha256";
 
 const KEYS: [&str; 11] = [
     "institution",
@@ -163,7 +207,8 @@ impl Statement {
         Ok(hex::encode(h.finalize()) == self.document_sha256)
     }
 
-    /// The canonical text that is signed.
+    /// The canonical text that is signed: version 2 (with the `timestamp-sha256` line after
+    /// `received`) when the statement names a token, version 1 otherwise.
     pub fn canonical(&self) -> String {
         let predated = self.predated_to();
         let values: [String; 11] = [
@@ -179,28 +224,49 @@ impl Statement {
             rfc3339(predated),
             one_line(&self.reason),
         ];
-        let mut text = String::from(STATEMENT_HEADER);
+        let mut text = String::from(match self.timestamp_sha256 {
+            Some(_) => STATEMENT_HEADER_V2,
+            None => STATEMENT_HEADER_V1,
+        });
         text.push('\n');
-        for (k, v) in KEYS.iter().zip(values) {
+        let mut line = |k: &str, v: &str| {
             text.push_str(k);
             text.push_str(": ");
-            text.push_str(&v);
+            text.push_str(v);
             text.push('\n');
+        };
+        for (k, v) in KEYS.iter().zip(values) {
+            line(k, &v);
+            if *k == "received" {
+                if let Some(t) = &self.timestamp_sha256 {
+                    line(TIMESTAMP_KEY, t);
+                }
+            }
         }
         text
     }
 
-    /// Parses canonical text: every line in order, and the text must re-encode to itself.
-    fn parse(text: &str) -> Result<Self, ReceiptError> {
+    /// Parses canonical text of `version`: every line in order, and the text must re-encode to
+    /// itself.
+    fn parse(text: &str, version: u32) -> Result<Self, ReceiptError> {
         let mut lines = text.split('\n');
-        if lines.next() != Some(STATEMENT_HEADER) {
+        let header = if version == 1 {
+            STATEMENT_HEADER_V1
+        } else {
+            STATEMENT_HEADER_V2
+        };
+        if lines.next() != Some(header) {
             return Err(ReceiptError::NotCanonical {
                 line: 1,
-                expected: "hourglass-receipt v1",
+                expected: header,
             });
         }
-        let mut values = Vec::with_capacity(KEYS.len());
-        for (i, key) in KEYS.iter().enumerate() {
+        let mut keys: Vec<&'static str> = KEYS.to_vec();
+        if version == 2 {
+            keys.insert(7, TIMESTAMP_KEY);
+        }
+        let mut values = Vec::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
             let bad = ReceiptError::NotCanonical {
                 line: i + 2,
                 expected: key,
@@ -215,6 +281,11 @@ impl Statement {
                 })?;
             values.push(value);
         }
+        let timestamp_sha256 = if version == 2 {
+            Some(values.remove(7))
+        } else {
+            None
+        };
         if lines.next() != Some("") || lines.next().is_some() {
             return Err(ReceiptError::Malformed {
                 why: "the statement has lines after the reason",
@@ -252,6 +323,9 @@ impl Statement {
             document_sha256: hex64("document-sha256", values[4])?,
             bundle_sha256: hex64("bundle-sha256", values[5])?,
             received_unix,
+            timestamp_sha256: timestamp_sha256
+                .map(|t| hex64("timestamp-sha256", t))
+                .transpose()?,
             verdict,
             credited_ms,
             reason: values[10].to_string(),
@@ -289,15 +363,49 @@ struct ReceiptJson {
     version: u32,
     statement: String,
     signature: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timestamp: Option<String>,
 }
 
-/// Signs `statement` (its `institution` field is set from `key`) and returns the receipt JSON.
+/// Signs `statement` with the timestamp `token` of the bundle (version 2; its `institution`,
+/// `received` and `timestamp-sha256` fields are set from `key` and the token) and returns the
+/// receipt JSON. Refuses a token that is not over the statement's bundle with SHA-256.
 pub fn sign_receipt(
+    statement: &Statement,
+    token: &[u8],
+    key: &PrivateKey,
+    rng: &mut dyn EntropySource,
+) -> Result<String, ReceiptError> {
+    let info = TokenInfo::of_token(token).map_err(ReceiptError::Timestamp)?;
+    let mut statement = statement.clone();
+    if info.hash != HashAlg::Sha256 || hex::encode(&info.imprint) != statement.bundle_sha256 {
+        return Err(ReceiptError::TimestampMismatch {
+            why: "the token is not over the bundle's SHA-256",
+        });
+    }
+    statement.received_unix = unix_secs(info.gen_time);
+    statement.timestamp_sha256 = Some(hex::encode(Sha256::digest(token)));
+    sign_json(statement, Some(token), key, rng)
+}
+
+/// Signs a version 1 receipt (no token, `received` is the institution's word): only for
+/// submissions stored before the institution stamped them.
+pub fn sign_receipt_v1(
     statement: &Statement,
     key: &PrivateKey,
     rng: &mut dyn EntropySource,
 ) -> Result<String, ReceiptError> {
     let mut statement = statement.clone();
+    statement.timestamp_sha256 = None;
+    sign_json(statement, None, key, rng)
+}
+
+fn sign_json(
+    mut statement: Statement,
+    token: Option<&[u8]>,
+    key: &PrivateKey,
+    rng: &mut dyn EntropySource,
+) -> Result<String, ReceiptError> {
     statement.institution = institution_fingerprint(key.public())?;
     statement.reason = one_line(&statement.reason);
     statement.set = one_line(&statement.set);
@@ -305,15 +413,32 @@ pub fn sign_receipt(
     let signature = Pss::new(HashAlg::Sha256).sign(key, text.as_bytes(), rng)?;
     let json = ReceiptJson {
         kind: RECEIPT_TYPE.into(),
-        version: RECEIPT_VERSION,
+        version: if token.is_some() { RECEIPT_VERSION } else { 1 },
         statement: text,
         signature: base64_encode(&signature),
+        timestamp: token.map(base64_encode),
     };
     Ok(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")
 }
 
-/// Checks a receipt against the institution's public key and returns what it states.
-pub fn check_receipt(receipt: &[u8], institution: &PublicKey) -> Result<Statement, ReceiptError> {
+/// A checked receipt: what it states and, in version 2, its verified timestamp token.
+#[derive(Debug, Clone)]
+pub struct CheckedReceipt {
+    /// The statement.
+    pub statement: Statement,
+    /// The token (DER) and what it states, verified (version 2).
+    pub timestamp: Option<(Vec<u8>, VerifiedToken)>,
+}
+
+/// Checks a receipt against the institution's public key and returns what it states. A version
+/// 2 receipt's token must be the one the statement names, chain to the institution's key (the
+/// service's TSA CA is made with it) or to one of `tsa_cas`, cover the statement's bundle hash,
+/// and state the statement's `received` as its `genTime`.
+pub fn check_receipt(
+    receipt: &[u8],
+    institution: &PublicKey,
+    tsa_cas: &[CaCertificate],
+) -> Result<CheckedReceipt, ReceiptError> {
     if receipt.len() > MAX_RECEIPT_BYTES {
         return Err(ReceiptError::Malformed {
             why: "larger than any receipt",
@@ -328,9 +453,14 @@ pub fn check_receipt(receipt: &[u8], institution: &PublicKey) -> Result<Statemen
             why: "its type is not hourglass-receipt",
         });
     }
-    if json.version != RECEIPT_VERSION {
+    if json.version != 1 && json.version != 2 {
         return Err(ReceiptError::UnsupportedVersion {
             found: json.version,
+        });
+    }
+    if (json.version == 2) != json.timestamp.is_some() {
+        return Err(ReceiptError::Malformed {
+            why: "a version 2 receipt, and only one, carries a timestamp",
         });
     }
     let signature = base64_decode(&json.signature).ok_or(ReceiptError::Malformed {
@@ -340,7 +470,7 @@ pub fn check_receipt(receipt: &[u8], institution: &PublicKey) -> Result<Statemen
     Pss::new(HashAlg::Sha256)
         .verify(institution, json.statement.as_bytes(), &signature)
         .map_err(|_| ReceiptError::BadSignature)?;
-    let statement = Statement::parse(&json.statement)?;
+    let statement = Statement::parse(&json.statement, json.version)?;
     let given = institution_fingerprint(institution)?;
     if statement.institution != given {
         return Err(ReceiptError::OtherInstitution {
@@ -348,7 +478,42 @@ pub fn check_receipt(receipt: &[u8], institution: &PublicKey) -> Result<Statemen
             given,
         });
     }
-    Ok(statement)
+    let timestamp = match (&json.timestamp, &statement.timestamp_sha256) {
+        (Some(b64), Some(named)) => {
+            let token = base64_decode(b64).ok_or(ReceiptError::Malformed {
+                why: "the timestamp is not base64",
+            })?;
+            if hex::encode(Sha256::digest(&token)) != *named {
+                return Err(ReceiptError::TimestampMismatch {
+                    why: "the token is not the one the statement names",
+                });
+            }
+            let mut anchors = vec![TsaAnchor::Key {
+                key: institution.clone(),
+                name: format!("institution key {}", &given[..16]),
+            }];
+            anchors.extend(tsa_cas.iter().cloned().map(TsaAnchor::Ca));
+            let verified = verify_token(&token, &[], &anchors).map_err(ReceiptError::Timestamp)?;
+            if verified.info.hash != HashAlg::Sha256
+                || hex::encode(&verified.info.imprint) != statement.bundle_sha256
+            {
+                return Err(ReceiptError::TimestampMismatch {
+                    why: "the token covers another bundle than the statement's",
+                });
+            }
+            if unix_secs(verified.info.gen_time) != statement.received_unix {
+                return Err(ReceiptError::TimestampMismatch {
+                    why: "the token's genTime is not the statement's received time",
+                });
+            }
+            Some((token, verified))
+        }
+        _ => None,
+    };
+    Ok(CheckedReceipt {
+        statement,
+        timestamp,
+    })
 }
 
 fn base64_encode(bytes: &[u8]) -> String {
@@ -364,8 +529,51 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::certificate::{CertificateOptions, TsaCertificate};
+    use crate::timestamp::{PolicyId, Query, Tsa};
     use hourglass_arith::entropy::SeededEntropy;
     use hourglass_rsa::{KeyGenOptions, Variant};
+
+    /// A token of a TSA whose CA is made with `institution`, over `bundle_sha256` at `at`.
+    fn token(institution: &PrivateKey, bundle_sha256: &str, at: u64) -> Vec<u8> {
+        let mut rng = SeededEntropy::new(&[7; 32]);
+        let ca = CaCertificate::self_signed(
+            institution,
+            &CertificateOptions::days("Receipt test TSA CA", 3650),
+            &mut rng,
+        )
+        .unwrap();
+        let tsa_key = KeyGenOptions::new(1024, Variant::Crt)
+            .generate(&mut rng)
+            .unwrap();
+        let cert = TsaCertificate::issue(
+            tsa_key.public(),
+            &ca,
+            institution,
+            &CertificateOptions::days("Receipt test TSA", 3650),
+            &mut rng,
+        )
+        .unwrap();
+        let tsa = Tsa::new(tsa_key, cert, vec![ca], PolicyId::hourglass()).unwrap();
+        let query = Query::for_digest(
+            HashAlg::Sha256,
+            &hex::decode(bundle_sha256).unwrap(),
+            None,
+            None,
+        )
+        .unwrap();
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(at);
+        tsa.stamp(&query, &[1], at, &mut rng).unwrap()
+    }
+
+    fn sign(s: &Statement, k: &PrivateKey) -> String {
+        let mut rng = SeededEntropy::new(&[9; 32]);
+        sign_receipt(s, &token(k, &s.bundle_sha256, s.received_unix), k, &mut rng).unwrap()
+    }
+
+    fn check(r: &str, k: &PublicKey) -> Result<Statement, ReceiptError> {
+        check_receipt(r.as_bytes(), k, &[]).map(|c| c.statement)
+    }
 
     fn key(seed: u8) -> PrivateKey {
         let mut rng = SeededEntropy::new(&[seed; 32]);
@@ -383,6 +591,7 @@ mod tests {
             document_sha256: "22".repeat(32),
             bundle_sha256: "33".repeat(32),
             received_unix: 1_800_000_000,
+            timestamp_sha256: None,
             verdict: ReceiptVerdict::Valid,
             credited_ms: 14_400_000,
             reason: String::new(),
@@ -392,9 +601,8 @@ mod tests {
     #[test]
     fn a_signed_receipt_checks_and_states_what_was_signed() {
         let k = key(1);
-        let mut rng = SeededEntropy::new(&[9; 32]);
-        let r = sign_receipt(&statement(), &k, &mut rng).unwrap();
-        let s = check_receipt(r.as_bytes(), k.public()).unwrap();
+        let r = sign(&statement(), &k);
+        let s = check(&r, k.public()).unwrap();
         assert_eq!(s.submission, "0123abcd");
         assert_eq!(s.verdict, ReceiptVerdict::Valid);
         assert_eq!(s.credited_ms, 14_400_000);
@@ -404,20 +612,19 @@ mod tests {
     #[test]
     fn another_institution_key_or_any_edit_is_refused() {
         let k = key(1);
-        let mut rng = SeededEntropy::new(&[9; 32]);
-        let r = sign_receipt(&statement(), &k, &mut rng).unwrap();
+        let r = sign(&statement(), &k);
         assert!(matches!(
-            check_receipt(r.as_bytes(), key(2).public()),
+            check(&r, key(2).public()),
             Err(ReceiptError::BadSignature)
         ));
         let edited = r.replace("verdict: valid", "verdict: invalid");
         assert_ne!(edited, r);
         assert!(matches!(
-            check_receipt(edited.as_bytes(), k.public()),
+            check(&edited, k.public()),
             Err(ReceiptError::BadSignature)
         ));
         let edited = r.replace("credited-ms: 14400000", "credited-ms: 94400000");
-        assert!(check_receipt(edited.as_bytes(), k.public()).is_err());
+        assert!(check(&edited, k.public()).is_err());
     }
 
     #[test]
@@ -431,6 +638,7 @@ mod tests {
         let text = s
             .canonical()
             .replace("credited-ms: 14400000", "credited-ms: 014400000");
+        assert!(text.starts_with("hourglass-receipt v1\n"));
         let sig = Pss::new(HashAlg::Sha256)
             .sign(&k, text.as_bytes(), &mut rng)
             .unwrap();
@@ -439,7 +647,7 @@ mod tests {
         })
         .to_string();
         assert!(matches!(
-            check_receipt(json.as_bytes(), k.public()),
+            check(&json, k.public()),
             Err(ReceiptError::Malformed { .. })
         ));
     }
@@ -447,13 +655,12 @@ mod tests {
     #[test]
     fn reasons_stay_on_one_line() {
         let k = key(1);
-        let mut rng = SeededEntropy::new(&[9; 32]);
         let mut s = statement();
         s.verdict = ReceiptVerdict::Invalid;
         s.credited_ms = 0;
         s.reason = "link 2\nverdict: valid".into();
-        let r = sign_receipt(&s, &k, &mut rng).unwrap();
-        let back = check_receipt(r.as_bytes(), k.public()).unwrap();
+        let r = sign(&s, &k);
+        let back = check(&r, k.public()).unwrap();
         assert_eq!(back.verdict, ReceiptVerdict::Invalid);
         assert_eq!(back.reason, "link 2 verdict: valid");
     }
@@ -467,8 +674,74 @@ mod tests {
             b"[1]",
             &[0xff; 10],
             b"{\"type\":\"hourglass-receipt\",\"version\":2,\"statement\":\"\",\"signature\":\"\"}",
+            b"{\"type\":\"hourglass-receipt\",\"version\":3,\"statement\":\"\",\"signature\":\"\"}",
         ] {
-            assert!(check_receipt(input, k.public()).is_err());
+            assert!(check_receipt(input, k.public(), &[]).is_err());
         }
+    }
+
+    #[test]
+    fn a_version_2_receipt_carries_the_token_of_its_received_time() {
+        let k = key(1);
+        let r = sign(&statement(), &k);
+        let checked = check_receipt(r.as_bytes(), k.public(), &[]).unwrap();
+        let (token, verified) = checked.timestamp.unwrap();
+        assert_eq!(unix_secs(verified.info.gen_time), 1_800_000_000);
+        assert_eq!(
+            checked.statement.timestamp_sha256.unwrap(),
+            hex::encode(Sha256::digest(&token))
+        );
+        assert!(r.contains("hourglass-receipt v2"));
+    }
+
+    #[test]
+    fn a_token_that_disagrees_with_the_statement_is_refused_when_signing() {
+        let k = key(1);
+        let mut rng = SeededEntropy::new(&[9; 32]);
+        let s = statement();
+        // A token over another bundle.
+        let other = token(&k, &"44".repeat(32), s.received_unix);
+        assert!(matches!(
+            sign_receipt(&s, &other, &k, &mut rng),
+            Err(ReceiptError::TimestampMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn a_swapped_or_foreign_token_makes_the_receipt_invalid() {
+        let k = key(1);
+        let r = sign(&statement(), &k);
+        let json: serde_json::Value = serde_json::from_str(&r).unwrap();
+        // Another token of the same TSA, for the same bundle an hour earlier: not the one the
+        // signed statement names.
+        let earlier = token(&k, &statement().bundle_sha256, 1_800_000_000 - 3600);
+        let mut swapped = json.clone();
+        swapped["timestamp"] = base64_encode(&earlier).into();
+        let err = check_receipt(swapped.to_string().as_bytes(), k.public(), &[]).unwrap_err();
+        assert!(
+            matches!(err, ReceiptError::TimestampMismatch { .. }),
+            "{err}"
+        );
+        assert!(err.is_verdict());
+        // A receipt whose token's TSA CA was made with another key than the institution's:
+        // signed by the institution, but its clock is not anchored to it.
+        let other = key(2);
+        let foreign = token(&other, &statement().bundle_sha256, 1_800_000_000);
+        let mut s = statement();
+        s.institution = institution_fingerprint(k.public()).unwrap();
+        s.timestamp_sha256 = Some(hex::encode(Sha256::digest(&foreign)));
+        let text = s.canonical();
+        let mut rng = SeededEntropy::new(&[9; 32]);
+        let sig = Pss::new(HashAlg::Sha256)
+            .sign(&k, text.as_bytes(), &mut rng)
+            .unwrap();
+        let forged = serde_json::json!({
+            "type": RECEIPT_TYPE, "version": 2, "statement": text,
+            "signature": base64_encode(&sig), "timestamp": base64_encode(&foreign),
+        })
+        .to_string();
+        let err = check_receipt(forged.as_bytes(), k.public(), &[]).unwrap_err();
+        assert!(matches!(err, ReceiptError::Timestamp(_)), "{err}");
+        assert!(err.is_verdict());
     }
 }
