@@ -13,22 +13,22 @@
 //! - [`Evidence`]: the tokens that date one bundle, each verified and covering the bundle's
 //!   bytes; `received` is the earliest `genTime`.
 //!
-//! The structures come from RustCrypto's `x509-tsp` (TimeStampResp, MessageImprint, Accuracy),
-//! `cms` (ContentInfo, SignedData, SignerInfo) and `cmpv2` (PKIStatusInfo). `TimeStampReq` and
-//! `TSTInfo` are declared here with the same derive macros because x509-tsp's use `const-oid`
-//! 0.9 object identifiers, whose arcs are 32-bit: they cannot hold a policy under a UUID arc
-//! (`2.25.<uuid>`, the arc of this project's own policy) and they refuse the fractional seconds
-//! RFC 3161 allows in `genTime`.
+//! The structures come from RustCrypto's `x509-tsp` (MessageImprint, Accuracy) and `cms`
+//! (ContentInfo, SignedData, SignerInfo). Three are declared here with the same derive macros:
+//! `TimeStampReq` and `TSTInfo`, because x509-tsp's use `const-oid` 0.9 object identifiers,
+//! whose arcs are 32-bit, so they cannot hold a policy under a UUID arc (`2.25.<uuid>`, the arc
+//! of this project's own policy) and they refuse the fractional seconds RFC 3161 allows in
+//! `genTime`; and `TimeStampResp`, because `cmpv2` 0.2's `PKIFailureInfo` takes the bit
+//! numbers of RFC 4210 for bit masks (badDataFormat, bit 5, encodes as bits 0 and 2).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cmpv2::status::{PkiFailureInfoValues, PkiStatus, PkiStatusInfo};
 use cms::cert::{CertificateChoices, IssuerAndSerialNumber};
 use cms::content_info::{CmsVersion, ContentInfo};
 use cms::signed_data::{
     CertificateSet, EncapsulatedContentInfo, SignedData, SignerIdentifier, SignerInfo, SignerInfos,
 };
-use der::asn1::{Any, GeneralizedTime, Int, OctetString, SetOfVec, Utf8StringRef};
+use der::asn1::{Any, BitString, GeneralizedTime, Int, OctetString, SetOfVec, Utf8StringRef};
 use der::oid::ObjectIdentifier;
 use der::{
     Decode, DecodeValue, Encode, EncodeValue, FixedTag, Header, Length, Reader, Sequence, Tag,
@@ -44,7 +44,7 @@ use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::Attribute;
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::Extensions;
-use x509_tsp::{Accuracy, MessageImprint, TimeStampResp};
+use x509_tsp::{Accuracy, MessageImprint};
 
 use crate::certificate::{CaCertificate, CertificateError, TsaAnchor, TsaCertificate};
 
@@ -109,15 +109,84 @@ impl FailInfo {
         }
     }
 
-    fn flag(self) -> PkiFailureInfoValues {
+    /// The bit of `PKIFailureInfo` (RFC 3161 section 2.4.2).
+    fn bit(self) -> usize {
         match self {
-            FailInfo::BadAlg => PkiFailureInfoValues::BadAlg,
-            FailInfo::BadRequest => PkiFailureInfoValues::BadRequest,
-            FailInfo::BadDataFormat => PkiFailureInfoValues::BadDataFormat,
-            FailInfo::UnacceptedPolicy => PkiFailureInfoValues::UnacceptedPolicy,
-            FailInfo::UnacceptedExtension => PkiFailureInfoValues::UnacceptedExtension,
-            FailInfo::SystemFailure => PkiFailureInfoValues::SystemFailure,
+            FailInfo::BadAlg => 0,
+            FailInfo::BadRequest => 2,
+            FailInfo::BadDataFormat => 5,
+            FailInfo::UnacceptedPolicy => 15,
+            FailInfo::UnacceptedExtension => 16,
+            FailInfo::SystemFailure => 25,
         }
+    }
+
+    /// The DER named-bit-list BIT STRING with only this bit set (trailing zero bits removed).
+    fn bits(self) -> BitString {
+        let bit = self.bit();
+        let mut bytes = vec![0u8; bit / 8 + 1];
+        bytes[bit / 8] = 0x80 >> (bit % 8);
+        BitString::new(7 - (bit % 8) as u8, bytes)
+            .unwrap_or_else(|_| unreachable!("unused bits below 8"))
+    }
+}
+
+/// The names of the failInfo bits RFC 3161 defines, by bit.
+const FAIL_INFO_NAMES: [(usize, &str); 6] = [
+    (0, "badAlg"),
+    (2, "badRequest"),
+    (5, "badDataFormat"),
+    (14, "timeNotAvailable"),
+    (15, "unacceptedPolicy"),
+    (16, "unacceptedExtension"),
+];
+
+/// The names of the bits set in a failInfo (`bit N` for those RFC 3161 does not name).
+fn fail_info_names(bits: &BitString) -> String {
+    let names: Vec<String> = bits
+        .bits()
+        .enumerate()
+        .filter(|(_, set)| *set)
+        .map(|(i, _)| {
+            FAIL_INFO_NAMES
+                .iter()
+                .find(|(b, _)| *b == i)
+                .map_or_else(|| format!("bit {i}"), |(_, n)| (*n).to_string())
+        })
+        .collect();
+    names.join("+")
+}
+
+/// `PKIStatusInfo` (RFC 3161 section 2.4.2, from RFC 4210).
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+struct PkiStatusInfoAsn1<'a> {
+    status: u8,
+    #[asn1(optional = "true")]
+    status_string: Option<Vec<Utf8StringRef<'a>>>,
+    #[asn1(optional = "true")]
+    fail_info: Option<BitString>,
+}
+
+/// `TimeStampResp` (RFC 3161 section 2.4.2).
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+struct TimeStampRespAsn1<'a> {
+    status: PkiStatusInfoAsn1<'a>,
+    #[asn1(optional = "true")]
+    time_stamp_token: Option<ContentInfo>,
+}
+
+/// `granted` and `grantedWithMods`: the statuses that carry a token.
+const GRANTED: [u8; 2] = [0, 1];
+
+fn status_name(status: u8) -> String {
+    match status {
+        0 => "granted".into(),
+        1 => "grantedWithMods".into(),
+        2 => "rejection".into(),
+        3 => "waiting".into(),
+        4 => "revocationWarning".into(),
+        5 => "revocationNotification".into(),
+        other => format!("{other}"),
     }
 }
 
@@ -139,12 +208,12 @@ impl Rejection {
     /// The `TimeStampResp` that rejects the query (status `rejection`, this failInfo and text).
     pub fn to_reply(&self) -> Vec<u8> {
         let text = Utf8StringRef::new(self.text).ok();
-        let status = PkiStatusInfo {
-            status: PkiStatus::Rejection,
+        let status = PkiStatusInfoAsn1 {
+            status: 2,
             status_string: text.map(|t| vec![t]),
-            fail_info: Some(self.fail.flag().into()),
+            fail_info: Some(self.fail.bits()),
         };
-        TimeStampResp {
+        TimeStampRespAsn1 {
             status,
             time_stamp_token: None,
         }
@@ -579,6 +648,13 @@ fn imprint_hash(alg: &AlgorithmIdentifierOwned) -> std::result::Result<HashAlg, 
     }
 }
 
+/// Whether an algorithm's parameters are absent or NULL (SHA-2 and PKCS#1 v1.5 take none).
+fn null_or_absent(alg: &AlgorithmIdentifierOwned) -> bool {
+    alg.parameters
+        .as_ref()
+        .is_none_or(|p| p.tag() == Tag::Null && p.value().is_empty())
+}
+
 fn hash_oid(hash: HashAlg) -> ObjectIdentifier {
     match hash {
         HashAlg::Sha384 => ID_SHA384,
@@ -807,16 +883,11 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
             Err(malformed("token", "its content is not SignedData"))
         };
     }
-    let resp = TimeStampResp::from_der(bytes).map_err(not_der("reply or token"))?;
+    let resp = TimeStampRespAsn1::from_der(bytes).map_err(not_der("reply or token"))?;
     match resp.status.status {
-        PkiStatus::Accepted | PkiStatus::GrantedWithMods => {}
+        s if GRANTED.contains(&s) => {}
         other => {
-            let fail_info = resp.status.fail_info.map(|f| {
-                f.into_iter()
-                    .map(|v| format!("{v:?}"))
-                    .collect::<Vec<_>>()
-                    .join("+")
-            });
+            let fail_info = resp.status.fail_info.as_ref().map(fail_info_names);
             let text = resp.status.status_string.map(|s| {
                 s.iter()
                     .map(|t| t.as_str().to_string())
@@ -824,7 +895,7 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
                     .join(" ")
             });
             return Err(TimestampError::Refused {
-                status: format!("{other:?}"),
+                status: status_name(other),
                 fail_info,
                 text,
             });
@@ -839,9 +910,9 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
 /// A `TimeStampResp` with status granted around `token`.
 pub fn granted_reply(token: &[u8]) -> Result<Vec<u8>> {
     let token = ContentInfo::from_der(token).map_err(not_der("token"))?;
-    TimeStampResp {
-        status: PkiStatusInfo {
-            status: PkiStatus::Accepted,
+    TimeStampRespAsn1 {
+        status: PkiStatusInfoAsn1 {
+            status: 0,
             status_string: None,
             fail_info: None,
         },
@@ -997,6 +1068,38 @@ pub fn verify_token(
     let [signer] = sd.signer_infos.0.as_slice() else {
         return Err(malformed("token", "it must have exactly one signer"));
     };
+    if sd.version != CmsVersion::V3 {
+        return Err(malformed(
+            "token",
+            "its SignedData version is not 3 (RFC 5652 5.1)",
+        ));
+    }
+    let signer_version = match signer.sid {
+        SignerIdentifier::IssuerAndSerialNumber(_) => CmsVersion::V1,
+        SignerIdentifier::SubjectKeyIdentifier(_) => CmsVersion::V3,
+    };
+    if signer.version != signer_version {
+        return Err(malformed(
+            "token",
+            "its SignerInfo version does not match its signer identifier (RFC 5652 5.3)",
+        ));
+    }
+    if !sd
+        .digest_algorithms
+        .iter()
+        .any(|a| a.oid == signer.digest_alg.oid)
+    {
+        return Err(malformed(
+            "token",
+            "its digest algorithms do not list the signer's",
+        ));
+    }
+    if !null_or_absent(&signer.digest_alg) || !null_or_absent(&signer.signature_algorithm) {
+        return Err(malformed(
+            "token",
+            "its digest or signature algorithm has parameters other than NULL",
+        ));
+    }
     let digest = match signer.digest_alg.oid {
         ID_SHA256 => HashAlg::Sha256,
         ID_SHA384 => HashAlg::Sha384,
