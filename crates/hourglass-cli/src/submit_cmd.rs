@@ -641,7 +641,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     } else {
         let anchors: Vec<TsaAnchor> = crate::tsa_cmd::load_tsa_cas(&a.tsa_ca)?
             .into_iter()
-            .map(TsaAnchor::Ca)
+            .map(TsaAnchor::from)
             .collect();
         let tokens = crate::tsa_cmd::load_tokens(&a.timestamp)?;
         Some(Evidence::check(&bundle_bytes, &tokens, &anchors)?)

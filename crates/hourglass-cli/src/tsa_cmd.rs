@@ -79,7 +79,7 @@ pub struct StampArgs {
 
 /// Runs `hourglass submit stamp`.
 pub fn stamp(a: StampArgs) -> Result<(), CliError> {
-    let bundle = read_input_limited(&a.bundle, "bundle", MAX_BUNDLE_BYTES as u64)?;
+    let bundle = read_input_limited(&a.bundle, "bundle", MAX_BUNDLE_BYTES)?;
     let policy = a
         .policy
         .as_deref()
@@ -92,7 +92,7 @@ pub fn stamp(a: StampArgs) -> Result<(), CliError> {
         })?;
     let anchors = load_tsa_cas(&a.tsa_ca)?
         .into_iter()
-        .map(TsaAnchor::Ca)
+        .map(TsaAnchor::from)
         .collect::<Vec<_>>();
     let mut rng = hourglass_arith::entropy::OsEntropy;
     let query = Query::for_data(a.hash.hash(), &bundle, !a.no_nonce, policy, &mut rng)?;

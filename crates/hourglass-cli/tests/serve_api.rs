@@ -169,6 +169,69 @@ fn contract(server: &Server, work: &Path) {
         text.contains("authentic") && text.contains("valid"),
         "{text}"
     );
+    // Version 2: the receipt carries the service's RFC 3161 token over the bundle, whose
+    // genTime is the submission's received time, and OpenSSL checks that token on its own.
+    assert!(std::fs::read_to_string(&receipt_path)
+        .unwrap()
+        .contains("hourglass-receipt v2"));
+    let token = work.join("paper.tsr");
+    let out = hg(&[
+        "submit",
+        "check-receipt",
+        receipt_path.to_str().unwrap(),
+        "--institution",
+        institution.to_str().unwrap(),
+        "--extract-token",
+        "-o",
+        token.to_str().unwrap(),
+        "--json",
+    ]);
+    let checked: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        humantime::parse_rfc3339(checked["timestamp"]["gen_time"].as_str().unwrap()).unwrap(),
+        received,
+        "{checked}"
+    );
+    let api_token = client()
+        .get(server.url(&format!("/api/v1/submissions/{id}/timestamp")))
+        .send()
+        .unwrap();
+    assert_eq!(
+        api_token.headers()["content-type"],
+        "application/timestamp-reply"
+    );
+    assert_eq!(
+        api_token.bytes().unwrap().as_ref(),
+        std::fs::read(&token).unwrap()
+    );
+    for (route, name) in [("/tsa.pem", "tsa.pem"), ("/tsa-ca.pem", "tsa-ca.pem")] {
+        file(
+            work,
+            name,
+            &client()
+                .get(server.url(route))
+                .send()
+                .unwrap()
+                .bytes()
+                .unwrap(),
+        );
+    }
+    let verified = std::process::Command::new("openssl")
+        .args(["ts", "-verify", "-data"])
+        .arg(&bundle)
+        .arg("-in")
+        .arg(&token)
+        .arg("-CAfile")
+        .arg(work.join("tsa-ca.pem"))
+        .arg("-untrusted")
+        .arg(work.join("tsa.pem"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&verified.stdout).contains("Verification: OK"),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
     let other = file(work, "other.txt", b"another document\n");
     hg_fail(
         1,
@@ -343,7 +406,7 @@ fn the_api_on_sqlite() {
     contract(&server, dir.path());
     // Secrets are the owner's only.
     use std::os::unix::fs::PermissionsExt;
-    for f in ["admin.token", "vault.key", "receipt.key"] {
+    for f in ["admin.token", "vault.key", "receipt.key", "tsa.key"] {
         let mode = std::fs::metadata(dir.path().join("srv").join(f))
             .unwrap()
             .permissions()
@@ -370,7 +433,12 @@ fn the_data_directory_is_its_owners_only_whatever_the_umask() {
         for entry in std::fs::read_dir(&data).unwrap() {
             let entry = entry.unwrap();
             let name = entry.file_name().to_string_lossy().into_owned();
-            let want = if name == "receipt.pub" { 0o644 } else { 0o600 };
+            let public = ["receipt.pub", "tsa.pem", "tsa-ca.pem"];
+            let want = if public.contains(&name.as_str()) {
+                0o644
+            } else {
+                0o600
+            };
             assert_eq!(mode(&entry.path()), want, "{when}: {name}");
             seen.push(name);
         }
@@ -379,6 +447,9 @@ fn the_data_directory_is_its_owners_only_whatever_the_umask() {
             "hourglass.db-wal",
             "hourglass.db-shm",
             "receipt.key",
+            "tsa.key",
+            "tsa.pem",
+            "tsa-ca.pem",
         ] {
             assert!(
                 seen.iter().any(|s| s == name),

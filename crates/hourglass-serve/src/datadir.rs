@@ -411,7 +411,7 @@ fn own_tsa(
     };
     cert.path_to(
         &[],
-        &[TsaAnchor::Ca(ca.clone())],
+        &[TsaAnchor::from(ca.clone())],
         std::time::SystemTime::now(),
     )
     .map_err(cert_err(&cert_path))?;

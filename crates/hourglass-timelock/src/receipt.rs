@@ -492,7 +492,7 @@ pub fn check_receipt(
                 key: institution.clone(),
                 name: format!("institution key {}", &given[..16]),
             }];
-            anchors.extend(tsa_cas.iter().cloned().map(TsaAnchor::Ca));
+            anchors.extend(tsa_cas.iter().cloned().map(TsaAnchor::from));
             let verified = verify_token(&token, &[], &anchors).map_err(ReceiptError::Timestamp)?;
             if verified.info.hash != HashAlg::Sha256
                 || hex::encode(&verified.info.imprint) != statement.bundle_sha256

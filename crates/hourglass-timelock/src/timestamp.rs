@@ -31,8 +31,8 @@ use cms::signed_data::{
 use der::asn1::{Any, BitString, GeneralizedTime, Int, OctetString, SetOfVec, Utf8StringRef};
 use der::oid::ObjectIdentifier;
 use der::{
-    Decode, DecodeValue, Encode, EncodeValue, FixedTag, Header, Length, Reader, Sequence, Tag,
-    Tagged, Writer,
+    Decode, DecodeValue, Encode, EncodeValue, FixedTag, Header, Length, Reader, Sequence,
+    SliceReader, Tag, Tagged, Writer,
 };
 use hourglass_arith::entropy::EntropySource;
 use hourglass_arith::Integer;
@@ -1023,7 +1023,9 @@ fn signed_data(token: &[u8]) -> Result<(SignedData, Vec<u8>)> {
     if ci.content_type != ID_SIGNED_DATA {
         return Err(malformed("token", "its content is not SignedData"));
     }
-    let sd: SignedData = ci.content.decode_as().map_err(not_der("SignedData"))?;
+    let sd_der = ci.content.to_der().map_err(not_der("SignedData"))?;
+    let sd_der = without_duplicate_certificates(&sd_der).map_err(not_der("SignedData"))?;
+    let sd = SignedData::from_der(&sd_der).map_err(not_der("SignedData"))?;
     if sd.encap_content_info.econtent_type != ID_CT_TST_INFO {
         return Err(malformed("token", "the signed content is not a TSTInfo"));
     }
@@ -1454,6 +1456,60 @@ impl Tsa {
     }
 }
 
+/// `sd` (a SignedData's DER) with each certificate of its `certificates` set once. OpenSSL's
+/// TSA writes the signer's certificate twice when its `certs` file holds it too, which DER's
+/// SET OF forbids and `openssl ts -verify` accepts; the set is not signed, so dropping the
+/// repeats changes nothing that is checked.
+fn without_duplicate_certificates(sd: &[u8]) -> der::Result<Vec<u8>> {
+    let mut outer = SliceReader::new(sd)?;
+    let header = Header::decode(&mut outer)?;
+    if header.tag != Tag::Sequence {
+        return Ok(sd.to_vec());
+    }
+    let mut body = Vec::new();
+    let mut changed = false;
+    outer.read_nested(header.length, |r| {
+        while !r.is_finished() {
+            let tlv = r.tlv_bytes()?;
+            let mut inner = SliceReader::new(tlv)?;
+            let h = Header::decode(&mut inner)?;
+            let is_certificates = h.tag
+                == (Tag::ContextSpecific {
+                    constructed: true,
+                    number: der::TagNumber::N0,
+                });
+            if !is_certificates {
+                body.extend_from_slice(tlv);
+                continue;
+            }
+            let mut certs: Vec<&[u8]> = Vec::new();
+            inner.read_nested(h.length, |c| {
+                while !c.is_finished() {
+                    let cert = c.tlv_bytes()?;
+                    if certs.contains(&cert) {
+                        changed = true;
+                    } else {
+                        certs.push(cert);
+                    }
+                }
+                Ok(())
+            })?;
+            let content: Vec<u8> = certs.concat();
+            Header::new(h.tag, Length::try_from(content.len())?)?.encode_to_vec(&mut body)?;
+            body.extend_from_slice(&content);
+        }
+        Ok(())
+    })?;
+    outer.finish(())?;
+    if !changed {
+        return Ok(sd.to_vec());
+    }
+    let mut out = Vec::with_capacity(body.len() + 8);
+    Header::new(Tag::Sequence, Length::try_from(body.len())?)?.encode_to_vec(&mut out)?;
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
 /// A verified token and the name it was given by (its file).
 #[derive(Clone, Debug)]
 pub struct NamedToken {
@@ -1499,7 +1555,7 @@ pub struct TokenRefused {
     pub name: String,
     /// What is wrong.
     #[source]
-    pub error: TimestampError,
+    pub error: Box<TimestampError>,
 }
 
 impl Evidence {
@@ -1514,7 +1570,7 @@ impl Evidence {
         for (name, token) in tokens {
             let refused = |error| TokenRefused {
                 name: name.clone(),
-                error,
+                error: Box::new(error),
             };
             let v = verify_token(token, &[], anchors).map_err(refused)?;
             if !v.info.covers(bundle) {

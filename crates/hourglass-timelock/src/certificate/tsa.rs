@@ -69,7 +69,7 @@ pub enum NotTsaReason {
 #[derive(Debug, Clone)]
 pub enum TsaAnchor {
     /// A CA certificate (`--tsa-ca FILE`).
-    Ca(CaCertificate),
+    Ca(Box<CaCertificate>),
     /// A public key and the name to call it by (`--institution institution.pub`).
     Key {
         /// The key.
@@ -77,6 +77,12 @@ pub enum TsaAnchor {
         /// How verdicts name it (a file name, a fingerprint).
         name: String,
     },
+}
+
+impl From<CaCertificate> for TsaAnchor {
+    fn from(ca: CaCertificate) -> Self {
+        TsaAnchor::Ca(Box::new(ca))
+    }
 }
 
 impl TsaAnchor {
