@@ -139,6 +139,12 @@ pub enum Error {
     /// A distributed key generation failed.
     #[error("benchmark generation failed: {0}")]
     Dkg(#[from] hourglass_dkg::Error),
+    /// The TSA benchmark's server or clients failed.
+    #[error("TSA benchmark: {0}")]
+    Tsa(String),
+    /// A token of the TSA benchmark did not read or verify.
+    #[error("TSA benchmark: {0}")]
+    Timestamp(#[from] hourglass_timelock::timestamp::TimestampError),
 }
 
 /// A configuration of the scale table whose full generation failed.

@@ -20,6 +20,7 @@ mod rsa;
 mod squaring;
 mod stats;
 mod submit;
+mod tsa;
 mod vdf;
 
 use clap::{Args, Subcommand};
@@ -127,6 +128,13 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench submit\n  hourglass bench submit --links 10 --squarings 4194304 --runs 201 --json"
     )]
     Submit(submit::SubmitBenchArgs),
+    /// RFC 3161 tokens per second through `POST /tsa` of `hourglass serve` (this executable,
+    /// loopback, keep-alive clients, a 3072-bit TSA key), against OpenSSL's RSA-3072 signatures
+    /// per second on the same cores.
+    #[command(
+        after_help = "Examples:\n  hourglass bench tsa\n  hourglass bench tsa --seconds 30 --clients 8 --json"
+    )]
+    Tsa(tsa::TsaBenchArgs),
 }
 
 /// Runs `hourglass bench ...`. `existing` says whether an output file (a plot) that is already
@@ -138,6 +146,7 @@ pub fn run(args: BenchArgs, existing: Existing) -> Result<()> {
         BenchCommand::Vdf(a) => vdf::run(a),
         BenchCommand::Squaring(a) => squaring::run(a),
         BenchCommand::Dkg(a) => dkg::run(a),
+        BenchCommand::Tsa(a) => tsa::run(a),
         BenchCommand::Submit(a) => submit::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();
