@@ -631,3 +631,94 @@ fn the_institution_key_alone_pins_the_chain() {
         .unwrap_err()
         .is_verdict());
 }
+
+/// The committed vectors of docs/FORMATS.md section 18: a TSA (1024-bit keys from fixed seeds,
+/// fixed validity), its token for a fixed query at a fixed time, and a version 2 receipt with
+/// that token. Everything is deterministic (PKCS#1 v1.5 signatures, a seeded PSS salt), so the
+/// files are compared byte for byte; `HOURGLASS_WRITE_VECTORS=1` writes them anew.
+#[test]
+fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
+    use hourglass_timelock::receipt::{check_receipt, sign_receipt, ReceiptVerdict, Statement};
+    let t = |secs: u64| UNIX_EPOCH + Duration::from_secs(secs);
+    let institution = rsa_key("vector: institution", 1024);
+    let tsa_key = rsa_key("vector: TSA", 1024);
+    let mut rng = SeededEntropy::new(b"vector: serials and salt");
+    let validity = ValidityPeriod {
+        not_before: t(1_767_225_600), // 2026-01-01
+        not_after: t(2_082_758_400),  // 2036-01-01
+    };
+    let ca = CaCertificate::self_signed(
+        &institution,
+        &CertificateOptions { common_name: "Vector TSA CA".into(), validity },
+        &mut rng,
+    )
+    .unwrap();
+    let cert = TsaCertificate::issue(
+        tsa_key.public(),
+        &ca,
+        &institution,
+        &CertificateOptions { common_name: "Vector TSA".into(), validity },
+        &mut rng,
+    )
+    .unwrap();
+    let tsa = Tsa::new(tsa_key, cert.clone(), vec![ca.clone()], PolicyId::hourglass()).unwrap();
+    let bundle = b"{\"type\": \"hourglass-submission-bundle\"}\n";
+    let query = Query::for_digest(
+        HashAlg::Sha256,
+        &HashAlg::Sha256.digest(bundle),
+        Some(vec![0x01, 0x02, 0x03, 0x04]),
+        None,
+    )
+    .unwrap();
+    let gen_time = t(1_800_000_000); // 2027-01-15T08:00:00Z
+    let token = tsa.stamp(&query, &[0x2a], gen_time, &mut rng).unwrap();
+    let statement = Statement {
+        institution: String::new(),
+        submission: "0123456789abcdef0123456789abcdef".into(),
+        set: "Vector set".into(),
+        set_sha256: "11".repeat(32),
+        document_sha256: "22".repeat(32),
+        bundle_sha256: hex::encode(HashAlg::Sha256.digest(bundle)),
+        received_unix: 0,
+        timestamp_sha256: None,
+        verdict: ReceiptVerdict::Valid,
+        credited_ms: 3_600_000,
+        reason: String::new(),
+    };
+    let receipt = sign_receipt(&statement, &token, &institution, &mut rng).unwrap();
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
+    let files: [(&str, Vec<u8>); 6] = [
+        ("tsa-ca.pem", ca.to_pem().into_bytes()),
+        ("tsa.pem", cert.to_pem().into_bytes()),
+        ("tsa-bundle.json", bundle.to_vec()),
+        ("tsa-query.tsq", query.to_der().to_vec()),
+        ("tsa-token.der", token.clone()),
+        ("receipt-v2.json", receipt.clone().into_bytes()),
+    ];
+    for (name, bytes) in &files {
+        let path = vectors.join(name);
+        if std::env::var_os("HOURGLASS_WRITE_VECTORS").is_some() {
+            std::fs::write(&path, bytes).unwrap();
+        }
+        assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{name} differs from this build's");
+    }
+    // The committed receipt checks, at the token's time, under the institution key alone.
+    let checked = check_receipt(receipt.as_bytes(), institution.public(), &[]).unwrap();
+    assert_eq!(checked.statement.received_unix, 1_800_000_000);
+    assert!(receipt.contains("received: 2027-01-15T08:00:00Z"), "{receipt}");
+    assert!(receipt.contains("predated-to: 2027-01-15T07:00:00Z"), "{receipt}");
+    // OpenSSL verifies the committed token against the committed CA, for the committed bundle.
+    let dir = tempfile::tempdir().unwrap();
+    let ok = {
+        let (ok, out) = openssl(
+            &[
+                "ts", "-verify", "-token_in", "-in", vectors.join("tsa-token.der").to_str().unwrap(),
+                "-data", vectors.join("tsa-bundle.json").to_str().unwrap(), "-CAfile",
+                vectors.join("tsa-ca.pem").to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        ok && out.contains("Verification: OK")
+    };
+    assert!(ok);
+}
