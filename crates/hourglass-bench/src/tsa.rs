@@ -79,7 +79,14 @@ fn serve() -> Result<Served> {
     let exe = std::env::current_exe().map_err(Error::CurrentExe)?;
     let dir = tempfile::tempdir().map_err(Error::TempDir)?;
     let mut child = Command::new(exe)
-        .args(["serve", "--listen", "127.0.0.1:0", "--rate-limit", "0", "--data"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "0",
+            "--data",
+        ])
         .arg(dir.path().join("data"))
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -194,7 +201,10 @@ fn load(url: &str, clients: usize, seconds: f64) -> Result<(f64, Vec<ClientResul
     let elapsed = start.elapsed().as_secs_f64();
     let mut results = Vec::with_capacity(clients);
     for h in handles {
-        results.push(h.join().map_err(|_| tsa_error("a client thread panicked"))??);
+        results.push(
+            h.join()
+                .map_err(|_| tsa_error("a client thread panicked"))??,
+        );
     }
     Ok((elapsed, results))
 }
@@ -226,7 +236,9 @@ fn openssl_ceiling(threads: usize, seconds: f64) -> Result<f64> {
     let elapsed = start.elapsed().as_secs_f64();
     let mut total = 0;
     for h in handles {
-        total += h.join().map_err(|_| tsa_error("an OpenSSL thread panicked"))??;
+        total += h
+            .join()
+            .map_err(|_| tsa_error("an OpenSSL thread panicked"))??;
     }
     Ok(total as f64 / elapsed)
 }

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::{file, hg, hg_run, s, tempdir};
 use serde_json::Value;
-use service::{client, Postgres, Server};
+use service::{client, seal, short_set, upload, verdict, Postgres, Server};
 
 fn openssl(args: &[&str], dir: &Path) -> String {
     let out = Command::new("openssl")
@@ -661,4 +661,150 @@ fn servers_sharing_one_postgresql_never_repeat_a_serial_number() {
     }
     let instances = pg.sql("SELECT COUNT(*) FROM tsa_instances");
     assert_eq!(instances.trim(), "2");
+}
+
+#[test]
+fn an_institution_s_own_tsa_certificate_signs_its_tokens_and_receipts() {
+    let dir = tempdir();
+    let d = dir.path();
+    let own = d.join("own");
+    std::fs::create_dir(&own).unwrap();
+    openssl_tsa(&own, "University TSA");
+    let chain = [
+        std::fs::read_to_string(own.join("tsa.pem")).unwrap(),
+        std::fs::read_to_string(own.join("ca.pem")).unwrap(),
+    ]
+    .concat();
+    let chain_file = file(d, "chain.pem", chain.as_bytes());
+    let server = Server::start(
+        &d.join("srv"),
+        &[
+            "--rate-limit",
+            "0",
+            "--tsa-cert",
+            s(&chain_file),
+            "--tsa-key",
+            s(&own.join("tsa.key")),
+            "--tsa-policy",
+            "1.2.3.4.99",
+        ],
+    );
+    assert!(
+        !d.join("srv/tsa.key").exists(),
+        "no TSA key is made when one is given"
+    );
+    // Tokens from POST /tsa chain to the institution's own root, under its policy.
+    file(d, "data", b"x");
+    openssl(
+        &[
+            "ts", "-query", "-data", "data", "-sha256", "-cert", "-out", "q.tsq",
+        ],
+        d,
+    );
+    let (status, _, reply) = post_tsa(
+        &server,
+        std::fs::read(d.join("q.tsq")).unwrap(),
+        "application/timestamp-query",
+    );
+    assert_eq!(status, 200);
+    std::fs::write(d.join("r.tsr"), &reply).unwrap();
+    let ok = openssl(
+        &[
+            "ts",
+            "-verify",
+            "-queryfile",
+            "q.tsq",
+            "-in",
+            "r.tsr",
+            "-CAfile",
+            "own/ca.pem",
+        ],
+        d,
+    );
+    assert!(ok.contains("Verification: OK"), "{ok}");
+    assert!(reply_text(d, &reply).contains("Policy OID: 1.2.3.4.99"));
+    // A receipt's token chains to that root, not to the receipt key: check-receipt needs the
+    // root (--tsa-ca) and refuses the receipt without it (exit 1).
+    let set = short_set(&server, "conf", &["1s"], d);
+    let doc = file(d, "paper.txt", b"paper\n");
+    let bundle = seal(&set, &doc, "1s");
+    let (status, body) = upload(&server, &std::fs::read(&bundle).unwrap(), b"paper\n");
+    assert_eq!(status, 202, "{body}");
+    let v = verdict(&server, body["id"].as_str().unwrap());
+    assert_eq!(v["status"], "valid", "{v}");
+    let receipt = file(
+        d,
+        "receipt.json",
+        serde_json::to_string(&v["receipt"]).unwrap().as_bytes(),
+    );
+    let institution = file(
+        d,
+        "institution.pub",
+        &client()
+            .get(server.url("/institution.pub"))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap(),
+    );
+    let args = [
+        "submit",
+        "check-receipt",
+        s(&receipt),
+        "--institution",
+        s(&institution),
+    ];
+    let out = hg_run(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not chain"), "{}", stderr(&out));
+    let root = own.join("ca.pem");
+    let mut with_root = args.to_vec();
+    with_root.extend(["--tsa-ca", s(&root)]);
+    let out = hg(&with_root);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("chains to CN=University TSA Root"), "{text}");
+
+    // A certificate without the critical timeStamping purpose is refused at start.
+    std::fs::write(
+        own.join("plain.ext"),
+        "keyUsage=critical,digitalSignature\n",
+    )
+    .unwrap();
+    openssl(
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "tsa.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "plain.pem",
+            "-days",
+            "365",
+            "-extfile",
+            "plain.ext",
+        ],
+        &own,
+    );
+    let out = hg_run(&[
+        "serve",
+        "--data",
+        s(&d.join("srv2")),
+        "--listen",
+        "127.0.0.1:0",
+        "--tsa-cert",
+        s(&own.join("plain.pem")),
+        "--tsa-key",
+        s(&own.join("tsa.key")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("extendedKeyUsage"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -649,7 +649,10 @@ fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
     };
     let ca = CaCertificate::self_signed(
         &institution,
-        &CertificateOptions { common_name: "Vector TSA CA".into(), validity },
+        &CertificateOptions {
+            common_name: "Vector TSA CA".into(),
+            validity,
+        },
         &mut rng,
     )
     .unwrap();
@@ -657,11 +660,20 @@ fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
         tsa_key.public(),
         &ca,
         &institution,
-        &CertificateOptions { common_name: "Vector TSA".into(), validity },
+        &CertificateOptions {
+            common_name: "Vector TSA".into(),
+            validity,
+        },
         &mut rng,
     )
     .unwrap();
-    let tsa = Tsa::new(tsa_key, cert.clone(), vec![ca.clone()], PolicyId::hourglass()).unwrap();
+    let tsa = Tsa::new(
+        tsa_key,
+        cert.clone(),
+        vec![ca.clone()],
+        PolicyId::hourglass(),
+    )
+    .unwrap();
     let bundle = b"{\"type\": \"hourglass-submission-bundle\"}\n";
     let query = Query::for_digest(
         HashAlg::Sha256,
@@ -700,20 +712,36 @@ fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
         if std::env::var_os("HOURGLASS_WRITE_VECTORS").is_some() {
             std::fs::write(&path, bytes).unwrap();
         }
-        assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{name} differs from this build's");
+        assert_eq!(
+            &std::fs::read(&path).unwrap(),
+            bytes,
+            "{name} differs from this build's"
+        );
     }
     // The committed receipt checks, at the token's time, under the institution key alone.
     let checked = check_receipt(receipt.as_bytes(), institution.public(), &[]).unwrap();
     assert_eq!(checked.statement.received_unix, 1_800_000_000);
-    assert!(receipt.contains("received: 2027-01-15T08:00:00Z"), "{receipt}");
-    assert!(receipt.contains("predated-to: 2027-01-15T07:00:00Z"), "{receipt}");
+    assert!(
+        receipt.contains("received: 2027-01-15T08:00:00Z"),
+        "{receipt}"
+    );
+    assert!(
+        receipt.contains("predated-to: 2027-01-15T07:00:00Z"),
+        "{receipt}"
+    );
     // OpenSSL verifies the committed token against the committed CA, for the committed bundle.
     let dir = tempfile::tempdir().unwrap();
     let ok = {
         let (ok, out) = openssl(
             &[
-                "ts", "-verify", "-token_in", "-in", vectors.join("tsa-token.der").to_str().unwrap(),
-                "-data", vectors.join("tsa-bundle.json").to_str().unwrap(), "-CAfile",
+                "ts",
+                "-verify",
+                "-token_in",
+                "-in",
+                vectors.join("tsa-token.der").to_str().unwrap(),
+                "-data",
+                vectors.join("tsa-bundle.json").to_str().unwrap(),
+                "-CAfile",
                 vectors.join("tsa-ca.pem").to_str().unwrap(),
             ],
             dir.path(),
