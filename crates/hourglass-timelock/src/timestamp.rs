@@ -1659,4 +1659,115 @@ mod tests {
     fn unix(t: SystemTime) -> u64 {
         t.duration_since(UNIX_EPOCH).unwrap().as_secs()
     }
+
+    /// Tokens signed under certificates a TSA must not use (OpenSSL's TSA refuses to sign with
+    /// them, so they are made here): no extendedKeyUsage, a non-critical one, one with another
+    /// purpose beside timeStamping, a CA certificate. Each is refused, naming why.
+    #[test]
+    fn tokens_under_certificates_without_the_critical_time_stamping_purpose_are_refused() {
+        use crate::certificate::NotTsaReason;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new("openssl")
+                .args(args)
+                .current_dir(d)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-subj",
+            "/CN=Root",
+            "-days",
+            "30",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign",
+        ]);
+        run(&[
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:1024",
+            "-nodes",
+            "-keyout",
+            "k.pem",
+            "-out",
+            "k.csr",
+            "-subj",
+            "/CN=Not a TSA",
+        ]);
+        let key =
+            hourglass_rsa::encoding::decode_private_key(&std::fs::read(d.join("k.pem")).unwrap())
+                .unwrap();
+        let ca = CaCertificate::from_bytes(&std::fs::read(d.join("ca.pem")).unwrap()).unwrap();
+        let anchors = [TsaAnchor::from(ca)];
+        let cases: [(&str, NotTsaReason); 4] = [
+            (
+                "keyUsage=critical,digitalSignature",
+                NotTsaReason::NoExtendedKeyUsage,
+            ),
+            ("extendedKeyUsage=timeStamping", NotTsaReason::NotCritical),
+            (
+                "extendedKeyUsage=critical,timeStamping,serverAuth",
+                NotTsaReason::NotOnlyTimeStamping,
+            ),
+            (
+                "basicConstraints=critical,CA:TRUE\nextendedKeyUsage=critical,timeStamping",
+                NotTsaReason::IsCa,
+            ),
+        ];
+        let mut rng = hourglass_arith::entropy::SeededEntropy::new(b"bad TSA certificates");
+        for (i, (ext, why)) in cases.into_iter().enumerate() {
+            std::fs::write(d.join("x.ext"), format!("{ext}\n")).unwrap();
+            let out = format!("c{i}.pem");
+            run(&[
+                "x509",
+                "-req",
+                "-in",
+                "k.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "30",
+                "-extfile",
+                "x.ext",
+                "-out",
+                &out,
+            ]);
+            let cert = TsaCertificate::unchecked(&std::fs::read(d.join(&out)).unwrap()).unwrap();
+            let tsa = Tsa::new(key.clone(), cert, vec![], PolicyId::hourglass()).unwrap();
+            let q = Query::for_digest(HashAlg::Sha256, &[7; 32], None, None).unwrap();
+            let now = UNIX_EPOCH + Duration::from_secs(unix(SystemTime::now()));
+            let token = tsa.stamp(&q, &[1], now, &mut rng).unwrap();
+            match verify_token(&token, &[], &anchors) {
+                Err(e @ TimestampError::Certificate(CertificateError::NotTsa(_))) => {
+                    assert!(e.is_verdict());
+                    let TimestampError::Certificate(CertificateError::NotTsa(got)) = e else {
+                        unreachable!()
+                    };
+                    assert_eq!(got, why, "{ext}");
+                }
+                other => panic!("{ext}: {other:?}"),
+            }
+        }
+    }
 }

@@ -206,6 +206,16 @@ impl TsaCertificate {
         Self::from_parsed(Parsed::from_bytes(bytes)?)
     }
 
+    /// A certificate read without the profile checks, for tests that make tokens a real TSA
+    /// would refuse to sign (a missing or non-critical extendedKeyUsage).
+    #[cfg(test)]
+    pub(crate) fn unchecked(bytes: &[u8]) -> Result<Self> {
+        let parsed = Parsed::from_bytes(bytes)?;
+        let (n, e) = rsa_components(&parsed.tbs().subject_public_key_info)?;
+        let public = PublicKey::new(n, e)?;
+        Ok(Self { parsed, public })
+    }
+
     fn from_parsed(parsed: Parsed) -> Result<Self> {
         let not_tsa = CertificateError::NotTsa;
         if parsed.tbs().version != Version::V3 {
