@@ -331,3 +331,94 @@ fn damaged_inputs_never_panic_any_verdict_command() {
     let inspect = strings(&["rsa", "inspect", "-i", s(&p("r.pem"))]);
     never_panics(d, &p("r.pem"), &inspect, None);
 }
+
+/// Damaged timestamps, TSA roots and version 2 receipts: `submit verify --timestamp` and
+/// `submit check-receipt` end with a verdict or an error, never a panic, and write nothing.
+#[test]
+fn damaged_timestamps_never_panic() {
+    use common::{openssl_in, openssl_tsa};
+    let dir = tempdir();
+    let d = dir.path();
+    let p = |n: &str| -> PathBuf { d.join(n) };
+    let doc = file(d, "doc.txt", b"the document\n");
+    hg(&[
+        "submit",
+        "new-set",
+        "--public",
+        "--modulus",
+        "rsa-2048",
+        "--durations",
+        "1s",
+        "--rate",
+        "20000",
+        "-o",
+        s(&p("pub")),
+    ]);
+    hg(&[
+        "submit",
+        "seal",
+        "--set",
+        s(&p("pub/set.json")),
+        "-i",
+        s(&doc),
+        "--expect",
+        "1s",
+        "-o",
+        s(&p("doc.bundle")),
+        "--quiet",
+    ]);
+    std::fs::create_dir(p("tsa")).unwrap();
+    openssl_tsa(&p("tsa"), "No Panic TSA");
+    hg(&[
+        "submit",
+        "stamp",
+        s(&p("doc.bundle")),
+        "--query",
+        "-o",
+        s(&p("tsa/q.tsq")),
+    ]);
+    openssl_in(
+        &[
+            "ts",
+            "-reply",
+            "-queryfile",
+            "q.tsq",
+            "-config",
+            "tsa.cnf",
+            "-out",
+            "doc.tsr",
+        ],
+        &p("tsa"),
+    );
+    let verify = strings(&[
+        "submit",
+        "verify",
+        "--public",
+        s(&p("doc.bundle")),
+        "--document",
+        s(&doc),
+        "--set",
+        s(&p("pub/set.json")),
+        "--timestamp",
+        s(&p("tsa/doc.tsr")),
+        "--tsa-ca",
+        s(&p("tsa/ca.pem")),
+    ]);
+    hg(&verify);
+    never_panics(d, &p("tsa/doc.tsr"), &verify, None);
+    never_panics(d, &p("tsa/ca.pem"), &verify, None);
+    // Any bytes are a file to stamp: a query or an error, never a panic.
+    for bytes in [&b""[..], b"\x00\xff", b"{}"] {
+        std::fs::write(p("junk.bundle"), bytes).unwrap();
+        let out = hg_run(&[
+            "submit",
+            "stamp",
+            s(&p("junk.bundle")),
+            "--query",
+            "-o",
+            s(&p("junk.tsq")),
+            "--force",
+        ]);
+        assert!(matches!(out.status.code(), Some(0..=2)));
+    }
+}

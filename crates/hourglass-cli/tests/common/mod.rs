@@ -132,6 +132,101 @@ pub fn openssl<S: AsRef<OsStr>>(args: &[S]) -> Output {
     out
 }
 
+/// Runs `openssl ARGS` in `dir`, requires success, and returns its standard output and error.
+pub fn openssl_in(args: &[&str], dir: &Path) -> String {
+    require_openssl();
+    let out = StdCommand::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "openssl {args:?}: {text}");
+    text
+}
+
+/// An OpenSSL TSA in `dir`: `ca.pem` (the root a relying party pins), `tsa.pem` (critical
+/// extendedKeyUsage timeStamping) and `tsa.cnf` for `openssl ts -reply`. Its `certs` repeats
+/// the signer's certificate, a common configuration: OpenSSL then writes it twice in the token.
+pub fn openssl_tsa(dir: &Path, name: &str) {
+    openssl_in(
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-subj",
+            &format!("/CN={name} Root"),
+            "-days",
+            "3650",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+        dir,
+    );
+    openssl_in(
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "tsa.key",
+            "-out",
+            "tsa.csr",
+            "-subj",
+            &format!("/CN={name}"),
+        ],
+        dir,
+    );
+    std::fs::write(
+        dir.join("tsa.ext"),
+        "extendedKeyUsage=critical,timeStamping\nkeyUsage=critical,digitalSignature\n",
+    )
+    .unwrap();
+    openssl_in(
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "tsa.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "tsa.pem",
+            "-days",
+            "365",
+            "-extfile",
+            "tsa.ext",
+        ],
+        dir,
+    );
+    std::fs::write(dir.join("serial"), "01\n").unwrap();
+    std::fs::write(
+        dir.join("tsa.cnf"),
+        "[ tsa ]\ndefault_tsa = t\n[ t ]\nserial = ./serial\ncrypto_device = builtin\n\
+         signer_cert = ./tsa.pem\nsigner_key = ./tsa.key\ncerts = ./tsa.pem\nsigner_digest = sha256\n\
+         default_policy = 1.3.6.1.4.1.4146.2.3\ndigests = sha256, sha384, sha512\naccuracy = secs:1\n\
+         ess_cert_id_alg = sha1\n",
+    )
+    .unwrap();
+}
+
 /// Fails (does not skip) unless `python3` can import every module in `modules`.
 pub fn require_python(modules: &[&str]) {
     let script = modules
