@@ -75,10 +75,13 @@ enum Command {
   hourglass serve --data /var/lib/hourglass                         (SQLite, http://127.0.0.1:8080)
   hourglass serve --data srv/ --listen 0.0.0.0:8080 --database postgres://hourglass@db/hourglass
   hourglass serve --data srv/ --listen 10.0.0.5:8080 --trusted-proxy 10.0.0.0/24   (behind a proxy)
+  hourglass serve --data srv/ --tsa-cert tsa-chain.pem --tsa-key tsa.key   (an institution's own TSA)
 Then create a set (the token is in DIR/admin.token):
   curl -H \"Authorization: Bearer $(cat srv/admin.token)\" -H 'Content-Type: application/json' \\
        -d '{\"name\": \"conf-2027\", \"durations\": [\"4h\", \"1h\", \"10min\"]}' \\
        http://127.0.0.1:8080/api/v1/sets
+The service is also an RFC 3161 TSA at POST /tsa (its certificates at /tsa.pem, /tsa-ca.pem):
+  hourglass submit stamp paper.bundle --tsa http://127.0.0.1:8080/tsa -o paper.tsr
 See docs/API.md.")]
     Serve(serve_cmd::ServeArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
