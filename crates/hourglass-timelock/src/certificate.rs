@@ -1082,6 +1082,32 @@ fn sign(tbs: TbsCertificate, key: &PrivateKey, rng: &mut dyn EntropySource) -> R
     Ok(Parsed { der, tbs_der, cert })
 }
 
+/// Signs, with the CA's key, a version 3 certificate that `ca` issues to `subject` for `spki`
+/// with `extensions`, valid as `options` says, under a random serial number.
+fn issue_under(
+    ca: &CaCertificate,
+    ca_key: &PrivateKey,
+    subject: Name,
+    spki: SubjectPublicKeyInfoOwned,
+    extensions: Vec<RawExtension>,
+    options: &CertificateOptions,
+    rng: &mut dyn EntropySource,
+) -> Result<Parsed> {
+    let tbs = TbsCertificate {
+        version: Version::V3,
+        serial_number: random_serial(rng)?,
+        signature: sha256_with_rsa(),
+        issuer: ca.parsed.tbs().subject.clone(),
+        validity: options.validity.to_asn1()?,
+        subject,
+        subject_public_key_info: spki,
+        issuer_unique_id: None,
+        subject_unique_id: None,
+        extensions: Some(extensions),
+    };
+    sign(tbs, ca_key, rng)
+}
+
 fn to_pem(der: &[u8]) -> String {
     der::pem::encode_string("CERTIFICATE", LineEnding::LF, der)
         .unwrap_or_else(|_| unreachable!("a certificate of at most 1 MiB encodes as PEM"))
@@ -1324,20 +1350,8 @@ impl PuzzleCertificate {
                     .map_err(encoding(EncodedItem::TimeLockParameters))?,
             )?,
         ];
-        let tbs = TbsCertificate {
-            version: Version::V3,
-            serial_number: random_serial(rng)?,
-            signature: sha256_with_rsa(),
-            issuer: ca.parsed.tbs().subject.clone(),
-            validity: options.validity.to_asn1()?,
-            subject,
-            subject_public_key_info: spki,
-            issuer_unique_id: None,
-            subject_unique_id: None,
-            extensions: Some(extensions),
-        };
         Ok(Self {
-            parsed: sign(tbs, ca_key, rng)?,
+            parsed: issue_under(ca, ca_key, subject, spki, extensions, options, rng)?,
         })
     }
 

@@ -24,11 +24,10 @@ use x509_cert::serial_number::SerialNumber;
 use x509_cert::Version;
 
 use super::{
-    check_common_name, common_name, encoding, key_identifier, make_name, random_serial,
-    rsa_components, rsa_spki, sha256_with_rsa, sign, to_pem, CaCertificate, CertRole,
-    CertificateError, CertificateOptions, EncodedItem, Extension, Parsed, RawExtension, Result,
-    TbsCertificate, AT_COMMON_NAME, CE_AUTHORITY_KEY_IDENTIFIER, CE_BASIC_CONSTRAINTS,
-    CE_KEY_USAGE, CE_SUBJECT_KEY_IDENTIFIER,
+    check_common_name, common_name, encoding, issue_under, key_identifier, make_name,
+    rsa_components, rsa_spki, to_pem, CaCertificate, CertRole, CertificateError,
+    CertificateOptions, EncodedItem, Extension, Parsed, RawExtension, Result, AT_COMMON_NAME,
+    CE_AUTHORITY_KEY_IDENTIFIER, CE_BASIC_CONSTRAINTS, CE_KEY_USAGE, CE_SUBJECT_KEY_IDENTIFIER,
 };
 
 /// `id-ce-extKeyUsage`.
@@ -183,19 +182,9 @@ impl TsaCertificate {
                 },
             )?,
         ];
-        let tbs = TbsCertificate {
-            version: Version::V3,
-            serial_number: random_serial(rng)?,
-            signature: sha256_with_rsa(),
-            issuer: ca.parsed.tbs().subject.clone(),
-            validity: options.validity.to_asn1()?,
-            subject,
-            subject_public_key_info: spki,
-            issuer_unique_id: None,
-            subject_unique_id: None,
-            extensions: Some(extensions),
-        };
-        Self::from_parsed(sign(tbs, ca_key, rng)?)
+        Self::from_parsed(issue_under(
+            ca, ca_key, subject, spki, extensions, options, rng,
+        )?)
     }
 
     /// Reads a TSA certificate (PEM or DER) and checks its profile: version 3, not a CA, an RSA
