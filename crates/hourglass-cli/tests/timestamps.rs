@@ -17,6 +17,26 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `submit verify --public BUNDLE --document DOC --set SET --timestamp TSR --tsa-ca CA EXTRA...`.
+fn verify_stamped([bundle, doc, set, tsr, ca]: [&Path; 5], extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "submit",
+        "verify",
+        "--public",
+        s(bundle),
+        "--document",
+        s(doc),
+        "--set",
+        s(set),
+        "--timestamp",
+        s(tsr),
+        "--tsa-ca",
+        s(ca),
+    ];
+    args.extend_from_slice(extra);
+    hg_run(&args)
+}
+
 #[test]
 fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
     let dir = tempdir();
@@ -102,21 +122,20 @@ fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
         t,
     );
     assert!(ok.contains("Verification: OK"), "{ok}");
-    let out = hg(&[
-        "submit",
-        "verify",
-        "--public",
-        s(&t.join("paper.bundle")),
-        "--document",
-        s(&t.join("paper.txt")),
-        "--set",
-        s(&t.join("set.json")),
-        "--timestamp",
-        s(&t.join("paper.tsr")),
-        "--tsa-ca",
-        s(&t.join("tsa-root.pem")),
-        "--json",
-    ]);
+    let out = {
+        let out = verify_stamped(
+            [
+                &t.join("paper.bundle"),
+                &t.join("paper.txt"),
+                &t.join("set.json"),
+                &t.join("paper.tsr"),
+                &t.join("tsa-root.pem"),
+            ],
+            &["--json"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        out
+    };
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["valid"], true, "{v}");
     assert_eq!(v["received_from"], "timestamps");
@@ -131,20 +150,20 @@ fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
     let predated = humantime::parse_rfc3339(v["predated_to"].as_str().unwrap()).unwrap();
     assert_eq!(received.duration_since(predated).unwrap().as_secs(), 3);
     // The same in words.
-    let out = hg(&[
-        "submit",
-        "verify",
-        "--public",
-        s(&t.join("paper.bundle")),
-        "--document",
-        s(&t.join("paper.txt")),
-        "--set",
-        s(&t.join("set.json")),
-        "--timestamp",
-        s(&t.join("paper.tsr")),
-        "--tsa-ca",
-        s(&t.join("tsa-root.pem")),
-    ]);
+    let out = {
+        let out = verify_stamped(
+            [
+                &t.join("paper.bundle"),
+                &t.join("paper.txt"),
+                &t.join("set.json"),
+                &t.join("paper.tsr"),
+                &t.join("tsa-root.pem"),
+            ],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        out
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("by CN=Somebody's TSA (chains to CN=Somebody's TSA Root)"),
@@ -166,20 +185,16 @@ fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
         "-o",
         s(&d.join("other.bundle")),
     ]);
-    let out = hg_run(&[
-        "submit",
-        "verify",
-        "--public",
-        s(&d.join("other.bundle")),
-        "--document",
-        s(&other_doc),
-        "--set",
-        s(&t.join("set.json")),
-        "--timestamp",
-        s(&t.join("paper.tsr")),
-        "--tsa-ca",
-        s(&t.join("tsa-root.pem")),
-    ]);
+    let out = verify_stamped(
+        [
+            &d.join("other.bundle"),
+            &other_doc,
+            &t.join("set.json"),
+            &t.join("paper.tsr"),
+            &t.join("tsa-root.pem"),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("paper.tsr") && stderr(&out).contains("other data"),
@@ -190,20 +205,16 @@ fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
     let elsewhere = d.join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     openssl_tsa(&elsewhere, "Another TSA");
-    let out = hg_run(&[
-        "submit",
-        "verify",
-        "--public",
-        s(&t.join("paper.bundle")),
-        "--document",
-        s(&t.join("paper.txt")),
-        "--set",
-        s(&t.join("set.json")),
-        "--timestamp",
-        s(&t.join("paper.tsr")),
-        "--tsa-ca",
-        s(&elsewhere.join("ca.pem")),
-    ]);
+    let out = verify_stamped(
+        [
+            &t.join("paper.bundle"),
+            &t.join("paper.txt"),
+            &t.join("set.json"),
+            &t.join("paper.tsr"),
+            &elsewhere.join("ca.pem"),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("does not chain"), "{}", stderr(&out));
     // Usage errors: --timestamp without --tsa-ca, and with --received.
@@ -239,20 +250,16 @@ fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
     }
     // A file that is not a token: an error, not a verdict.
     let junk = file(d, "junk.tsr", b"not a token");
-    let out = hg_run(&[
-        "submit",
-        "verify",
-        "--public",
-        s(&t.join("paper.bundle")),
-        "--document",
-        s(&t.join("paper.txt")),
-        "--set",
-        s(&t.join("set.json")),
-        "--timestamp",
-        s(&junk),
-        "--tsa-ca",
-        s(&t.join("tsa-root.pem")),
-    ]);
+    let out = verify_stamped(
+        [
+            &t.join("paper.bundle"),
+            &t.join("paper.txt"),
+            &t.join("set.json"),
+            &junk,
+            &t.join("tsa-root.pem"),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
