@@ -1014,7 +1014,6 @@ impl fmt::Display for LibraryError {
                 write!(f, "invalid certificate: {e}")
             }
             LibraryError::Certificate(e) => e.fmt(f),
-            LibraryError::Receipt(e) if e.is_verdict() => write!(f, "invalid receipt: {e}"),
             LibraryError::Receipt(e) => e.fmt(f),
             LibraryError::Timestamp(e) if e.is_verdict() => write!(f, "invalid timestamp: {e}"),
             LibraryError::Timestamp(e) => e.fmt(f),
