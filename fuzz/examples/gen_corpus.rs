@@ -114,7 +114,7 @@ fn dkg_shares() -> Vec<(String, Vec<u8>)> {
                 party,
                 vec![1, 2, 3],
                 key.public_key(),
-                d,
+                d.into(),
             );
             (
                 format!("share-{party}"),
