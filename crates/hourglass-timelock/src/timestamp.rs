@@ -13,22 +13,26 @@
 //! - [`Evidence`]: the tokens that date one bundle, each verified and covering the bundle's
 //!   bytes; `received` is the earliest `genTime`.
 //!
-//! The structures come from RustCrypto's `x509-tsp` (TimeStampResp, MessageImprint, Accuracy),
-//! `cms` (ContentInfo, SignedData, SignerInfo) and `cmpv2` (PKIStatusInfo). `TimeStampReq` and
-//! `TSTInfo` are declared here with the same derive macros because x509-tsp's use `const-oid`
-//! 0.9 object identifiers, whose arcs are 32-bit: they cannot hold a policy under a UUID arc
+//! The structures come from RustCrypto's `x509-tsp` (MessageImprint, Accuracy), `cms`
+//! (ContentInfo, SignedData, SignerInfo) and `cmpv2` (PKIStatus). `TimeStampReq` and `TSTInfo`
+//! are declared here with the same derive macros because x509-tsp's use `const-oid` 0.9 object
+//! identifiers, whose arcs are 32-bit: they cannot hold a policy under a UUID arc
 //! (`2.25.<uuid>`, the arc of this project's own policy) and they refuse the fractional seconds
-//! RFC 3161 allows in `genTime`.
+//! RFC 3161 allows in `genTime`. `TimeStampResp` and `PKIStatusInfo` are declared here too,
+//! because cmpv2 0.2's `PkiFailureInfoValues` holds the failInfo bit positions as flag masks
+//! (badAlg is no bit at all, unacceptedPolicy is bits 0 to 3), so its failInfo is wrong on the
+//! wire in both directions; here failInfo is a BIT STRING read and written by the RFC's bit
+//! positions.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cmpv2::status::{PkiFailureInfoValues, PkiStatus, PkiStatusInfo};
+use cmpv2::status::PkiStatus;
 use cms::cert::{CertificateChoices, IssuerAndSerialNumber};
 use cms::content_info::{CmsVersion, ContentInfo};
 use cms::signed_data::{
     CertificateSet, EncapsulatedContentInfo, SignedData, SignerIdentifier, SignerInfo, SignerInfos,
 };
-use der::asn1::{Any, GeneralizedTime, Int, OctetString, SetOfVec, Utf8StringRef};
+use der::asn1::{Any, BitString, GeneralizedTime, Int, OctetString, SetOfVec};
 use der::oid::ObjectIdentifier;
 use der::{
     Decode, DecodeValue, Encode, EncodeValue, FixedTag, Header, Length, Reader, Sequence, Tag,
@@ -44,7 +48,7 @@ use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::Attribute;
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::Extensions;
-use x509_tsp::{Accuracy, MessageImprint, TimeStampResp};
+use x509_tsp::{Accuracy, MessageImprint};
 
 use crate::certificate::{CaCertificate, CertificateError, TsaAnchor, TsaCertificate};
 
@@ -109,16 +113,93 @@ impl FailInfo {
         }
     }
 
-    fn flag(self) -> PkiFailureInfoValues {
+    /// The position of its bit in `PKIFailureInfo` (RFC 4210 section 5.2.3).
+    fn bit(self) -> usize {
         match self {
-            FailInfo::BadAlg => PkiFailureInfoValues::BadAlg,
-            FailInfo::BadRequest => PkiFailureInfoValues::BadRequest,
-            FailInfo::BadDataFormat => PkiFailureInfoValues::BadDataFormat,
-            FailInfo::UnacceptedPolicy => PkiFailureInfoValues::UnacceptedPolicy,
-            FailInfo::UnacceptedExtension => PkiFailureInfoValues::UnacceptedExtension,
-            FailInfo::SystemFailure => PkiFailureInfoValues::SystemFailure,
+            FailInfo::BadAlg => 0,
+            FailInfo::BadRequest => 2,
+            FailInfo::BadDataFormat => 5,
+            FailInfo::UnacceptedPolicy => 15,
+            FailInfo::UnacceptedExtension => 16,
+            FailInfo::SystemFailure => 25,
         }
     }
+
+    /// `PKIFailureInfo` with only this bit set, in DER (no trailing zero bits).
+    fn to_bit_string(self) -> der::Result<BitString> {
+        let bit = self.bit();
+        let mut bytes = vec![0u8; bit / 8 + 1];
+        bytes[bit / 8] = 0x80 >> (bit % 8);
+        // At most 7 unused bits: `bit % 8 < 8`.
+        BitString::new(7 - (bit % 8) as u8, bytes)
+    }
+}
+
+/// The names of `PKIFailureInfo`'s bits, by position (RFC 4210 section 5.2.3; RFC 3161 uses
+/// badAlg, badRequest, badDataFormat, timeNotAvailable, unacceptedPolicy, unacceptedExtension,
+/// addInfoNotAvailable and systemFailure).
+const FAIL_INFO_NAMES: [&str; 27] = [
+    "badAlg",
+    "badMessageCheck",
+    "badRequest",
+    "badTime",
+    "badCertId",
+    "badDataFormat",
+    "wrongAuthority",
+    "incorrectData",
+    "missingTimeStamp",
+    "badPOP",
+    "certRevoked",
+    "certConfirmed",
+    "wrongIntegrity",
+    "badRecipientNonce",
+    "timeNotAvailable",
+    "unacceptedPolicy",
+    "unacceptedExtension",
+    "addInfoNotAvailable",
+    "badSenderNonce",
+    "badCertTemplate",
+    "signerNotTrusted",
+    "transactionIdInUse",
+    "unsupportedVersion",
+    "notAuthorized",
+    "systemUnavail",
+    "systemFailure",
+    "duplicateCertReq",
+];
+
+/// The names of the bits set in a `PKIFailureInfo`, joined by `+` (`bit N` for a position
+/// the RFCs do not name); `None` when no bit is set.
+fn fail_info_names(bits: &BitString) -> Option<String> {
+    let names: Vec<String> = bits
+        .bits()
+        .enumerate()
+        .filter(|&(_, set)| set)
+        .map(|(i, _)| {
+            FAIL_INFO_NAMES
+                .get(i)
+                .map_or_else(|| format!("bit {i}"), |n| (*n).to_string())
+        })
+        .collect();
+    (!names.is_empty()).then(|| names.join("+"))
+}
+
+/// `PKIStatusInfo` (RFC 3161 section 2.4.2), its failInfo by the RFC's bit positions.
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+struct StatusInfo {
+    status: PkiStatus,
+    #[asn1(optional = "true")]
+    status_string: Option<Vec<String>>,
+    #[asn1(optional = "true")]
+    fail_info: Option<BitString>,
+}
+
+/// `TimeStampResp` (RFC 3161 section 2.4.2).
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+struct TimeStampRespAsn1 {
+    status: StatusInfo,
+    #[asn1(optional = "true")]
+    time_stamp_token: Option<ContentInfo>,
 }
 
 /// Why a TSA refuses a query: the failInfo it answers and a text for the statusString.
@@ -138,18 +219,18 @@ impl Rejection {
 
     /// The `TimeStampResp` that rejects the query (status `rejection`, this failInfo and text).
     pub fn to_reply(&self) -> Vec<u8> {
-        let text = Utf8StringRef::new(self.text).ok();
-        let status = PkiStatusInfo {
-            status: PkiStatus::Rejection,
-            status_string: text.map(|t| vec![t]),
-            fail_info: Some(self.fail.flag().into()),
+        let reply = || {
+            TimeStampRespAsn1 {
+                status: StatusInfo {
+                    status: PkiStatus::Rejection,
+                    status_string: Some(vec![self.text.to_string()]),
+                    fail_info: Some(self.fail.to_bit_string()?),
+                },
+                time_stamp_token: None,
+            }
+            .to_der()
         };
-        TimeStampResp {
-            status,
-            time_stamp_token: None,
-        }
-        .to_der()
-        .unwrap_or_else(|_| unreachable!("a rejection of fixed parts encodes"))
+        reply().unwrap_or_else(|_| unreachable!("a rejection of fixed parts encodes"))
     }
 }
 
@@ -185,7 +266,7 @@ pub enum TimestampError {
     Refused {
         /// The status.
         status: String,
-        /// The failInfo names.
+        /// The failInfo names (RFC 4210's: `badAlg`, ...), joined by `+`.
         fail_info: Option<String>,
         /// The statusString.
         text: Option<String>,
@@ -807,26 +888,14 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
             Err(malformed("token", "its content is not SignedData"))
         };
     }
-    let resp = TimeStampResp::from_der(bytes).map_err(not_der("reply or token"))?;
+    let resp = TimeStampRespAsn1::from_der(bytes).map_err(not_der("reply or token"))?;
     match resp.status.status {
         PkiStatus::Accepted | PkiStatus::GrantedWithMods => {}
         other => {
-            let fail_info = resp.status.fail_info.map(|f| {
-                f.into_iter()
-                    .map(|v| format!("{v:?}"))
-                    .collect::<Vec<_>>()
-                    .join("+")
-            });
-            let text = resp.status.status_string.map(|s| {
-                s.iter()
-                    .map(|t| t.as_str().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            });
             return Err(TimestampError::Refused {
                 status: format!("{other:?}"),
-                fail_info,
-                text,
+                fail_info: resp.status.fail_info.as_ref().and_then(fail_info_names),
+                text: resp.status.status_string.map(|s| s.join(" ")),
             });
         }
     }
@@ -839,8 +908,8 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
 /// A `TimeStampResp` with status granted around `token`.
 pub fn granted_reply(token: &[u8]) -> Result<Vec<u8>> {
     let token = ContentInfo::from_der(token).map_err(not_der("token"))?;
-    TimeStampResp {
-        status: PkiStatusInfo {
+    TimeStampRespAsn1 {
+        status: StatusInfo {
             status: PkiStatus::Accepted,
             status_string: None,
             fail_info: None,
@@ -1495,6 +1564,75 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn fail_info_is_written_and_read_by_the_rfcs_bit_positions() {
+        // What OpenSSL 3.0's TSA (`openssl ts -reply`) answers a SHA-1 query it does not
+        // serve: failInfo badAlg, bit 0 (`03 02 07 80`); and ours for every failInfo, bit for
+        // bit. (cmpv2 0.2's flags read OpenSSL's as badAlg+badMessageCheck, and wrote badAlg
+        // as no bit at all.)
+        let text = b"Message digest algorithm is not supported.";
+        let mut openssl_bad_alg = vec![0x30, 0x37, 0x30, 0x35, 0x02, 0x01, 0x02, 0x30, 0x2c];
+        openssl_bad_alg.extend_from_slice(&[0x0c, 0x2a]);
+        openssl_bad_alg.extend_from_slice(text);
+        openssl_bad_alg.extend_from_slice(&[0x03, 0x02, 0x07, 0x80]);
+        match token_of(&openssl_bad_alg) {
+            Err(TimestampError::Refused {
+                status,
+                fail_info,
+                text,
+            }) => {
+                assert_eq!(status, "Rejection");
+                assert_eq!(fail_info.as_deref(), Some("badAlg"));
+                assert_eq!(
+                    text.as_deref(),
+                    Some("Message digest algorithm is not supported.")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        for (fail, der) in [
+            (FailInfo::BadAlg, &[0x03, 0x02, 0x07, 0x80][..]),
+            (FailInfo::BadRequest, &[0x03, 0x02, 0x05, 0x20]),
+            (FailInfo::BadDataFormat, &[0x03, 0x02, 0x02, 0x04]),
+            (FailInfo::UnacceptedPolicy, &[0x03, 0x03, 0x00, 0x00, 0x01]),
+            (
+                FailInfo::UnacceptedExtension,
+                &[0x03, 0x04, 0x07, 0x00, 0x00, 0x80],
+            ),
+            (
+                FailInfo::SystemFailure,
+                &[0x03, 0x05, 0x06, 0x00, 0x00, 0x00, 0x40],
+            ),
+        ] {
+            let reply = Rejection::new(fail, "no").to_reply();
+            assert!(
+                reply.ends_with(der),
+                "{}: {}",
+                fail.name(),
+                hex::encode(&reply)
+            );
+            match token_of(&reply) {
+                Err(TimestampError::Refused {
+                    status,
+                    fail_info,
+                    text,
+                }) => {
+                    assert_eq!(status, "Rejection");
+                    assert_eq!(fail_info.as_deref(), Some(fail.name()));
+                    assert_eq!(text.as_deref(), Some("no"));
+                }
+                other => panic!("{}: {other:?}", fail.name()),
+            }
+        }
+        // Several bits, and one no RFC names.
+        let bits = BitString::new(0, vec![0xa0, 0x00, 0x00, 0x00, 0x01]).unwrap();
+        assert_eq!(
+            fail_info_names(&bits).as_deref(),
+            Some("badAlg+badRequest+bit 39")
+        );
+        assert_eq!(fail_info_names(&BitString::new(0, vec![0]).unwrap()), None);
     }
 
     fn unix(t: SystemTime) -> u64 {
