@@ -717,14 +717,22 @@ impl Query {
             let mut n = [0u8; 8];
             rng.fill(&mut n)
                 .map_err(|e| TimestampError::Sign(hourglass_rsa::Error::from(e)))?;
-            Some(n.to_vec())
+            // A positive INTEGER, as OpenSSL's nonces.
+            Some(
+                positive_int(&n)
+                    .map_err(not_der("query"))?
+                    .as_bytes()
+                    .to_vec(),
+            )
         } else {
             None
         };
         Self::for_digest(hash, &hash.digest(data), nonce, policy)
     }
 
-    /// A query for a digest already made.
+    /// A query for a digest already made, asking for the TSA's certificate. `nonce` is the
+    /// INTEGER's content octets (big-endian two's complement, minimal), as [`Self::nonce`]
+    /// returns them, so that a parsed query's parts make the same query again.
     pub fn for_digest(
         hash: HashAlg,
         digest: &[u8],
@@ -751,7 +759,7 @@ impl Query {
             req_policy: policy.clone(),
             nonce: nonce
                 .as_deref()
-                .map(positive_int)
+                .map(Int::new)
                 .transpose()
                 .map_err(not_der("query"))?,
             cert_req: true,
@@ -1563,6 +1571,51 @@ mod tests {
             "20261327120000Z",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_parsed_querys_parts_make_the_same_query() {
+        // The fuzz target timestamp_query found a negative nonce (content dc 00 9e ...) that
+        // for_digest read as unsigned and re-encoded as 00 dc 00 9e ...
+        let crash = "MFQCAQEwQTANBglghkgBZQMEAgIFAAQweVKtKJ3Oco7akl4Wlir9KHiGZuuLxVotAsWYAlT5BeFB1NZShXDHBk2dpHJEo0cIAgncAJ4TYDPnBgMBAf8=";
+        use base64::Engine;
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(crash)
+            .unwrap();
+        let mut queries = vec![Query::parse(&der).unwrap()];
+        for nonce in [
+            &[0x00, 0x80][..],
+            &[0x7f],
+            &[0x00],
+            &[0xff],
+            &[0x80, 0x00, 0x01],
+        ] {
+            queries.push(
+                Query::for_digest(HashAlg::Sha256, &[7; 32], Some(nonce.to_vec()), None).unwrap(),
+            );
+        }
+        assert_eq!(queries[0].nonce().map(|n| n[0]), Some(0xdc));
+        for q in queries {
+            let again = Query::for_digest(
+                q.hash(),
+                q.imprint(),
+                q.nonce().map(<[u8]>::to_vec),
+                q.policy().cloned(),
+            )
+            .unwrap();
+            assert_eq!(again.nonce(), q.nonce());
+            assert_eq!(again.imprint(), q.imprint());
+            assert_eq!(again.policy(), q.policy());
+        }
+        // Not minimal: refused, not re-encoded as another number.
+        assert!(Query::for_digest(HashAlg::Sha256, &[7; 32], Some(vec![0, 1]), None).is_err());
+        // for_data's nonces are positive 64-bit numbers.
+        let mut rng = hourglass_arith::entropy::SeededEntropy::new(b"nonces");
+        for _ in 0..32 {
+            let q = Query::for_data(HashAlg::Sha256, b"x", true, None, &mut rng).unwrap();
+            let n = q.nonce().unwrap();
+            assert!(n[0] & 0x80 == 0 && n.len() <= 9, "{n:?}");
         }
     }
 
