@@ -882,19 +882,23 @@ impl Query {
 }
 
 /// The token in a `TimeStampResp` with status granted, or `bytes` itself when they are a bare
-/// token (a CMS ContentInfo, as `openssl ts -reply -token_out` writes).
+/// token (a CMS ContentInfo, as `openssl ts -reply -token_out` writes). Either way the token's
+/// content is SignedData, so that a token read from a reply reads again as a bare token.
 pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
     if bytes.len() > MAX_TOKEN_BYTES {
         return Err(TimestampError::TooLarge {
             max: MAX_TOKEN_BYTES,
         });
     }
-    if let Ok(ci) = ContentInfo::from_der(bytes) {
-        return if ci.content_type == ID_SIGNED_DATA {
-            Ok(bytes.to_vec())
+    let signed_data = |ci: &ContentInfo| {
+        if ci.content_type == ID_SIGNED_DATA {
+            Ok(())
         } else {
             Err(malformed("token", "its content is not SignedData"))
-        };
+        }
+    };
+    if let Ok(ci) = ContentInfo::from_der(bytes) {
+        return signed_data(&ci).map(|()| bytes.to_vec());
     }
     let resp = TimeStampRespAsn1::from_der(bytes).map_err(not_der("reply or token"))?;
     match resp.status.status {
@@ -907,10 +911,9 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
             });
         }
     }
-    resp.time_stamp_token
-        .ok_or(TimestampError::NoToken)?
-        .to_der()
-        .map_err(not_der("token"))
+    let token = resp.time_stamp_token.ok_or(TimestampError::NoToken)?;
+    signed_data(&token)?;
+    token.to_der().map_err(not_der("token"))
 }
 
 /// A `TimeStampResp` with status granted around `token`.
@@ -1616,6 +1619,33 @@ mod tests {
             let q = Query::for_data(HashAlg::Sha256, b"x", true, None, &mut rng).unwrap();
             let n = q.nonce().unwrap();
             assert!(n[0] & 0x80 == 0 && n.len() <= 9, "{n:?}");
+        }
+    }
+
+    #[test]
+    fn a_replys_token_must_be_signed_data_as_a_bare_one() {
+        // The fuzz target timestamp_token found a granted reply whose token was a ContentInfo of
+        // another type: token_of returned it, and refused it when given it back.
+        let data = ContentInfo {
+            content_type: ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.1"),
+            content: Any::encode_from(&OctetString::new(vec![1, 2, 3]).unwrap()).unwrap(),
+        };
+        let bare = data.to_der().unwrap();
+        let reply = TimeStampRespAsn1 {
+            status: StatusInfo {
+                status: PkiStatus::Accepted,
+                status_string: None,
+                fail_info: None,
+            },
+            time_stamp_token: Some(data),
+        }
+        .to_der()
+        .unwrap();
+        for bytes in [&bare, &reply] {
+            assert!(matches!(
+                token_of(bytes),
+                Err(TimestampError::Malformed { what: "token", .. })
+            ));
         }
     }
 
