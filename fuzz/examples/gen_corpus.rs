@@ -2,7 +2,9 @@
 //! public, in every form hourglass writes (PKCS#8 / SPKI PEM, PKCS#1 PEM, DER, hex, JSON), plus
 //! bare PKCS#1 DER (which the decoder accepts but never writes) and a few near-miss inputs;
 //! and for the distributed key generation's parsers: wire frames of every kind, share files
-//! and cluster configurations.
+//! and cluster configurations; and for the RFC 3161 targets: queries, and replies and tokens of
+//! the fixed fuzz TSA and of OpenSSL's (`openssl ts`, skipped with a note when `openssl` is not
+//! on PATH).
 //!
 //! Run from the repository root or from `fuzz/`:
 //!
@@ -10,7 +12,8 @@
 //! cargo run --manifest-path fuzz/Cargo.toml --example gen_corpus
 //! ```
 //!
-//! The keys are deterministic (fixed seeds), so the corpus is the same on every run.
+//! The keys are deterministic (fixed seeds), so the corpus is the same on every run (except the
+//! OpenSSL seeds, which carry fresh keys and the time they were made).
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +24,7 @@ use hourglass_dkg::params::Settings;
 use hourglass_dkg::wire::{Frame, Kind, Tag, Writer};
 use hourglass_dkg::Integer;
 use hourglass_rsa::encoding::{encode_private_key, encode_public_key, KeyFormat};
-use hourglass_rsa::{KeyGenOptions, Variant};
+use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
 
 const TARGETS: [&str; 3] = ["decode_private_key", "decode_public_key", "decode_key"];
 
@@ -114,7 +117,7 @@ fn dkg_shares() -> Vec<(String, Vec<u8>)> {
                 party,
                 vec![1, 2, 3],
                 key.public_key(),
-                d,
+                d.into(),
             );
             (
                 format!("share-{party}"),
@@ -146,7 +149,8 @@ fn dkg_clusters() -> Vec<(String, Vec<u8>)> {
 
 /// The committed time-lock vectors whose names pass `keep`.
 fn timelock_vectors(keep: impl Fn(&str) -> bool) -> Vec<(String, Vec<u8>)> {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/hourglass-timelock/tests/vectors");
+    let base =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/hourglass-timelock/tests/vectors");
     let mut seeds = Vec::new();
     for dir in [base.clone(), base.join("v1")] {
         let mut names: Vec<_> = std::fs::read_dir(&dir)
@@ -192,8 +196,252 @@ fn checkpoints() -> Vec<(String, Vec<u8>)> {
     seeds
 }
 
+/// Queries for the `timestamp_query` target (and the fixed TSA's replies to them, for
+/// `timestamp_token`): every accepted hash, with and without a nonce, the TSA's policy and
+/// another, and a nonce with its top bit set.
+fn timestamp_queries() -> Vec<(String, Vec<u8>)> {
+    use hourglass_timelock::timestamp::{PolicyId, Query};
+    let mut rng = SeededEntropy::new(b"hourglass fuzz corpus timestamp queries");
+    let other = PolicyId::parse("1.2.3.4.1").expect("a policy");
+    let mut seeds = Vec::new();
+    for (name, hash) in [
+        ("sha256", HashAlg::Sha256),
+        ("sha384", HashAlg::Sha384),
+        ("sha512", HashAlg::Sha512),
+    ] {
+        for (nonce, policy, label) in [
+            (true, None, "nonce"),
+            (false, None, "plain"),
+            (true, Some(PolicyId::hourglass()), "policy"),
+            (false, Some(other.clone()), "other-policy"),
+        ] {
+            let q = Query::for_data(hash, b"a bundle", nonce, policy, &mut rng).expect("a query");
+            seeds.push((format!("query-{name}-{label}"), q.to_der().to_vec()));
+        }
+    }
+    let q =
+        Query::for_digest(HashAlg::Sha256, &[7; 32], Some(vec![0xff; 8]), None).expect("a query");
+    seeds.push(("query-high-nonce".into(), q.to_der().to_vec()));
+    seeds
+}
+
+/// The fixed TSA's replies to `queries` (granted, with and without its certificates, and
+/// rejections) and the bare tokens inside the granted ones.
+fn fixed_tsa_tokens(queries: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+    use hourglass_timelock::timestamp::token_of;
+    let fixed = hourglass_fuzz::fuzz_tsa();
+    let mut rng = SeededEntropy::new(b"hourglass fuzz corpus timestamp tokens");
+    let mut seeds = Vec::new();
+    for (name, query) in queries {
+        let reply = fixed
+            .tsa
+            .reply(query, &[1], hourglass_fuzz::tsa_time(), &mut rng);
+        if let Ok(token) = token_of(&reply) {
+            seeds.push((format!("fixed-token-{name}"), token));
+        }
+        seeds.push((format!("fixed-reply-{name}"), reply));
+    }
+    seeds
+}
+
+/// Runs `openssl ARGS` in `dir`; false (with a note) when it cannot run or fails.
+fn openssl(dir: &Path, args: &[&str]) -> bool {
+    match std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+    {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "openssl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("openssl: {e}: skipping the OpenSSL timestamp seeds");
+            false
+        }
+    }
+}
+
+/// OpenSSL's TSA configuration: ESS v1 (SHA-1 certificate hash, OpenSSL's default), and ESS
+/// v2 with a fractional genTime, an accuracy in three units, ordering and the TSA's name.
+const OPENSSL_TSA_CONFIG: &str = "\
+[ tsa ]
+default_tsa = ess_v1
+
+[ ess_v1 ]
+serial = ./serial
+crypto_device = builtin
+signer_digest = sha256
+default_policy = 1.2.3.4.1
+other_policies = 2.25.306263111566275780816363928834165067171.2
+digests = sha1, sha256, sha384, sha512
+accuracy = secs:1
+ordering = no
+tsa_name = no
+ess_cert_id_chain = no
+ess_cert_id_alg = sha1
+
+[ ess_v2 ]
+serial = ./serial
+crypto_device = builtin
+signer_digest = sha512
+default_policy = 1.2.3.4.1
+digests = sha256, sha384, sha512
+accuracy = secs:1, millisecs:500, microsecs:100
+clock_precision_digits = 3
+ordering = yes
+tsa_name = yes
+ess_cert_id_chain = yes
+ess_cert_id_alg = sha256
+
+[ tsa_cert ]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature, nonRepudiation
+extendedKeyUsage = critical, timeStamping
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+";
+
+/// Named seeds.
+type Seeds = Vec<(String, Vec<u8>)>;
+
+/// Queries made by `openssl ts -query` and OpenSSL's replies and tokens, signed by a TSA key
+/// that OpenSSL certifies with the fixed fuzz CA (so they verify against the targets' anchor):
+/// ESS v1 and v2, with and without the chain, granted and refused (a SHA-1 query is refused by
+/// the ESS v2 section, which does not list SHA-1). Returns (queries, tokens and replies).
+fn openssl_timestamps() -> (Seeds, Seeds) {
+    let fixed = hourglass_fuzz::fuzz_tsa();
+    let dir = std::env::temp_dir().join(format!("hourglass-gen-corpus-tsa-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).expect("write");
+    write("tsa.cnf", OPENSSL_TSA_CONFIG.as_bytes());
+    write("serial", b"2a\n");
+    write("ca.pem", fixed.ca.to_pem().as_bytes());
+    write(
+        "ca.key",
+        &encode_private_key(&fixed.ca_key, KeyFormat::Pem).expect("the CA key as PEM"),
+    );
+    write("bundle", b"a bundle sealed for the fuzz corpus\n");
+    let (mut queries, mut tokens) = (Vec::new(), Vec::new());
+    let made = openssl(
+        &dir,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:1024",
+            "-nodes",
+            "-keyout",
+            "tsa.key",
+            "-subj",
+            "/CN=OpenSSL fuzz TSA",
+            "-out",
+            "tsa.csr",
+        ],
+    ) && openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "tsa.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-set_serial",
+            "7",
+            "-days",
+            "3000",
+            "-sha256",
+            "-extfile",
+            "tsa.cnf",
+            "-extensions",
+            "tsa_cert",
+            "-out",
+            "tsa.pem",
+        ],
+    );
+    if !made {
+        let _ = std::fs::remove_dir_all(&dir);
+        return (queries, tokens);
+    }
+    for (name, args) in [
+        ("sha256-cert", &["-sha256", "-cert"][..]),
+        (
+            "sha512-policy",
+            &["-sha512", "-cert", "-tspolicy", "1.2.3.4.1"],
+        ),
+        ("sha384-no-cert-no-nonce", &["-sha384", "-no_nonce"]),
+        ("sha1", &["-sha1", "-cert"]),
+    ] {
+        let file = format!("{name}.tsq");
+        let mut query = vec!["ts", "-query", "-data", "bundle", "-out", &file];
+        query.extend_from_slice(args);
+        if !openssl(&dir, &query) {
+            continue;
+        }
+        queries.push((
+            format!("openssl-query-{name}"),
+            std::fs::read(dir.join(&file)).expect("read a query"),
+        ));
+        for section in ["ess_v1", "ess_v2"] {
+            for (form, extra) in [
+                ("reply", &["-chain", "ca.pem"][..]),
+                ("reply-no-chain", &[]),
+                ("token", &["-chain", "ca.pem", "-token_out"]),
+            ] {
+                // A refused query has no token to write.
+                if name == "sha1" && section == "ess_v2" && form == "token" {
+                    continue;
+                }
+                let out = format!("{name}-{section}-{form}.tsr");
+                let mut reply = vec![
+                    "ts",
+                    "-reply",
+                    "-config",
+                    "tsa.cnf",
+                    "-section",
+                    section,
+                    "-queryfile",
+                    &file,
+                    "-inkey",
+                    "tsa.key",
+                    "-signer",
+                    "tsa.pem",
+                    "-out",
+                    &out,
+                ];
+                reply.extend_from_slice(extra);
+                if openssl(&dir, &reply) {
+                    tokens.push((
+                        format!("openssl-{name}-{section}-{form}"),
+                        std::fs::read(dir.join(&out)).expect("read a reply"),
+                    ));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (queries, tokens)
+}
+
 fn main() {
     let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let mut queries = timestamp_queries();
+    let mut tokens = fixed_tsa_tokens(&queries);
+    let (openssl_queries, openssl_tokens) = openssl_timestamps();
+    tokens.extend(fixed_tsa_tokens(&openssl_queries));
+    tokens.extend(openssl_tokens);
+    queries.extend(openssl_queries);
+    write_seeds(&root, "timestamp_query", &queries);
+    write_seeds(&root, "timestamp_token", &tokens);
     write_seeds(
         &root,
         "puzzle_files",
@@ -203,8 +451,16 @@ fn main() {
                 .any(|e| n.ends_with(e))
         }),
     );
-    write_seeds(&root, "certificates", &timelock_vectors(|n| n.ends_with(".crt")));
-    write_seeds(&root, "tlock_header", &timelock_vectors(|n| n.ends_with(".tlock")));
+    write_seeds(
+        &root,
+        "certificates",
+        &timelock_vectors(|n| n.ends_with(".crt")),
+    );
+    write_seeds(
+        &root,
+        "tlock_header",
+        &timelock_vectors(|n| n.ends_with(".tlock")),
+    );
     write_seeds(&root, "checkpoint", &checkpoints());
     let vdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/hourglass-vdf/tests/vectors");
     let mut proofs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&vdf)
@@ -213,7 +469,11 @@ fn main() {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .map(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             (name, std::fs::read(&p).expect("read a VDF vector"))
         })
         .collect();

@@ -1,7 +1,9 @@
 //! Receipts on arbitrary input: the JSON envelope as given, and the statement parser reached by
 //! signing the input as a statement with a fixed key (so the canonical-form checks behind the
 //! signature are exercised, not only the refusal of bad signatures). Nothing may panic; a
-//! statement that checks re-encodes to the signed text.
+//! version 1 statement that checks re-encodes to the signed text. The same signed text in a
+//! version 2 envelope (with a token that is not the one it names) reaches the version 2
+//! statement parser and must be refused without panicking.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -23,19 +25,38 @@ fn key() -> &'static PrivateKey {
 
 fuzz_target!(|data: &[u8]| {
     let key = key();
-    let _ = check_receipt(data, key.public());
+    let _ = check_receipt(data, key.public(), &[]);
     if let Ok(text) = std::str::from_utf8(data) {
         let mut rng = SeededEntropy::new(data);
-        let sig = Pss::new(HashAlg::Sha256).sign(key, text.as_bytes(), &mut rng).unwrap();
+        let sig = Pss::new(HashAlg::Sha256)
+            .sign(key, text.as_bytes(), &mut rng)
+            .unwrap();
+        let sig = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &sig);
         let receipt = serde_json::json!({
             "type": "hourglass-receipt",
             "version": 1,
             "statement": text,
-            "signature": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &sig),
+            "signature": sig,
         })
         .to_string();
-        if let Ok(statement) = check_receipt(receipt.as_bytes(), key.public()) {
-            assert_eq!(statement.canonical(), text);
+        if let Ok(checked) = check_receipt(receipt.as_bytes(), key.public(), &[]) {
+            assert_eq!(checked.statement.canonical(), text);
+            assert!(
+                checked.timestamp.is_none(),
+                "a version 1 receipt with a token"
+            );
         }
+        let receipt = serde_json::json!({
+            "type": "hourglass-receipt",
+            "version": 2,
+            "statement": text,
+            "signature": sig,
+            "timestamp": "MAA=",
+        })
+        .to_string();
+        assert!(
+            check_receipt(receipt.as_bytes(), key.public(), &[]).is_err(),
+            "a version 2 receipt checked with a token that is not the one it names"
+        );
     }
 });

@@ -1,15 +1,29 @@
-//! Shared oracles for the hourglass key-file fuzz targets.
+//! Shared oracles for the hourglass fuzz targets.
 //!
 //! Every target feeds arbitrary bytes to a decoder. Decoding must never panic; whenever it
 //! succeeds, the key must survive re-encoding in every [`KeyFormat`] and decoding again
 //! unchanged, and a private key must actually work (`private_op(public_op(m)) == m`).
+//!
+//! The RFC 3161 targets share one fixed timestamp authority ([`fuzz_tsa`]), also used by the
+//! corpus generator, and their oracles: [`check_timestamp_query`] and
+//! [`check_timestamp_token`].
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_rsa::encoding::{
     decode_key, decode_private_key, decode_public_key, encode_private_key, encode_public_key,
     KeyFormat,
 };
-use hourglass_rsa::{Integer, PrivateKey, PublicKey};
+use hourglass_rsa::{Integer, KeyGenOptions, PrivateKey, PublicKey, Variant};
+use hourglass_timelock::certificate::{
+    CaCertificate, CertificateOptions, TsaAnchor, TsaCertificate, ValidityPeriod,
+};
+use hourglass_timelock::timestamp::{
+    granted_reply, token_of, verify_token, FailInfo, PolicyId, Query, TimestampError, TokenInfo,
+    Tsa,
+};
 
 /// Every output form.
 pub const FORMATS: [KeyFormat; 5] = [
@@ -100,4 +114,199 @@ pub fn authenticate_checkpoint(body: &[u8]) -> Vec<u8> {
     let mut out = body.to_vec();
     out.extend_from_slice(&mac.finalize().into_bytes());
     out
+}
+
+/// `genTime` of every token the fixed TSA signs: 2027-01-15T08:00:00Z.
+pub const TSA_TIME_UNIX: u64 = 1_800_000_000;
+
+/// The fixed certificates' validity: 2023-11-14 to 2036-07-18 (around [`TSA_TIME_UNIX`] and
+/// the time the corpus generator has OpenSSL sign tokens, so that both verify).
+pub const TSA_VALIDITY_UNIX: (u64, u64) = (1_700_000_000, 2_100_000_000);
+
+/// The time of [`TSA_TIME_UNIX`].
+pub fn tsa_time() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(TSA_TIME_UNIX)
+}
+
+/// The timestamp authority of the `timestamp_*` targets: a 1024-bit CA and a 1024-bit TSA
+/// key (insecure, fixed seeds), the TSA certificate the CA issued, and the [`Tsa`] serving
+/// [`PolicyId::hourglass`] with that chain.
+pub struct FuzzTsa {
+    /// The CA's key (the corpus generator hands it to OpenSSL to certify its own TSA key).
+    pub ca_key: PrivateKey,
+    /// The self-signed CA certificate: the one anchor the targets verify against.
+    pub ca: CaCertificate,
+    /// The authority.
+    pub tsa: Tsa,
+    /// `[TsaAnchor::from(ca)]`.
+    pub anchors: Vec<TsaAnchor>,
+}
+
+/// The fixed authority, made once per process (the same keys and certificates in every
+/// process: they come from [`SeededEntropy`] with fixed seeds).
+pub fn fuzz_tsa() -> &'static FuzzTsa {
+    static TSA: OnceLock<FuzzTsa> = OnceLock::new();
+    TSA.get_or_init(|| {
+        let mut rng = SeededEntropy::new(b"hourglass fuzz timestamp authority");
+        let ca_key = KeyGenOptions::new(1024, Variant::Crt)
+            .generate(&mut rng)
+            .expect("the fuzz CA key");
+        let tsa_key = KeyGenOptions::new(1024, Variant::Crt)
+            .generate(&mut rng)
+            .expect("the fuzz TSA key");
+        let validity = ValidityPeriod {
+            not_before: UNIX_EPOCH + Duration::from_secs(TSA_VALIDITY_UNIX.0),
+            not_after: UNIX_EPOCH + Duration::from_secs(TSA_VALIDITY_UNIX.1),
+        };
+        let options = |cn: &str| CertificateOptions {
+            common_name: cn.to_string(),
+            validity,
+        };
+        let ca = CaCertificate::self_signed(&ca_key, &options("hourglass fuzz TSA CA"), &mut rng)
+            .expect("the fuzz CA certificate");
+        let cert = TsaCertificate::issue(
+            tsa_key.public(),
+            &ca,
+            &ca_key,
+            &options("hourglass fuzz TSA"),
+            &mut rng,
+        )
+        .expect("the fuzz TSA certificate");
+        let tsa =
+            Tsa::new(tsa_key, cert, vec![ca.clone()], PolicyId::hourglass()).expect("the fuzz TSA");
+        FuzzTsa {
+            ca_key,
+            anchors: vec![TsaAnchor::from(ca.clone())],
+            ca,
+            tsa,
+        }
+    })
+}
+
+/// The `timestamp_query` oracle. `Query::parse` never panics, and a query that parses
+/// re-encodes: `Query::for_digest` of its hash, imprint, nonce and policy parses again to the
+/// same four. The fixed TSA answers the input without panicking, and its reply reads with
+/// `token_of` as exactly one of: a granted token, when the query parses and asks for no other
+/// policy (the token then verifies against the fixed CA, states the query's imprint, nonce,
+/// the TSA's policy and [`TSA_TIME_UNIX`], agrees with `TokenInfo::of_token`, and passes
+/// `Query::token_of_reply`); or `TimestampError::Refused`, naming the failInfo `Query::parse`
+/// gave (or unacceptedPolicy).
+pub fn check_timestamp_query(data: &[u8]) {
+    let parsed = Query::parse(data);
+    if let Ok(q) = &parsed {
+        let again = Query::for_digest(
+            q.hash(),
+            q.imprint(),
+            q.nonce().map(<[u8]>::to_vec),
+            q.policy().cloned(),
+        )
+        .unwrap_or_else(|e| panic!("a parsed query does not re-encode: {e}"));
+        let back = Query::parse(again.to_der())
+            .unwrap_or_else(|e| panic!("a re-encoded query does not parse: {e}"));
+        assert_eq!(back.hash(), q.hash(), "hash changed on re-encoding");
+        assert_eq!(
+            back.imprint(),
+            q.imprint(),
+            "imprint changed on re-encoding"
+        );
+        assert_eq!(back.nonce(), q.nonce(), "nonce changed on re-encoding");
+        assert_eq!(back.policy(), q.policy(), "policy changed on re-encoding");
+    }
+
+    let fixed = fuzz_tsa();
+    let mut rng = SeededEntropy::new(data);
+    let reply = fixed.tsa.reply(data, &[1], tsa_time(), &mut rng);
+    let other_policy = parsed
+        .as_ref()
+        .is_ok_and(|q| q.policy().is_some_and(|p| p != fixed.tsa.policy()));
+    match token_of(&reply) {
+        Ok(token) => {
+            let q = parsed.expect("the TSA granted a query Query::parse refuses");
+            assert!(!other_policy, "the TSA granted another policy than its own");
+            // Without certReq the token carries no certificate: the verifier is given it.
+            let extra = if q.cert_req() {
+                Vec::new()
+            } else {
+                assert!(matches!(
+                    verify_token(&token, &[], &fixed.anchors),
+                    Err(TimestampError::NoSignerCertificate)
+                ));
+                vec![fixed.tsa.certificate().to_der().to_vec()]
+            };
+            let verified = verify_token(&token, &extra, &fixed.anchors)
+                .unwrap_or_else(|e| panic!("the TSA's own token does not verify: {e}"));
+            let info = &verified.info;
+            assert_eq!(info.hash, q.hash());
+            assert_eq!(
+                info.imprint,
+                q.imprint(),
+                "the token's imprint is not the query's"
+            );
+            assert_eq!(info.nonce.as_deref(), q.nonce(), "the nonce is not echoed");
+            assert_eq!(info.policy, fixed.tsa.policy().to_string());
+            assert_eq!(info.gen_time, tsa_time());
+            assert_eq!(&TokenInfo::of_token(&reply).expect("reads the reply"), info);
+            assert_eq!(&TokenInfo::of_token(&token).expect("reads the token"), info);
+            q.token_of_reply(&reply)
+                .unwrap_or_else(|e| panic!("the TSA's reply does not answer its query: {e}"));
+        }
+        Err(TimestampError::Refused { fail_info, .. }) => {
+            let fail = match &parsed {
+                Err(rejection) => rejection.fail.name(),
+                Ok(_) if other_policy => FailInfo::UnacceptedPolicy.name(),
+                Ok(_) => panic!("the TSA refused a query that parses, under its own policy"),
+            };
+            assert_eq!(
+                fail_info.map(|f| f.to_ascii_lowercase()),
+                Some(fail.to_ascii_lowercase()),
+                "the reply names another failInfo than the parser"
+            );
+        }
+        Err(e) => panic!("the TSA's reply does not read: {e}"),
+    }
+}
+
+/// The `timestamp_token` oracle: `verify_token` (against the fixed CA), `TokenInfo::of_token`
+/// and `token_of` never panic, and agree: what verifies reads, with the same `TokenInfo`; what
+/// reads has a token. `token_of` is idempotent, and a token wrapped by `granted_reply` comes
+/// back unchanged.
+pub fn check_timestamp_token(data: &[u8]) {
+    let fixed = fuzz_tsa();
+    let verified = verify_token(data, &[], &fixed.anchors);
+    let info = TokenInfo::of_token(data);
+    let token = token_of(data);
+    match &verified {
+        Ok(v) => {
+            assert_eq!(
+                info.as_ref().ok(),
+                Some(&v.info),
+                "verified but reads otherwise"
+            );
+            assert_eq!(v.anchor, fixed.ca.subject());
+        }
+        Err(e) => touch_timestamp_error(e),
+    }
+    match &info {
+        Ok(_) => assert!(token.is_ok(), "TokenInfo reads what token_of refuses"),
+        Err(e) => touch_timestamp_error(e),
+    }
+    match &token {
+        Ok(t) => {
+            let again = token_of(t).unwrap_or_else(|e| panic!("token_of is not idempotent: {e}"));
+            assert_eq!(&again, t, "token_of changed a token");
+            let reply = granted_reply(t).unwrap_or_else(|e| panic!("cannot wrap a token: {e}"));
+            assert_eq!(
+                token_of(&reply).ok().as_ref(),
+                Some(t),
+                "a wrapped token changed"
+            );
+        }
+        Err(e) => touch_timestamp_error(e),
+    }
+}
+
+/// Builds an error's message and verdict class (neither may panic).
+fn touch_timestamp_error(e: &TimestampError) {
+    assert!(!e.to_string().is_empty());
+    let _ = e.is_verdict();
 }

@@ -132,17 +132,19 @@ impl FailInfo {
 }
 
 /// The names of the failInfo bits RFC 3161 defines, by bit.
-const FAIL_INFO_NAMES: [(usize, &str); 6] = [
+const FAIL_INFO_NAMES: [(usize, &str); 7] = [
     (0, "badAlg"),
     (2, "badRequest"),
     (5, "badDataFormat"),
     (14, "timeNotAvailable"),
     (15, "unacceptedPolicy"),
     (16, "unacceptedExtension"),
+    (25, "systemFailure"),
 ];
 
-/// The names of the bits set in a failInfo (`bit N` for those RFC 3161 does not name).
-fn fail_info_names(bits: &BitString) -> String {
+/// The names of the bits set in a failInfo (`bit N` for those RFC 3161 does not name); `None`
+/// when no bit is set.
+fn fail_info_names(bits: &BitString) -> Option<String> {
     let names: Vec<String> = bits
         .bits()
         .enumerate()
@@ -154,7 +156,7 @@ fn fail_info_names(bits: &BitString) -> String {
                 .map_or_else(|| format!("bit {i}"), |(_, n)| (*n).to_string())
         })
         .collect();
-    names.join("+")
+    (!names.is_empty()).then(|| names.join("+"))
 }
 
 /// `PKIStatusInfo` (RFC 3161 section 2.4.2, from RFC 4210).
@@ -254,7 +256,7 @@ pub enum TimestampError {
     Refused {
         /// The status.
         status: String,
-        /// The failInfo names.
+        /// The failInfo names (RFC 4210's: `badAlg`, ...), joined by `+`.
         fail_info: Option<String>,
         /// The statusString.
         text: Option<String>,
@@ -712,14 +714,22 @@ impl Query {
             let mut n = [0u8; 8];
             rng.fill(&mut n)
                 .map_err(|e| TimestampError::Sign(hourglass_rsa::Error::from(e)))?;
-            Some(n.to_vec())
+            // A positive INTEGER, as OpenSSL's nonces.
+            Some(
+                positive_int(&n)
+                    .map_err(not_der("query"))?
+                    .as_bytes()
+                    .to_vec(),
+            )
         } else {
             None
         };
         Self::for_digest(hash, &hash.digest(data), nonce, policy)
     }
 
-    /// A query for a digest already made.
+    /// A query for a digest already made, asking for the TSA's certificate. `nonce` is the
+    /// INTEGER's content octets (big-endian two's complement, minimal), as [`Self::nonce`]
+    /// returns them, so that a parsed query's parts make the same query again.
     pub fn for_digest(
         hash: HashAlg,
         digest: &[u8],
@@ -746,7 +756,7 @@ impl Query {
             req_policy: policy.clone(),
             nonce: nonce
                 .as_deref()
-                .map(positive_int)
+                .map(Int::new)
                 .transpose()
                 .map_err(not_der("query"))?,
             cert_req: true,
@@ -869,25 +879,29 @@ impl Query {
 }
 
 /// The token in a `TimeStampResp` with status granted, or `bytes` itself when they are a bare
-/// token (a CMS ContentInfo, as `openssl ts -reply -token_out` writes).
+/// token (a CMS ContentInfo, as `openssl ts -reply -token_out` writes). Either way the token's
+/// content is SignedData, so that a token read from a reply reads again as a bare token.
 pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
     if bytes.len() > MAX_TOKEN_BYTES {
         return Err(TimestampError::TooLarge {
             max: MAX_TOKEN_BYTES,
         });
     }
-    if let Ok(ci) = ContentInfo::from_der(bytes) {
-        return if ci.content_type == ID_SIGNED_DATA {
-            Ok(bytes.to_vec())
+    let signed_data = |ci: &ContentInfo| {
+        if ci.content_type == ID_SIGNED_DATA {
+            Ok(())
         } else {
             Err(malformed("token", "its content is not SignedData"))
-        };
+        }
+    };
+    if let Ok(ci) = ContentInfo::from_der(bytes) {
+        return signed_data(&ci).map(|()| bytes.to_vec());
     }
     let resp = TimeStampRespAsn1::from_der(bytes).map_err(not_der("reply or token"))?;
     match resp.status.status {
         s if GRANTED.contains(&s) => {}
         other => {
-            let fail_info = resp.status.fail_info.as_ref().map(fail_info_names);
+            let fail_info = resp.status.fail_info.as_ref().and_then(fail_info_names);
             let text = resp.status.status_string.map(|s| {
                 s.iter()
                     .map(|t| t.as_str().to_string())
@@ -901,10 +915,9 @@ pub fn token_of(bytes: &[u8]) -> Result<Vec<u8>> {
             });
         }
     }
-    resp.time_stamp_token
-        .ok_or(TimestampError::NoToken)?
-        .to_der()
-        .map_err(not_der("token"))
+    let token = resp.time_stamp_token.ok_or(TimestampError::NoToken)?;
+    signed_data(&token)?;
+    token.to_der().map_err(not_der("token"))
 }
 
 /// A `TimeStampResp` with status granted around `token`.
@@ -1654,6 +1667,147 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_parsed_querys_parts_make_the_same_query() {
+        // The fuzz target timestamp_query found a negative nonce (content dc 00 9e ...) that
+        // for_digest read as unsigned and re-encoded as 00 dc 00 9e ...
+        let crash = "MFQCAQEwQTANBglghkgBZQMEAgIFAAQweVKtKJ3Oco7akl4Wlir9KHiGZuuLxVotAsWYAlT5BeFB1NZShXDHBk2dpHJEo0cIAgncAJ4TYDPnBgMBAf8=";
+        use base64::Engine;
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(crash)
+            .unwrap();
+        let mut queries = vec![Query::parse(&der).unwrap()];
+        for nonce in [
+            &[0x00, 0x80][..],
+            &[0x7f],
+            &[0x00],
+            &[0xff],
+            &[0x80, 0x00, 0x01],
+        ] {
+            queries.push(
+                Query::for_digest(HashAlg::Sha256, &[7; 32], Some(nonce.to_vec()), None).unwrap(),
+            );
+        }
+        assert_eq!(queries[0].nonce().map(|n| n[0]), Some(0xdc));
+        for q in queries {
+            let again = Query::for_digest(
+                q.hash(),
+                q.imprint(),
+                q.nonce().map(<[u8]>::to_vec),
+                q.policy().cloned(),
+            )
+            .unwrap();
+            assert_eq!(again.nonce(), q.nonce());
+            assert_eq!(again.imprint(), q.imprint());
+            assert_eq!(again.policy(), q.policy());
+        }
+        // Not minimal: refused, not re-encoded as another number.
+        assert!(Query::for_digest(HashAlg::Sha256, &[7; 32], Some(vec![0, 1]), None).is_err());
+        // for_data's nonces are positive 64-bit numbers.
+        let mut rng = hourglass_arith::entropy::SeededEntropy::new(b"nonces");
+        for _ in 0..32 {
+            let q = Query::for_data(HashAlg::Sha256, b"x", true, None, &mut rng).unwrap();
+            let n = q.nonce().unwrap();
+            assert!(n[0] & 0x80 == 0 && n.len() <= 9, "{n:?}");
+        }
+    }
+
+    #[test]
+    fn a_replys_token_must_be_signed_data_as_a_bare_one() {
+        // The fuzz target timestamp_token found a granted reply whose token was a ContentInfo of
+        // another type: token_of returned it, and refused it when given it back.
+        let data = ContentInfo {
+            content_type: ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.1"),
+            content: Any::encode_from(&OctetString::new(vec![1, 2, 3]).unwrap()).unwrap(),
+        };
+        let bare = data.to_der().unwrap();
+        let reply = TimeStampRespAsn1 {
+            status: PkiStatusInfoAsn1 {
+                status: 0,
+                status_string: None,
+                fail_info: None,
+            },
+            time_stamp_token: Some(data),
+        }
+        .to_der()
+        .unwrap();
+        for bytes in [&bare, &reply] {
+            assert!(matches!(
+                token_of(bytes),
+                Err(TimestampError::Malformed { what: "token", .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn fail_info_is_written_and_read_by_the_rfcs_bit_positions() {
+        // What OpenSSL 3.0's TSA (`openssl ts -reply`) answers a SHA-1 query it does not
+        // serve: failInfo badAlg, bit 0 (`03 02 07 80`); and ours for every failInfo, bit for
+        // bit. (cmpv2 0.2's flags read OpenSSL's as badAlg+badMessageCheck, and wrote badAlg
+        // as no bit at all.)
+        let text = b"Message digest algorithm is not supported.";
+        let mut openssl_bad_alg = vec![0x30, 0x37, 0x30, 0x35, 0x02, 0x01, 0x02, 0x30, 0x2c];
+        openssl_bad_alg.extend_from_slice(&[0x0c, 0x2a]);
+        openssl_bad_alg.extend_from_slice(text);
+        openssl_bad_alg.extend_from_slice(&[0x03, 0x02, 0x07, 0x80]);
+        match token_of(&openssl_bad_alg) {
+            Err(TimestampError::Refused {
+                status,
+                fail_info,
+                text,
+            }) => {
+                assert_eq!(status, "rejection");
+                assert_eq!(fail_info.as_deref(), Some("badAlg"));
+                assert_eq!(
+                    text.as_deref(),
+                    Some("Message digest algorithm is not supported.")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        for (fail, der) in [
+            (FailInfo::BadAlg, &[0x03, 0x02, 0x07, 0x80][..]),
+            (FailInfo::BadRequest, &[0x03, 0x02, 0x05, 0x20]),
+            (FailInfo::BadDataFormat, &[0x03, 0x02, 0x02, 0x04]),
+            (FailInfo::UnacceptedPolicy, &[0x03, 0x03, 0x00, 0x00, 0x01]),
+            (
+                FailInfo::UnacceptedExtension,
+                &[0x03, 0x04, 0x07, 0x00, 0x00, 0x80],
+            ),
+            (
+                FailInfo::SystemFailure,
+                &[0x03, 0x05, 0x06, 0x00, 0x00, 0x00, 0x40],
+            ),
+        ] {
+            let reply = Rejection::new(fail, "no").to_reply();
+            assert!(
+                reply.ends_with(der),
+                "{}: {}",
+                fail.name(),
+                hex::encode(&reply)
+            );
+            match token_of(&reply) {
+                Err(TimestampError::Refused {
+                    status,
+                    fail_info,
+                    text,
+                }) => {
+                    assert_eq!(status, "rejection");
+                    assert_eq!(fail_info.as_deref(), Some(fail.name()));
+                    assert_eq!(text.as_deref(), Some("no"));
+                }
+                other => panic!("{}: {other:?}", fail.name()),
+            }
+        }
+        // Several bits, and one no RFC names.
+        let bits = BitString::new(0, vec![0xa0, 0x00, 0x00, 0x00, 0x01]).unwrap();
+        assert_eq!(
+            fail_info_names(&bits).as_deref(),
+            Some("badAlg+badRequest+bit 39")
+        );
+        assert_eq!(fail_info_names(&BitString::new(0, vec![0]).unwrap()), None);
     }
 
     fn unix(t: SystemTime) -> u64 {
