@@ -27,7 +27,9 @@ use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
 use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions};
+use hourglass_timelock::certificate::{pem_certificates, CaCertificate, TsaAnchor};
 use hourglass_timelock::public::{CommitteePins, OriginPins};
+use hourglass_timelock::timestamp::{Evidence, TokenRefused};
 use hourglass_timelock::tlock::{
     check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
 };
@@ -40,7 +42,7 @@ use hourglass_vdf::eval::EvalOptions;
 use hourglass_vdf::group::RsaGroup;
 use hourglass_vdf::proof_file::{prove_input, ModulusPolicy, ProofFile, ProofScheme, ProveOutcome};
 use hourglass_vdf::SecurityLevel;
-use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rug::integer::Order;
@@ -603,14 +605,84 @@ fn submit_seal(
     }
 }
 
+/// The anchors of `tsa_cas`: every certificate of each file (PEM, several per file, or DER),
+/// each a CA certificate.
+fn tsa_anchors(tsa_cas: &[Vec<u8>]) -> PyResult<Vec<TsaAnchor>> {
+    let mut anchors = Vec::new();
+    for (i, file) in tsa_cas.iter().enumerate() {
+        let at = |e| err(format!("tsa_cas[{i}]: {e}"));
+        for der in pem_certificates(file).map_err(at)? {
+            anchors.push(TsaAnchor::from(
+                CaCertificate::from_bytes(&der).map_err(at)?,
+            ));
+        }
+    }
+    Ok(anchors)
+}
+
+/// The tokens and the CA certificate files of `timestamps=` and `tsa_cas=`.
+type TimestampArgs = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+/// `timestamps=` and `tsa_cas=` held to the CLI's argument rules (`--timestamp` needs
+/// `--tsa-ca` and conflicts with `--received`), neither empty; a `ValueError` otherwise.
+fn timestamp_args(
+    timestamps: Option<Vec<Vec<u8>>>,
+    tsa_cas: Option<Vec<Vec<u8>>>,
+    received: bool,
+) -> PyResult<Option<TimestampArgs>> {
+    let refuse = |why: &str| Err(PyValueError::new_err(why.to_string()));
+    match (timestamps, tsa_cas) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => {
+            refuse("tsa_cas= is only for timestamps=: pass the timestamps of the bundle too")
+        }
+        (Some(_), _) if received => refuse(
+            "pass timestamps= or received=, not both: the timestamps say when the bundle was received",
+        ),
+        (Some(t), _) if t.is_empty() => {
+            refuse("timestamps= is empty: pass at least one .tsr reply or token")
+        }
+        (Some(_), None) => refuse(
+            "timestamps= needs tsa_cas=: the CA certificates (PEM or DER) the TSAs must chain to",
+        ),
+        (Some(_), Some(c)) if c.is_empty() => refuse(
+            "tsa_cas= is empty: pass the CA certificates (PEM or DER) the TSAs must chain to",
+        ),
+        (Some(t), Some(c)) => Ok(Some((t, c))),
+    }
+}
+
+/// Checks `tokens` (named `timestamps[i]`) against the CA certificates `cas` and the bundle
+/// file's bytes with the library's [`Evidence::check`]: the evidence, or the token refused as a
+/// negative verdict; a refusal that is no verdict (bytes that are not a token) is raised.
+fn check_timestamps(
+    py: Python<'_>,
+    bundle: &[u8],
+    (tokens, cas): TimestampArgs,
+) -> PyResult<Result<Evidence, TokenRefused>> {
+    let anchors = tsa_anchors(&cas)?;
+    let named: Vec<(String, Vec<u8>)> = tokens
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| (format!("timestamps[{i}]"), t))
+        .collect();
+    match py.allow_threads(|| Evidence::check(bundle, &named, &anchors)) {
+        Ok(evidence) => Ok(Ok(evidence)),
+        Err(refused) if refused.error.is_verdict() => Ok(Err(refused)),
+        Err(e) => Err(err(e)),
+    }
+}
+
 /// Verifies a bundle for `document` with the library's one verdict: with the institution's
 /// private key files (`keys`, the `.key` texts) for a private set, or with the public `set`
 /// (and, for a committee's modulus, its signed `transcript` and the members' certificates
 /// `committee_certs`, PEM) for a public one. `received` and `deadline` (RFC 3339) date the
-/// verdict. Returns the dated verdict as JSON, the same document `hourglass submit verify
-/// --json` prints.
+/// verdict; or `timestamps` (RFC 3161 replies or tokens over the bundle's bytes, checked
+/// against the CA certificates `tsa_cas`) say when the bundle was received. Returns the dated
+/// verdict as JSON, the document `hourglass submit verify --json` prints, with
+/// `received_from` and `timestamps`.
 #[pyfunction]
-#[pyo3(signature = (bundle, document, keys=None, set=None, transcript=None, committee_certs=None, received=None, deadline=None))]
+#[pyo3(signature = (bundle, document, keys=None, set=None, transcript=None, committee_certs=None, received=None, deadline=None, timestamps=None, tsa_cas=None))]
 #[allow(clippy::too_many_arguments)]
 fn submit_verify(
     py: Python<'_>,
@@ -622,7 +694,11 @@ fn submit_verify(
     committee_certs: Option<Vec<Vec<u8>>>,
     received: Option<&str>,
     deadline: Option<&str>,
+    timestamps: Option<Vec<Vec<u8>>>,
+    tsa_cas: Option<Vec<Vec<u8>>>,
 ) -> PyResult<String> {
+    let stamps = timestamp_args(timestamps, tsa_cas, received.is_some())?;
+    let bundle_bytes = bundle;
     let bundle = Bundle::from_json(&text(bundle, "bundle")?).map_err(err)?;
     let verifier = match (keys, set) {
         (Some(keys), None) => {
@@ -664,20 +740,54 @@ fn submit_verify(
         })
         .transpose()
     };
-    let received = time("received", received)?.unwrap_or_else(|| unix_secs(SystemTime::now()));
+    let received = time("received", received)?;
     let deadline = time("deadline", deadline)?;
+    // Timestamps first, as the CLI: a token that cannot be read is raised before any check.
+    let timestamps = stamps
+        .map(|args| check_timestamps(py, bundle_bytes, args))
+        .transpose()?;
     let digest = verifier.digest(document).map_err(err)?;
-    let verdict = py
+    let mut verdict = py
         .allow_threads(|| {
             verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut OsEntropy)
         })
         .map_err(err)?;
-    let dating = Dating::new(&verdict, received, deadline);
-    serde_json::to_string(&DatedVerdict {
+    let (received, received_from) = match (&timestamps, received) {
+        (Some(Ok(evidence)), _) => (
+            evidence
+                .received_unix()
+                .ok_or_else(|| err("no timestamp dates the bundle"))?,
+            Some("timestamps"),
+        ),
+        // No trusted time: the verdict is undated (see below).
+        (Some(Err(_)), _) => (0, None),
+        (None, Some(r)) => (r, Some("received")),
+        (None, None) => (unix_secs(SystemTime::now()), Some("this machine's clock")),
+    };
+    if let Some(Err(refused)) = &timestamps {
+        // A token refused as a verdict (it does not verify, covers other bytes, or does not
+        // chain to a CA given) makes the verification fail: the CLI exits with the invalid
+        // status, and this package's convention for a failed verification is a verdict with
+        // `valid` false. The bundle's own findings (links, document) are kept.
+        verdict.valid = false;
+        verdict.credited_secs = 0.0;
+        verdict.reason = Some(refused.to_string());
+    }
+    let mut json = serde_json::to_value(DatedVerdict {
         verdict: &verdict,
-        dating,
+        dating: Dating::new(&verdict, received, deadline),
     })
-    .map_err(err)
+    .map_err(err)?;
+    if received_from.is_none() {
+        json["received"] = serde_json::Value::Null;
+        json["predated_to"] = serde_json::Value::Null;
+    }
+    json["received_from"] = serde_json::json!(received_from);
+    json["timestamps"] = match &timestamps {
+        Some(Ok(evidence)) => serde_json::to_value(evidence).map_err(err)?,
+        _ => serde_json::Value::Null,
+    };
+    serde_json::to_string(&json).map_err(err)
 }
 
 /// Makes a puzzle key of `squarings` squarings: returns the private key's JSON (keep it

@@ -50,7 +50,8 @@ def submit_seal(document: bytes, set: bytes, checkpoint: str, expect_secs: Optio
 def submit_verify(bundle: bytes, document: bytes, keys: Optional[List[bytes]] = None,
                   set: Optional[bytes] = None, transcript: Optional[bytes] = None,
                   committee_certs: Optional[List[bytes]] = None, received: Optional[str] = None,
-                  deadline: Optional[str] = None) -> str: ...
+                  deadline: Optional[str] = None, timestamps: Optional[List[bytes]] = None,
+                  tsa_cas: Optional[List[bytes]] = None) -> str: ...
 def puzzle_keygen(squarings: int, bits: int = 2048, rate: Optional[float] = None, hash: str = "sha256",
                   issuer: str = "", seed: Optional[bytes] = None) -> Tuple[str, str]: ...
 def puzzle_solve(public_key: bytes, document: bytes, checkpoint: Optional[str] = None,

@@ -81,6 +81,8 @@ def verify(
     committee_certs: Optional[Iterable[Union[str, bytes]]] = None,
     received: Optional[str] = None,
     deadline: Optional[str] = None,
+    timestamps: Optional[Iterable[bytes]] = None,
+    tsa_cas: Optional[Iterable[Union[str, bytes]]] = None,
 ) -> Dict[str, Any]:
     """Verifies a bundle for ``document`` with hourglass's one verdict (the CLI's and the
     service's): with the institution's ``.key`` texts (``keys``) for a private set, or with the
@@ -89,16 +91,37 @@ def verify(
     (``committee_certs``); without them it raises. ``received`` and ``deadline`` (RFC 3339)
     date the verdict (``received`` defaults to now).
 
+    ``timestamps`` date the bundle instead of ``received``: RFC 3161 replies (``.tsr``) or
+    tokens, DER bytes, over the bundle's bytes exactly as given (pass the bundle file's bytes),
+    each checked against ``tsa_cas``, the CA certificates you trust (PEM, several per file, or
+    DER); ``received`` is then the earliest ``genTime``. Timestamps without ``tsa_cas``, or
+    together with ``received``, raise ``ValueError``. A token that does not verify, covers
+    other bytes or chains to none of ``tsa_cas`` makes the verdict invalid, its ``reason``
+    naming the token (``timestamps[0]``, ...) and its ``received`` None; bytes that are not a
+    token raise :class:`HourglassError`.
+
     Returns the verdict as ``hourglass submit verify --json`` prints it: ``valid``, ``set``,
     ``trust``, ``trustless``, ``assumption``, ``document_matches``, ``credited_secs``,
     ``reason``, ``links``, ``received``, ``credited_ms``, ``predated_to``, ``deadline``,
-    ``before_deadline``."""
+    ``before_deadline``, ``received_from`` (``"timestamps"``, ``"received"`` or ``"this
+    machine's clock"``) and ``timestamps`` (each verified token's ``name``, ``tsa``, ``anchor``,
+    ``gen_time``, ``gen_time_text``, ``policy``, ``serial`` and ``imprint_hash``; None without
+    timestamps)."""
+    if timestamps is not None:
+        timestamps = [_token(t) for t in timestamps]
     verdict = _native.submit_verify(
         _bytes(bundle), bytes(document),
         None if keys is None else [_bytes(k) for k in keys],
         None if set is None else _bytes(set),
         None if transcript is None else _bytes(transcript),
         None if committee_certs is None else [_bytes(c) for c in committee_certs],
-        received, deadline,
+        received, deadline, timestamps,
+        None if tsa_cas is None else [_bytes(c) for c in tsa_cas],
     )
     return json.loads(verdict)
+
+
+def _token(t: bytes) -> bytes:
+    if isinstance(t, str):
+        raise TypeError("a timestamp is the bytes of a .tsr reply or token (DER), not text")
+    return bytes(t)
