@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use hourglass_rsa::HashAlg;
-use hourglass_timelock::certificate::{pem_certificates, CaCertificate, TsaAnchor};
+use hourglass_timelock::certificate::{ca_certificates, TsaAnchor};
 use hourglass_timelock::timestamp::{verify_token, Query};
 use serde::Serialize;
 
@@ -268,12 +268,11 @@ pub fn run(a: TsaBenchArgs) -> Result<()> {
     let agent = ureq::AgentBuilder::new().build();
     let ca_pem = get(&agent, &format!("{}/tsa-ca.pem", served.base))?;
     let tsa_pem = get(&agent, &format!("{}/tsa.pem", served.base))?;
-    let anchors: Vec<TsaAnchor> = pem_certificates(&ca_pem)
+    let anchors: Vec<TsaAnchor> = ca_certificates(&ca_pem)
         .map_err(|e| tsa_error(e.to_string()))?
-        .iter()
-        .map(|der| CaCertificate::from_bytes(der).map(TsaAnchor::from))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| tsa_error(e.to_string()))?;
+        .into_iter()
+        .map(TsaAnchor::from)
+        .collect();
     let tsa_key_bits = hourglass_timelock::certificate::TsaCertificate::from_bytes(&tsa_pem)
         .map_err(|e| tsa_error(e.to_string()))?
         .public_key()

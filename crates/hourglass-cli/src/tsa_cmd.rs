@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 use hourglass_rsa::HashAlg;
 use hourglass_timelock::bundle::MAX_BUNDLE_BYTES;
-use hourglass_timelock::certificate::{pem_certificates, CaCertificate, TsaAnchor};
+use hourglass_timelock::certificate::{ca_certificates, CaCertificate, TsaAnchor};
 use hourglass_timelock::timestamp::{verify_token, PolicyId, Query, MAX_TOKEN_BYTES};
 use hourglass_timelock::verdict::rfc3339;
 
@@ -187,12 +187,7 @@ pub fn load_tsa_cas(paths: &[PathBuf]) -> Result<Vec<CaCertificate>, CliError> {
     let mut cas = Vec::new();
     for path in paths {
         let bytes = read_input_limited(path, "TSA CA certificate", 1 << 20)?;
-        let ders = pem_certificates(&bytes).map_err(|e| CliError::from(e).with_path(path))?;
-        for der in ders {
-            cas.push(
-                CaCertificate::from_bytes(&der).map_err(|e| CliError::from(e).with_path(path))?,
-            );
-        }
+        cas.extend(ca_certificates(&bytes).map_err(|e| CliError::from(e).with_path(path))?);
     }
     Ok(cas)
 }

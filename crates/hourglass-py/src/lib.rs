@@ -27,7 +27,7 @@ use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
 use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions};
-use hourglass_timelock::certificate::{pem_certificates, CaCertificate, TsaAnchor};
+use hourglass_timelock::certificate::{ca_certificates, TsaAnchor};
 use hourglass_timelock::public::{CommitteePins, OriginPins};
 use hourglass_timelock::timestamp::{Evidence, TokenRefused};
 use hourglass_timelock::tlock::{
@@ -611,11 +611,12 @@ fn tsa_anchors(tsa_cas: &[Vec<u8>]) -> PyResult<Vec<TsaAnchor>> {
     let mut anchors = Vec::new();
     for (i, file) in tsa_cas.iter().enumerate() {
         let at = |e| err(format!("tsa_cas[{i}]: {e}"));
-        for der in pem_certificates(file).map_err(at)? {
-            anchors.push(TsaAnchor::from(
-                CaCertificate::from_bytes(&der).map_err(at)?,
-            ));
-        }
+        anchors.extend(
+            ca_certificates(file)
+                .map_err(at)?
+                .into_iter()
+                .map(TsaAnchor::from),
+        );
     }
     Ok(anchors)
 }

@@ -916,6 +916,15 @@ pub fn pem_certificates(bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
     Ok(ders)
 }
 
+/// Every certificate of a file (PEM, several per file, or one DER certificate), each read and
+/// checked as a CA certificate: the anchors a verifier names in one file (`--tsa-ca`).
+pub fn ca_certificates(bytes: &[u8]) -> Result<Vec<CaCertificate>> {
+    pem_certificates(bytes)?
+        .iter()
+        .map(|der| CaCertificate::from_bytes(der))
+        .collect()
+}
+
 /// The raw TBSCertificate (tag, length and content) inside a certificate's DER.
 fn raw_tbs(der: &[u8]) -> Result<&[u8]> {
     let mut reader = SliceReader::new(der).map_err(|e| malformed(Malformation::Structure(e)))?;
