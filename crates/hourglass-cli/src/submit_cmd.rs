@@ -15,7 +15,7 @@ use hourglass_timelock::receipt::MAX_RECEIPT_BYTES;
 use hourglass_timelock::submission::{generate_set, MAX_SET_BYTES};
 use hourglass_timelock::timestamp::{granted_reply, Evidence};
 use hourglass_timelock::verdict::{
-    rfc3339, unix_secs, DatedVerdict, Dating, Verdict, Verifier, VerifyOptions,
+    rfc3339, unix_secs, DatedVerdict, Dating, ReceivedFrom, Verdict, Verifier, VerifyOptions,
 };
 use hourglass_timelock::PuzzleKey;
 use hourglass_vdf::group::RsaGroup;
@@ -653,11 +653,8 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let mut rng = a.entropy.source()?;
     let verdict = verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut *rng)?;
     let elapsed = start.elapsed();
-    let (received, received_from) = match (&evidence, a.received) {
-        (Some(e), _) => (e.received_unix().unwrap_or(0), "timestamps"),
-        (None, Some(r)) => (unix_secs(r), "--received"),
-        (None, None) => (unix_secs(SystemTime::now()), "this machine's clock"),
-    };
+    let (received, received_from) =
+        ReceivedFrom::pick(evidence.as_ref(), a.received, SystemTime::now());
     let dating = Dating::new(&verdict, received, a.deadline.map(unix_secs));
     if a.json {
         let mut v = serde_json::to_value(DatedVerdict {
@@ -683,7 +680,11 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
                 );
             }
         }
-        println!("received: {} ({received_from})", rfc3339(dating.received()));
+        println!(
+            "received: {} ({})",
+            rfc3339(dating.received()),
+            received_from.as_str()
+        );
         print_verdict(&verdict, &dating, elapsed);
     }
     if !verdict.valid {

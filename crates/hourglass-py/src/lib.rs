@@ -33,7 +33,9 @@ use hourglass_timelock::timestamp::{Evidence, TokenRefused};
 use hourglass_timelock::tlock::{
     check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
 };
-use hourglass_timelock::verdict::{unix_secs, DatedVerdict, Dating, Verifier, VerifyOptions};
+use hourglass_timelock::verdict::{
+    unix_secs, DatedVerdict, Dating, ReceivedFrom, Verifier, VerifyOptions,
+};
 use hourglass_timelock::{
     input_from_digest, solve, PuzzleHash, PuzzleKey, PuzzleKeyGen, PuzzlePublicKey, Solution,
     SolveOptions, SolveOutcome,
@@ -753,17 +755,19 @@ fn submit_verify(
             verifier.verify(&bundle, &digest, &VerifyOptions::default(), &mut OsEntropy)
         })
         .map_err(err)?;
-    let (received, received_from) = match (&timestamps, received) {
-        (Some(Ok(evidence)), _) => (
-            evidence
-                .received_unix()
-                .ok_or_else(|| err("no timestamp dates the bundle"))?,
-            Some("timestamps"),
-        ),
+    let (received, received_from) = match &timestamps {
         // No trusted time: the verdict is undated (see below).
-        (Some(Err(_)), _) => (0, None),
-        (None, Some(r)) => (r, Some("received")),
-        (None, None) => (unix_secs(SystemTime::now()), Some("this machine's clock")),
+        Some(Err(_)) => (0, None),
+        Some(Ok(evidence)) => {
+            let (t, from) = ReceivedFrom::pick(Some(evidence), None, SystemTime::now());
+            (t, Some(from))
+        }
+        None => {
+            let given =
+                received.map(|r| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(r));
+            let (t, from) = ReceivedFrom::pick(None, given, SystemTime::now());
+            (t, Some(from))
+        }
     };
     if let Some(Err(refused)) = &timestamps {
         // A token refused as a verdict (it does not verify, covers other bytes, or does not

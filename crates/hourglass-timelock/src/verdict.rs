@@ -645,6 +645,49 @@ pub fn credited_ms(secs: f64) -> u64 {
     (secs * 1000.0).round() as u64
 }
 
+/// Where a verdict's received time came from. The rule every surface dates with: the earliest
+/// verified RFC 3161 timestamp, else the time the verifier gives (the institution's clock),
+/// else this machine's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceivedFrom {
+    /// The earliest `genTime` of the verified timestamps.
+    Timestamps,
+    /// The time the verifier gave.
+    Given,
+    /// This machine's clock.
+    Clock,
+}
+
+impl ReceivedFrom {
+    /// `timestamps`, `received` or `this machine's clock`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReceivedFrom::Timestamps => "timestamps",
+            ReceivedFrom::Given => "received",
+            ReceivedFrom::Clock => "this machine's clock",
+        }
+    }
+
+    /// The received time (whole seconds since the epoch) and where it came from.
+    pub fn pick(
+        evidence: Option<&crate::timestamp::Evidence>,
+        given: Option<SystemTime>,
+        now: SystemTime,
+    ) -> (u64, Self) {
+        match (evidence.and_then(|e| e.received_unix()), given) {
+            (Some(t), _) => (t, ReceivedFrom::Timestamps),
+            (None, Some(g)) => (unix_secs(g), ReceivedFrom::Given),
+            (None, None) => (unix_secs(now), ReceivedFrom::Clock),
+        }
+    }
+}
+
+impl Serialize for ReceivedFrom {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// Seconds since the epoch of `t` (0 before it).
 pub fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
