@@ -79,6 +79,8 @@ pub struct StampArgs {
 
 /// Runs `hourglass submit stamp`.
 pub fn stamp(a: StampArgs) -> Result<(), CliError> {
+    // An output in the way is refused before the TSA is asked (a token it grants is a record).
+    crate::files::check_output(&a.output)?;
     let bundle = read_input_limited(&a.bundle, "bundle", MAX_BUNDLE_BYTES)?;
     let policy = a
         .policy

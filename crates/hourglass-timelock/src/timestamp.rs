@@ -1615,6 +1615,27 @@ impl Evidence {
 mod tests {
     use super::*;
 
+    /// The largest query a TSA accepts: a SHA-512 imprint, a 64-byte nonce, a policy of
+    /// 60-digit arcs, certReq. It parses back to itself and is far below the 16 KiB limit; one
+    /// nonce byte more is refused.
+    #[test]
+    fn the_largest_legitimate_query_fits_its_limit_and_is_granted() {
+        let arcs = vec!["9".repeat(60); 8].join(".");
+        let policy = PolicyId::parse(&format!("2.{arcs}")).unwrap();
+        let mut nonce = vec![0x7f; MAX_NONCE_BYTES];
+        let q = Query::for_digest(HashAlg::Sha512, &[5; 64], Some(nonce.clone()), Some(policy))
+            .unwrap();
+        assert!(
+            q.to_der().len() < MAX_QUERY_BYTES / 8,
+            "{}",
+            q.to_der().len()
+        );
+        assert_eq!(Query::parse(q.to_der()).unwrap(), q);
+        nonce.push(0);
+        let over = Query::for_digest(HashAlg::Sha512, &[5; 64], Some(nonce), None);
+        assert!(over.is_err());
+    }
+
     #[test]
     fn policy_ids_of_any_arcs_round_trip() {
         for text in [
