@@ -14,6 +14,13 @@
 //! [`check_receipt`] verifies the token (imprint, time, the chain to the institution's key or a
 //! TSA CA the verifier names), so `openssl ts -verify` can check the same time on its own.
 //! Version 1 (no token) is still read.
+//!
+//! Version 3 adds the service's transparency log (docs/FORMATS.md section 19): the statement
+//! names the log (`log: <origin>`), so the institution's signature commits to the receipt being
+//! public, and the file carries the receipt's entry index, its inclusion proof and the log's
+//! checkpoint (signed by the log, cosigned by witnesses). The **entry** the log holds is the
+//! receipt without its `log` member, as compact JSON ([`SignedReceipt::entry`]); a receipt that
+//! claims a log is checked only against a log key the verifier pins ([`LogPins`]).
 
 use std::time::SystemTime;
 
@@ -24,17 +31,22 @@ use hourglass_rsa::{HashAlg, PrivateKey, PublicKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use hourglass_log::checkpoint::VerifiedCheckpoint;
+use hourglass_log::checkpoint::{hash_from_base64, hash_to_base64, LogPins, SignedCheckpoint};
+use hourglass_log::tree::InclusionProof;
+use hourglass_log::LogError;
+
 use crate::certificate::{CaCertificate, TsaAnchor};
 use crate::timestamp::{verify_token, TimestampError, TokenInfo, VerifiedToken};
 use crate::verdict::{rfc3339, unix_secs, Dating};
 
 const RECEIPT_TYPE: &str = "hourglass-receipt";
-/// The version written: 2, with a timestamp token.
-const RECEIPT_VERSION: u32 = 2;
 /// The first line of a version 1 statement.
 const STATEMENT_HEADER_V1: &str = "hourglass-receipt v1";
 /// The first line of a version 2 statement.
 const STATEMENT_HEADER_V2: &str = "hourglass-receipt v2";
+/// The first line of a version 3 statement.
+const STATEMENT_HEADER_V3: &str = "hourglass-receipt v3";
 /// The largest receipt file we parse.
 pub const MAX_RECEIPT_BYTES: usize = 64 * 1024;
 /// The longest reason a statement carries (longer ones are cut).
@@ -93,6 +105,26 @@ pub enum ReceiptError {
         /// What differs.
         why: &'static str,
     },
+    /// The receipt claims to be in a transparency log, and no log key was given to check it.
+    #[error("the receipt claims to be in the transparency log '{origin}'; it is checked only against that log's key, pinned by the verifier")]
+    LogNotPinned {
+        /// The log the receipt names.
+        origin: String,
+    },
+    /// A log key was pinned, and the receipt is not in any log (the institution handed out a
+    /// receipt that nobody else can see).
+    #[error("the receipt is not in a transparency log: nobody but its holder has seen it")]
+    NotLogged,
+    /// The receipt's log evidence does not check out (its checkpoint's signatures or quorum,
+    /// or its inclusion proof), or it names another log than the pinned one.
+    #[error("the receipt's log entry: {0}")]
+    Log(#[source] LogError),
+    /// The log evidence is for another log or entry than the statement says.
+    #[error("the receipt's log entry disagrees with its statement: {why}")]
+    LogMismatch {
+        /// What differs.
+        why: &'static str,
+    },
     /// Signing failed.
     #[error(transparent)]
     Rsa(#[from] hourglass_rsa::Error),
@@ -106,8 +138,11 @@ impl ReceiptError {
         match self {
             ReceiptError::BadSignature
             | ReceiptError::OtherInstitution { .. }
-            | ReceiptError::TimestampMismatch { .. } => true,
+            | ReceiptError::TimestampMismatch { .. }
+            | ReceiptError::NotLogged
+            | ReceiptError::LogMismatch { .. } => true,
             ReceiptError::Timestamp(e) => e.is_verdict(),
+            ReceiptError::Log(e) => e.is_verdict(),
             _ => false,
         }
     }
@@ -153,6 +188,9 @@ pub struct Statement {
     pub received_unix: u64,
     /// SHA-256 (hex) of the timestamp token (DER); `None` in version 1 receipts.
     pub timestamp_sha256: Option<String>,
+    /// The origin of the transparency log the receipt is published in (version 3; `None`
+    /// before).
+    pub log: Option<String>,
     /// The verdict.
     pub verdict: ReceiptVerdict,
     /// Time credited, in milliseconds (0 unless valid).
@@ -163,6 +201,8 @@ pub struct Statement {
 
 /// The line a version 2 statement adds after `received`.
 const TIMESTAMP_KEY: &str = "timestamp-sha256";
+/// The line a version 3 statement adds after `timestamp-sha256`.
+const LOG_KEY: &str = "log";
 
 const KEYS: [&str; 11] = [
     "institution",
@@ -207,8 +247,20 @@ impl Statement {
         Ok(hex::encode(h.finalize()) == self.document_sha256)
     }
 
-    /// The canonical text that is signed: version 2 (with the `timestamp-sha256` line after
-    /// `received`) when the statement names a token, version 1 otherwise.
+    /// The statement's version: 3 when it names a log (and a token), 2 when it names a token,
+    /// 1 otherwise.
+    pub fn version(&self) -> u32 {
+        match (&self.timestamp_sha256, &self.log) {
+            (Some(_), Some(_)) => 3,
+            (Some(_), None) => 2,
+            (None, _) => 1,
+        }
+    }
+
+    /// The canonical text that is signed: version 3 (a `log` line after `timestamp-sha256`)
+    /// when the statement names a log, version 2 (with the `timestamp-sha256` line after
+    /// `received`) when it names a token, version 1 otherwise. A log without a token is not a
+    /// statement (signing refuses it).
     pub fn canonical(&self) -> String {
         let predated = self.predated_to();
         let values: [String; 11] = [
@@ -224,9 +276,10 @@ impl Statement {
             rfc3339(predated),
             one_line(&self.reason),
         ];
-        let mut text = String::from(match self.timestamp_sha256 {
-            Some(_) => STATEMENT_HEADER_V2,
-            None => STATEMENT_HEADER_V1,
+        let mut text = String::from(match self.version() {
+            3 => STATEMENT_HEADER_V3,
+            2 => STATEMENT_HEADER_V2,
+            _ => STATEMENT_HEADER_V1,
         });
         text.push('\n');
         let mut line = |k: &str, v: &str| {
@@ -240,6 +293,9 @@ impl Statement {
             if *k == "received" {
                 if let Some(t) = &self.timestamp_sha256 {
                     line(TIMESTAMP_KEY, t);
+                    if let Some(log) = &self.log {
+                        line(LOG_KEY, log);
+                    }
                 }
             }
         }
@@ -250,10 +306,10 @@ impl Statement {
     /// itself.
     fn parse(text: &str, version: u32) -> Result<Self, ReceiptError> {
         let mut lines = text.split('\n');
-        let header = if version == 1 {
-            STATEMENT_HEADER_V1
-        } else {
-            STATEMENT_HEADER_V2
+        let header = match version {
+            1 => STATEMENT_HEADER_V1,
+            2 => STATEMENT_HEADER_V2,
+            _ => STATEMENT_HEADER_V3,
         };
         if lines.next() != Some(header) {
             return Err(ReceiptError::NotCanonical {
@@ -262,8 +318,11 @@ impl Statement {
             });
         }
         let mut keys: Vec<&'static str> = KEYS.to_vec();
-        if version == 2 {
+        if version >= 2 {
             keys.insert(7, TIMESTAMP_KEY);
+        }
+        if version == 3 {
+            keys.insert(8, LOG_KEY);
         }
         let mut values = Vec::with_capacity(keys.len());
         for (i, key) in keys.iter().enumerate() {
@@ -281,11 +340,9 @@ impl Statement {
                 })?;
             values.push(value);
         }
-        let timestamp_sha256 = if version == 2 {
-            Some(values.remove(7))
-        } else {
-            None
-        };
+        // Taken out in reverse order, so the common lines keep their places.
+        let log = (version == 3).then(|| values.remove(8));
+        let timestamp_sha256 = (version >= 2).then(|| values.remove(7));
         if lines.next() != Some("") || lines.next().is_some() {
             return Err(ReceiptError::Malformed {
                 why: "the statement has lines after the reason",
@@ -326,6 +383,15 @@ impl Statement {
             timestamp_sha256: timestamp_sha256
                 .map(|t| hex64("timestamp-sha256", t))
                 .transpose()?,
+            log: log
+                .map(|l| {
+                    if hourglass_log::keys::valid_key_name(l) {
+                        Ok(l.to_string())
+                    } else {
+                        Err(ReceiptError::BadField { field: "log" })
+                    }
+                })
+                .transpose()?,
             verdict,
             credited_ms,
             reason: values[10].to_string(),
@@ -355,6 +421,8 @@ pub fn institution_fingerprint(key: &PublicKey) -> Result<String, ReceiptError> 
     Ok(hex::encode(Sha256::digest(&der)))
 }
 
+/// A receipt file: the signed receipt (what the log holds) and, in version 3, where the log
+/// holds it.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReceiptJson {
@@ -365,17 +433,147 @@ struct ReceiptJson {
     signature: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log: Option<LogJson>,
 }
 
-/// Signs `statement` with the timestamp `token` of the bundle (version 2; its `institution`,
-/// `received` and `timestamp-sha256` fields are set from `key` and the token) and returns the
-/// receipt JSON. Refuses a token that is not over the statement's bundle with SHA-256.
+/// The log evidence of a receipt: its entry's index, the inclusion proof and the checkpoint it
+/// leads to.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogJson {
+    index: u64,
+    proof: Vec<String>,
+    checkpoint: String,
+}
+
+/// The signed receipt alone, as the log holds it: compact JSON of these fields in this order.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryJson {
+    #[serde(rename = "type")]
+    kind: String,
+    version: u32,
+    statement: String,
+    signature: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timestamp: Option<String>,
+}
+
+impl ReceiptJson {
+    /// The entry the log holds for this receipt.
+    fn entry(&self) -> Vec<u8> {
+        entry_bytes(&EntryJson {
+            kind: self.kind.clone(),
+            version: self.version,
+            statement: self.statement.clone(),
+            signature: self.signature.clone(),
+            timestamp: self.timestamp.clone(),
+        })
+    }
+}
+
+fn entry_bytes(entry: &EntryJson) -> Vec<u8> {
+    serde_json::to_vec(entry).unwrap_or_default()
+}
+
+/// A signed receipt: the entry its log holds, ready to become a receipt file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedReceipt {
+    entry: Vec<u8>,
+    version: u32,
+}
+
+impl SignedReceipt {
+    /// Reads an entry (as the log holds it, or as [`Self::entry`] made it).
+    pub fn from_entry(entry: &[u8]) -> Result<Self, ReceiptError> {
+        let parsed: EntryJson =
+            serde_json::from_slice(entry).map_err(|_| ReceiptError::Malformed {
+                why: "a log entry is not a signed receipt",
+            })?;
+        if entry_bytes(&parsed) != entry {
+            return Err(ReceiptError::Malformed {
+                why: "a log entry is not in the canonical form of a signed receipt",
+            });
+        }
+        Ok(Self {
+            entry: entry.to_vec(),
+            version: parsed.version,
+        })
+    }
+
+    /// The entry the transparency log holds: the receipt without its log evidence, compact
+    /// JSON.
+    pub fn entry(&self) -> &[u8] {
+        &self.entry
+    }
+
+    /// The statement's version (3: it names a log).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The receipt file of a version 1 or 2 receipt (one that names no log).
+    pub fn unlogged(&self) -> Result<String, ReceiptError> {
+        self.file(None)
+    }
+
+    /// The receipt file with its log evidence: entry `index` of the log whose `checkpoint`
+    /// `proof` leads to. The proof is checked against the checkpoint's root first: a receipt
+    /// whose evidence does not verify is never handed out.
+    pub fn logged(
+        &self,
+        index: u64,
+        proof: &InclusionProof,
+        checkpoint: &SignedCheckpoint,
+    ) -> Result<String, ReceiptError> {
+        if proof.index != index || proof.size != checkpoint.size() {
+            return Err(ReceiptError::LogMismatch {
+                why: "the proof is not of this entry in this checkpoint",
+            });
+        }
+        proof
+            .verify(&self.entry, &checkpoint.root())
+            .map_err(ReceiptError::Log)?;
+        self.file(Some(LogJson {
+            index,
+            proof: proof.path.iter().map(hash_to_base64).collect(),
+            checkpoint: String::from_utf8_lossy(&checkpoint.to_bytes()).into_owned(),
+        }))
+    }
+
+    fn file(&self, log: Option<LogJson>) -> Result<String, ReceiptError> {
+        let e: EntryJson =
+            serde_json::from_slice(&self.entry).map_err(|_| ReceiptError::Malformed {
+                why: "not a signed receipt",
+            })?;
+        if (e.version == 3) != log.is_some() {
+            return Err(ReceiptError::Malformed {
+                why: "a version 3 receipt, and only one, is handed out with its log entry",
+            });
+        }
+        let json = ReceiptJson {
+            kind: e.kind,
+            version: e.version,
+            statement: e.statement,
+            signature: e.signature,
+            timestamp: e.timestamp,
+            log,
+        };
+        Ok(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")
+    }
+}
+
+/// Signs `statement` with the timestamp `token` of the bundle (its `institution`, `received`
+/// and `timestamp-sha256` fields are set from `key` and the token): version 3 when the
+/// statement names a log, version 2 otherwise. Refuses a token that is not over the
+/// statement's bundle with SHA-256.
 pub fn sign_receipt(
     statement: &Statement,
     token: &[u8],
     key: &PrivateKey,
     rng: &mut dyn EntropySource,
-) -> Result<String, ReceiptError> {
+) -> Result<SignedReceipt, ReceiptError> {
     let info = TokenInfo::of_token(token).map_err(ReceiptError::Timestamp)?;
     let mut statement = statement.clone();
     if info.hash != HashAlg::Sha256 || hex::encode(&info.imprint) != statement.bundle_sha256 {
@@ -385,59 +583,91 @@ pub fn sign_receipt(
     }
     statement.received_unix = unix_secs(info.gen_time);
     statement.timestamp_sha256 = Some(hex::encode(Sha256::digest(token)));
-    sign_json(statement, Some(token), key, rng)
+    sign_entry(statement, Some(token), key, rng)
 }
 
-/// Signs a version 1 receipt (no token, `received` is the institution's word): only for
-/// submissions stored before the institution stamped them.
+/// Signs a version 1 receipt (no token, `received` is the institution's word, no log line):
+/// only for submissions stored before the institution stamped them.
 pub fn sign_receipt_v1(
     statement: &Statement,
     key: &PrivateKey,
     rng: &mut dyn EntropySource,
-) -> Result<String, ReceiptError> {
+) -> Result<SignedReceipt, ReceiptError> {
     let mut statement = statement.clone();
     statement.timestamp_sha256 = None;
-    sign_json(statement, None, key, rng)
+    statement.log = None;
+    sign_entry(statement, None, key, rng)
 }
 
-fn sign_json(
+fn sign_entry(
     mut statement: Statement,
     token: Option<&[u8]>,
     key: &PrivateKey,
     rng: &mut dyn EntropySource,
-) -> Result<String, ReceiptError> {
+) -> Result<SignedReceipt, ReceiptError> {
     statement.institution = institution_fingerprint(key.public())?;
     statement.reason = one_line(&statement.reason);
     statement.set = one_line(&statement.set);
+    if statement
+        .log
+        .as_deref()
+        .is_some_and(|l| !hourglass_log::keys::valid_key_name(l))
+    {
+        return Err(ReceiptError::BadField { field: "log" });
+    }
     let text = statement.canonical();
     let signature = Pss::new(HashAlg::Sha256).sign(key, text.as_bytes(), rng)?;
-    let json = ReceiptJson {
+    let entry = EntryJson {
         kind: RECEIPT_TYPE.into(),
-        version: if token.is_some() { RECEIPT_VERSION } else { 1 },
+        version: statement.version(),
         statement: text,
         signature: base64_encode(&signature),
         timestamp: token.map(base64_encode),
     };
-    Ok(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")
+    Ok(SignedReceipt {
+        version: entry.version,
+        entry: entry_bytes(&entry),
+    })
 }
 
-/// A checked receipt: what it states and, in version 2, its verified timestamp token.
+/// A receipt's place in a transparency log, verified.
+#[derive(Debug, Clone)]
+pub struct LoggedReceipt {
+    /// The entry's index in the log.
+    pub index: u64,
+    /// The checkpoint its inclusion proof leads to, verified under the pinned keys.
+    pub checkpoint: VerifiedCheckpoint,
+    /// Whom the log evidence is trusted on (the pinned log key, and the witnesses).
+    pub trust: String,
+}
+
+/// A checked receipt: what it states and, in version 2 and 3, its verified timestamp token;
+/// in version 3, its verified place in the log.
 #[derive(Debug, Clone)]
 pub struct CheckedReceipt {
     /// The statement.
     pub statement: Statement,
     /// The token (DER) and what it states, verified (version 2).
     pub timestamp: Option<(Vec<u8>, VerifiedToken)>,
+    /// Its entry in the log, verified (when the receipt carries log evidence).
+    pub log: Option<LoggedReceipt>,
 }
 
 /// Checks a receipt against the institution's public key and returns what it states. A version
-/// 2 receipt's token must be the one the statement names, chain to the institution's key (the
-/// service's TSA CA is made with it) or to one of `tsa_cas`, cover the statement's bundle hash,
-/// and state the statement's `received` as its `genTime`.
+/// 2 or 3 receipt's token must be the one the statement names, chain to the institution's key
+/// (the service's TSA CA is made with it) or to one of `tsa_cas`, cover the statement's bundle
+/// hash, and state the statement's `received` as its `genTime`.
+///
+/// `log` pins a transparency log (its key, and witnesses with a quorum). A receipt that carries
+/// log evidence is checked only against pins ([`ReceiptError::LogNotPinned`] without them): its
+/// checkpoint must verify under them, name the log the statement names, and the inclusion
+/// proof must lead from the receipt's entry to the checkpoint's root. With pins, a receipt that
+/// carries no log evidence is refused ([`ReceiptError::NotLogged`]).
 pub fn check_receipt(
     receipt: &[u8],
     institution: &PublicKey,
     tsa_cas: &[CaCertificate],
+    log: Option<&LogPins>,
 ) -> Result<CheckedReceipt, ReceiptError> {
     if receipt.len() > MAX_RECEIPT_BYTES {
         return Err(ReceiptError::Malformed {
@@ -446,21 +676,54 @@ pub fn check_receipt(
     }
     let json: ReceiptJson =
         serde_json::from_slice(receipt).map_err(|_| ReceiptError::Malformed {
-            why: "not JSON with exactly the fields type, version, statement, signature",
+            why: "not JSON with exactly the fields type, version, statement, signature (and timestamp, log)",
         })?;
+    let (statement, timestamp) = check_signed(&json, institution, tsa_cas)?;
+    if (json.version == 3) != json.log.is_some() {
+        return Err(ReceiptError::Malformed {
+            why: "a version 3 receipt, and only one, carries its log entry",
+        });
+    }
+    let logged = match (&json.log, log) {
+        (Some(evidence), None) => {
+            let origin = statement.log.clone().unwrap_or_else(|| {
+                SignedCheckpoint::parse(evidence.checkpoint.as_bytes())
+                    .map(|c| c.origin().to_string())
+                    .unwrap_or_default()
+            });
+            return Err(ReceiptError::LogNotPinned { origin });
+        }
+        (None, Some(_)) => return Err(ReceiptError::NotLogged),
+        (None, None) => None,
+        (Some(evidence), Some(pins)) => Some(check_log(&json, evidence, &statement, pins)?),
+    };
+    Ok(CheckedReceipt {
+        statement,
+        timestamp,
+        log: logged,
+    })
+}
+
+/// The receipt's signature, statement, institution and token.
+#[allow(clippy::type_complexity)]
+fn check_signed(
+    json: &ReceiptJson,
+    institution: &PublicKey,
+    tsa_cas: &[CaCertificate],
+) -> Result<(Statement, Option<(Vec<u8>, VerifiedToken)>), ReceiptError> {
     if json.kind != RECEIPT_TYPE {
         return Err(ReceiptError::Malformed {
             why: "its type is not hourglass-receipt",
         });
     }
-    if json.version != 1 && json.version != 2 {
+    if !(1..=3).contains(&json.version) {
         return Err(ReceiptError::UnsupportedVersion {
             found: json.version,
         });
     }
-    if (json.version == 2) != json.timestamp.is_some() {
+    if (json.version >= 2) != json.timestamp.is_some() {
         return Err(ReceiptError::Malformed {
-            why: "a version 2 receipt, and only one, carries a timestamp",
+            why: "a receipt of version 2 or 3, and only one, carries a timestamp",
         });
     }
     let signature = base64_decode(&json.signature).ok_or(ReceiptError::Malformed {
@@ -510,10 +773,109 @@ pub fn check_receipt(
         }
         _ => None,
     };
-    Ok(CheckedReceipt {
-        statement,
-        timestamp,
+    Ok((statement, timestamp))
+}
+
+/// The receipt's log evidence under the pinned keys.
+fn check_log(
+    json: &ReceiptJson,
+    evidence: &LogJson,
+    statement: &Statement,
+    pins: &LogPins,
+) -> Result<LoggedReceipt, ReceiptError> {
+    let checkpoint = SignedCheckpoint::parse(evidence.checkpoint.as_bytes())
+        .map_err(ReceiptError::Log)?
+        .verify(pins)
+        .map_err(ReceiptError::Log)?;
+    if let Some(named) = &statement.log {
+        if *named != checkpoint.origin {
+            return Err(ReceiptError::LogMismatch {
+                why: "the statement names another log than the checkpoint's",
+            });
+        }
+    }
+    let path = evidence
+        .proof
+        .iter()
+        .map(|h| hash_from_base64(h, "inclusion proof"))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ReceiptError::Log)?;
+    let proof = InclusionProof {
+        index: evidence.index,
+        size: checkpoint.size,
+        path,
+    };
+    proof
+        .verify(&json.entry(), &checkpoint.root)
+        .map_err(ReceiptError::Log)?;
+    Ok(LoggedReceipt {
+        index: evidence.index,
+        checkpoint,
+        trust: pins.trust(),
     })
+}
+
+/// An entry of the log read back as a receipt: its statement, and whether its signature is the
+/// institution's (when the institution's key was given).
+#[derive(Debug, Clone)]
+pub struct ReceiptEntry {
+    /// What the receipt states.
+    pub statement: Statement,
+    /// `Some(true)`: signed by the institution key given; `Some(false)`: not; `None`: no key
+    /// given, not checked.
+    pub signed: Option<bool>,
+}
+
+impl ReceiptEntry {
+    /// Reads a log entry as a signed receipt; with `institution`, checks its signature.
+    pub fn read(entry: &[u8], institution: Option<&PublicKey>) -> Result<Self, ReceiptError> {
+        let signed = SignedReceipt::from_entry(entry)?;
+        let e: EntryJson =
+            serde_json::from_slice(signed.entry()).map_err(|_| ReceiptError::Malformed {
+                why: "a log entry is not a signed receipt",
+            })?;
+        if e.kind != RECEIPT_TYPE || !(1..=3).contains(&e.version) {
+            return Err(ReceiptError::Malformed {
+                why: "a log entry is not an hourglass receipt",
+            });
+        }
+        let statement = Statement::parse(&e.statement, e.version)?;
+        let signed = institution.map(|key| {
+            base64_decode(&e.signature).is_some_and(|sig| {
+                Pss::new(HashAlg::Sha256)
+                    .verify(key, e.statement.as_bytes(), &sig)
+                    .is_ok()
+                    && institution_fingerprint(key).is_ok_and(|f| f == statement.institution)
+            })
+        });
+        Ok(Self { statement, signed })
+    }
+}
+
+/// Which receipts of a log an auditor asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryFilter {
+    /// Receipts for the document with this SHA-256 (lowercase hex).
+    Document(String),
+    /// Receipts for submissions to the set of this name.
+    Set(String),
+}
+
+impl EntryFilter {
+    /// Whether `statement` is one of the receipts asked for.
+    pub fn matches(&self, statement: &Statement) -> bool {
+        match self {
+            EntryFilter::Document(sha256) => statement.document_sha256 == *sha256,
+            EntryFilter::Set(name) => statement.set == one_line(name),
+        }
+    }
+
+    /// Receipts for `document` (its SHA-256, streaming).
+    pub fn document(mut document: impl std::io::Read) -> std::io::Result<Self> {
+        let mut h = Sha256::new();
+        std::io::copy(&mut document, &mut h)?;
+        Ok(EntryFilter::Document(hex::encode(h.finalize())))
+    }
 }
 
 fn base64_encode(bytes: &[u8]) -> String {
@@ -532,6 +894,8 @@ mod tests {
     use crate::certificate::{CertificateOptions, TsaCertificate};
     use crate::timestamp::{PolicyId, Query, Tsa};
     use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_log::keys::{KeyRole, SigningKey as LogSigningKey};
+    use hourglass_log::tree::{append, leaf_hash, prove_inclusion, root, HashMemo};
     use hourglass_rsa::{KeyGenOptions, Variant};
 
     /// A token of a TSA whose CA is made with `institution`, over `bundle_sha256` at `at`.
@@ -566,13 +930,17 @@ mod tests {
         tsa.stamp(&query, &[1], at, &mut rng).unwrap()
     }
 
-    fn sign(s: &Statement, k: &PrivateKey) -> String {
+    fn signed(s: &Statement, k: &PrivateKey) -> SignedReceipt {
         let mut rng = SeededEntropy::new(&[9; 32]);
         sign_receipt(s, &token(k, &s.bundle_sha256, s.received_unix), k, &mut rng).unwrap()
     }
 
+    fn sign(s: &Statement, k: &PrivateKey) -> String {
+        signed(s, k).unlogged().unwrap()
+    }
+
     fn check(r: &str, k: &PublicKey) -> Result<Statement, ReceiptError> {
-        check_receipt(r.as_bytes(), k, &[]).map(|c| c.statement)
+        check_receipt(r.as_bytes(), k, &[], None).map(|c| c.statement)
     }
 
     fn key(seed: u8) -> PrivateKey {
@@ -592,6 +960,7 @@ mod tests {
             bundle_sha256: "33".repeat(32),
             received_unix: 1_800_000_000,
             timestamp_sha256: None,
+            log: None,
             verdict: ReceiptVerdict::Valid,
             credited_ms: 14_400_000,
             reason: String::new(),
@@ -676,7 +1045,7 @@ mod tests {
             b"{\"type\":\"hourglass-receipt\",\"version\":2,\"statement\":\"\",\"signature\":\"\"}",
             b"{\"type\":\"hourglass-receipt\",\"version\":3,\"statement\":\"\",\"signature\":\"\"}",
         ] {
-            assert!(check_receipt(input, k.public(), &[]).is_err());
+            assert!(check_receipt(input, k.public(), &[], None).is_err());
         }
     }
 
@@ -684,7 +1053,7 @@ mod tests {
     fn a_version_2_receipt_carries_the_token_of_its_received_time() {
         let k = key(1);
         let r = sign(&statement(), &k);
-        let checked = check_receipt(r.as_bytes(), k.public(), &[]).unwrap();
+        let checked = check_receipt(r.as_bytes(), k.public(), &[], None).unwrap();
         let (token, verified) = checked.timestamp.unwrap();
         assert_eq!(unix_secs(verified.info.gen_time), 1_800_000_000);
         assert_eq!(
@@ -717,7 +1086,7 @@ mod tests {
         let earlier = token(&k, &statement().bundle_sha256, 1_800_000_000 - 3600);
         let mut swapped = json.clone();
         swapped["timestamp"] = base64_encode(&earlier).into();
-        let err = check_receipt(swapped.to_string().as_bytes(), k.public(), &[]).unwrap_err();
+        let err = check_receipt(swapped.to_string().as_bytes(), k.public(), &[], None).unwrap_err();
         assert!(
             matches!(err, ReceiptError::TimestampMismatch { .. }),
             "{err}"
@@ -740,8 +1109,129 @@ mod tests {
             "signature": base64_encode(&sig), "timestamp": base64_encode(&foreign),
         })
         .to_string();
-        let err = check_receipt(forged.as_bytes(), k.public(), &[]).unwrap_err();
+        let err = check_receipt(forged.as_bytes(), k.public(), &[], None).unwrap_err();
         assert!(matches!(err, ReceiptError::Timestamp(_)), "{err}");
         assert!(err.is_verdict());
+    }
+
+    /// A log of `entries`, its checkpoint signed by `log` and the receipt files of each entry.
+    fn log_of(entries: &[SignedReceipt], log: &LogSigningKey) -> Vec<String> {
+        let mut memo = HashMemo::new();
+        let leaves: Vec<_> = entries.iter().map(|e| leaf_hash(e.entry())).collect();
+        append(&mut memo, 0, &leaves).unwrap();
+        let n = entries.len() as u64;
+        let cp = SignedCheckpoint::sign(log.name(), n, root(&memo, n).unwrap(), log).unwrap();
+        entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let proof = prove_inclusion(&memo, n, i as u64).unwrap();
+                e.logged(i as u64, &proof, &cp).unwrap()
+            })
+            .collect()
+    }
+
+    fn log_key(name: &str) -> LogSigningKey {
+        LogSigningKey::generate(name, KeyRole::Log, &mut SeededEntropy::new(name.as_bytes()))
+            .unwrap()
+    }
+
+    fn logged_statement(n: u8) -> Statement {
+        let mut s = statement();
+        s.submission = format!("sub{n}");
+        s.log = Some("log.example/receipts".into());
+        s
+    }
+
+    #[test]
+    fn a_version_3_receipt_is_checked_in_its_log() {
+        let k = key(1);
+        let log = log_key("log.example/receipts");
+        let entries: Vec<_> = (0..3).map(|n| signed(&logged_statement(n), &k)).collect();
+        assert_eq!(entries[0].version(), 3);
+        let files = log_of(&entries, &log);
+        let pins = LogPins::log_only(log.verifier()).unwrap();
+        let checked = check_receipt(files[1].as_bytes(), k.public(), &[], Some(&pins)).unwrap();
+        assert_eq!(checked.statement.submission, "sub1");
+        assert_eq!(
+            checked.statement.log.as_deref(),
+            Some("log.example/receipts")
+        );
+        let logged = checked.log.unwrap();
+        assert_eq!((logged.index, logged.checkpoint.size), (1, 3));
+        // Without the log's key, the receipt is not believed.
+        let err = check_receipt(files[1].as_bytes(), k.public(), &[], None).unwrap_err();
+        assert!(matches!(err, ReceiptError::LogNotPinned { .. }), "{err}");
+        assert!(!err.is_verdict());
+        // Another log's key: a negative verdict.
+        let other = LogPins::log_only(log_key("other.example/log").verifier()).unwrap();
+        let err = check_receipt(files[1].as_bytes(), k.public(), &[], Some(&other)).unwrap_err();
+        assert!(err.is_verdict(), "{err}");
+        // The entry read back from the log.
+        let read = ReceiptEntry::read(entries[2].entry(), Some(k.public())).unwrap();
+        assert_eq!(read.signed, Some(true));
+        assert_eq!(
+            ReceiptEntry::read(entries[2].entry(), Some(key(2).public()))
+                .unwrap()
+                .signed,
+            Some(false)
+        );
+        assert!(EntryFilter::Set("Conf 2027".into()).matches(&read.statement));
+        assert!(
+            EntryFilter::document(&b"x"[..]).unwrap()
+                != EntryFilter::Document(read.statement.document_sha256.clone())
+        );
+    }
+
+    #[test]
+    fn log_evidence_that_does_not_verify_is_a_negative_verdict() {
+        let k = key(1);
+        let log = log_key("log.example/receipts");
+        let pins = LogPins::log_only(log.verifier()).unwrap();
+        let entries: Vec<_> = (0..4).map(|n| signed(&logged_statement(n), &k)).collect();
+        let files = log_of(&entries, &log);
+        let json: serde_json::Value = serde_json::from_str(&files[2]).unwrap();
+        // Another entry's index or proof, or a shorter proof.
+        for edit in [
+            |j: &mut serde_json::Value| j["log"]["index"] = 3.into(),
+            |j: &mut serde_json::Value| {
+                j["log"]["proof"][0] = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".into()
+            },
+            |j: &mut serde_json::Value| {
+                j["log"]["proof"].as_array_mut().unwrap().pop();
+            },
+        ] {
+            let mut j = json.clone();
+            edit(&mut j);
+            let err =
+                check_receipt(j.to_string().as_bytes(), k.public(), &[], Some(&pins)).unwrap_err();
+            assert!(err.is_verdict(), "{err}");
+        }
+        // A receipt signed for one log, shown with another log's (valid) evidence.
+        let other = log_key("other.example/log");
+        let mut s = logged_statement(9);
+        s.log = Some("log.example/receipts".into());
+        let theirs = log_of(&[signed(&s, &k)], &other);
+        let pins_other = LogPins::log_only(other.verifier()).unwrap();
+        let err =
+            check_receipt(theirs[0].as_bytes(), k.public(), &[], Some(&pins_other)).unwrap_err();
+        assert!(matches!(err, ReceiptError::LogMismatch { .. }), "{err}");
+        // The log evidence stripped from a version 3 receipt.
+        let mut stripped = json.clone();
+        stripped.as_object_mut().unwrap().remove("log");
+        assert!(check_receipt(
+            stripped.to_string().as_bytes(),
+            k.public(),
+            &[],
+            Some(&pins)
+        )
+        .is_err());
+        // A version 2 receipt (no log at all) when a log is pinned.
+        let v2 = sign(&statement(), &k);
+        let err = check_receipt(v2.as_bytes(), k.public(), &[], Some(&pins)).unwrap_err();
+        assert!(matches!(err, ReceiptError::NotLogged), "{err}");
+        assert!(err.is_verdict());
+        // A version 3 receipt cannot be handed out without its evidence.
+        assert!(entries[0].unlogged().is_err());
     }
 }

@@ -693,11 +693,15 @@ fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
         bundle_sha256: hex::encode(HashAlg::Sha256.digest(bundle)),
         received_unix: 0,
         timestamp_sha256: None,
+        log: None,
         verdict: ReceiptVerdict::Valid,
         credited_ms: 3_600_000,
         reason: String::new(),
     };
-    let receipt = sign_receipt(&statement, &token, &institution, &mut rng).unwrap();
+    let receipt = sign_receipt(&statement, &token, &institution, &mut rng)
+        .unwrap()
+        .unlogged()
+        .unwrap();
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
     let files: [(&str, Vec<u8>); 6] = [
         ("tsa-ca.pem", ca.to_pem().into_bytes()),
@@ -719,7 +723,7 @@ fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
         );
     }
     // The committed receipt checks, at the token's time, under the institution key alone.
-    let checked = check_receipt(receipt.as_bytes(), institution.public(), &[]).unwrap();
+    let checked = check_receipt(receipt.as_bytes(), institution.public(), &[], None).unwrap();
     assert_eq!(checked.statement.received_unix, 1_800_000_000);
     assert!(
         receipt.contains("received: 2027-01-15T08:00:00Z"),
