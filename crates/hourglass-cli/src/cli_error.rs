@@ -414,6 +414,13 @@ pub enum NegativeVerdict {
         /// How many there are.
         total: usize,
     },
+    /// Entries of a log that are not receipts signed by the institution key given.
+    LogEntriesUnsigned {
+        /// How many.
+        count: usize,
+    },
+    /// A log search found nothing.
+    NoLogEntries,
 }
 
 /// An error of one of the libraries. Wrapping errors are unwrapped on conversion (an RSA error
@@ -445,6 +452,8 @@ pub enum LibraryError {
     Bench(hourglass_bench::Error),
     /// The submission service.
     Serve(hourglass_serve::Error),
+    /// Transparency logs: keys, checkpoints, tiles, proofs, witnesses.
+    Log(hourglass_log::LogError),
 }
 
 impl CliError {
@@ -466,6 +475,7 @@ impl CliError {
                 L::Receipt(r) if r.is_verdict() => EXIT_INVALID,
                 L::Timestamp(t) if t.is_verdict() => EXIT_INVALID,
                 L::TokenRefused(t) if t.error.is_verdict() => EXIT_INVALID,
+                L::Log(l) if l.is_verdict() => EXIT_INVALID,
                 _ => EXIT_ERROR,
             },
             CliError::WithPath { inner, .. }
@@ -964,6 +974,13 @@ impl fmt::Display for NegativeVerdict {
             NegativeVerdict::Proofs { invalid, total } => {
                 write!(f, "{invalid} of {total} proofs are invalid")
             }
+            NegativeVerdict::LogEntriesUnsigned { count } => write!(
+                f,
+                "{count} new entries of the log are not receipts signed by the institution key given"
+            ),
+            NegativeVerdict::NoLogEntries => {
+                f.write_str("the log holds no receipt for what was asked")
+            }
         }
     }
 }
@@ -1024,6 +1041,8 @@ impl fmt::Display for LibraryError {
             LibraryError::Dkg(e) => e.fmt(f),
             LibraryError::Bench(e) => e.fmt(f),
             LibraryError::Serve(e) => e.fmt(f),
+            LibraryError::Log(e) if e.is_verdict() => write!(f, "the log does not verify: {e}"),
+            LibraryError::Log(e) => e.fmt(f),
         }
     }
 }
@@ -1039,14 +1058,30 @@ impl LibraryError {
             LibraryError::Tlock(e) => tlock_hint(e),
             LibraryError::Certificate(e) => certificate_hint(e),
             LibraryError::Receipt(ReceiptError::Timestamp(e)) => timestamp_hint(e),
+            LibraryError::Receipt(ReceiptError::LogNotPinned { .. }) => Some(
+                "pass --log-key with the log's verifier key (the service serves it at /log/key; get it once, from a source you trust)",
+            ),
+            LibraryError::Receipt(ReceiptError::Log(e)) => log_hint(e),
             LibraryError::Receipt(_) => None,
             LibraryError::Timestamp(e) => timestamp_hint(e),
             LibraryError::TokenRefused(e) => timestamp_hint(&e.error),
             LibraryError::Dkg(e) => dkg_hint(e),
             LibraryError::Bench(e) => e.hint(),
             LibraryError::Serve(e) => e.hint(),
+            LibraryError::Log(e) => log_hint(e),
         }
     }
+}
+
+fn log_hint(e: &hourglass_log::LogError) -> Option<&'static str> {
+    use hourglass_log::LogError as E;
+    Some(match e {
+        E::Quorum { .. } => "the log published a checkpoint too few of your witnesses cosigned: a split view cannot be ruled out",
+        E::Inconsistent { .. } | E::Shrank { .. } => "keep the state file and the log's checkpoints as evidence: a log that forks or rewrites its history is misbehaving",
+        E::WrongKey { .. } => "--log-key takes a log's key (type 0x01); --witness-key a witness's (type 0x04)",
+        E::Fetch { .. } | E::Missing { .. } => "is the log's URL its prefix (e.g. http://host:8080/log)? Is it reachable?",
+        _ => return None,
+    })
 }
 
 fn timestamp_hint(e: &TimestampError) -> Option<&'static str> {
@@ -1305,6 +1340,15 @@ impl From<hourglass_bench::Error> for LibraryError {
     }
 }
 
+impl From<hourglass_log::LogError> for LibraryError {
+    fn from(e: hourglass_log::LogError) -> Self {
+        match e {
+            hourglass_log::LogError::Entropy(inner) => inner.into(),
+            other => LibraryError::Log(other),
+        }
+    }
+}
+
 impl From<hourglass_serve::Error> for LibraryError {
     /// Kept whole, with the service's own hints.
     fn from(e: hourglass_serve::Error) -> Self {
@@ -1337,6 +1381,7 @@ library_errors!(
     hourglass_dkg::Error,
     hourglass_bench::Error,
     hourglass_serve::Error,
+    hourglass_log::LogError,
 );
 
 #[cfg(test)]

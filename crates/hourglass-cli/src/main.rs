@@ -12,6 +12,7 @@ mod dkg_cmd;
 mod files;
 mod inputs;
 mod key_files;
+mod log_cmd;
 mod output_file;
 mod progress;
 mod puzzle_cmd;
@@ -84,6 +85,9 @@ The service is also an RFC 3161 TSA at POST /tsa (its certificates at /tsa.pem, 
   hourglass submit stamp paper.bundle --tsa http://127.0.0.1:8080/tsa -o paper.tsr
 See docs/API.md.")]
     Serve(serve_cmd::ServeArgs),
+    /// The transparency log of receipts: verify a log and its history, search it, run a
+    /// witness, make witness keys.
+    Log(log_cmd::LogArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(hourglass_bench::BenchArgs),
     /// The whole offline-submission flow in about 30 s (or `--rsa`: a tour of the RSA variants).
@@ -199,10 +203,12 @@ fn main() -> ExitCode {
     };
     // Not for the commands that talk over sockets: with SIGPIPE's default action, writing to
     // a peer that closed its connection would kill the process instead of failing the write.
-    if !matches!(
-        cli.command,
-        Command::Dkg(_) | Command::Bench(_) | Command::Serve(_)
-    ) {
+    let serves = match &cli.command {
+        Command::Dkg(_) | Command::Bench(_) | Command::Serve(_) => true,
+        Command::Log(args) => args.serves(),
+        _ => false,
+    };
+    if !serves {
         quiet_on_closed_pipe();
     }
     files::set_force(cli.force);
@@ -227,6 +233,7 @@ fn main() -> ExitCode {
             hourglass_bench::run(args, files::existing_policy()).map_err(CliError::from)
         }
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Log(args) => log_cmd::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { out } => man_pages(&out),

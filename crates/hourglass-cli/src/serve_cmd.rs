@@ -60,6 +60,34 @@ pub struct ServeArgs {
     /// The private key of --tsa-cert (unencrypted PEM).
     #[arg(long, value_name = "FILE", requires = "tsa_cert")]
     tsa_key: Option<PathBuf>,
+    /// The transparency log's origin (its checkpoints' first line, and its key's name), fixed
+    /// when DIR/log.key is made at first start: name it after the log's public URL without the
+    /// scheme (e.g. receipts.example.org/log). Default at first start: LISTEN/log.
+    #[arg(long, value_name = "ORIGIN")]
+    log_origin: Option<String>,
+    /// A witness that cosigns the log's checkpoints: its URL (it serves POST URL/add-checkpoint)
+    /// and its verifier key file, as URL=KEYFILE (repeat for several). Receipts are handed out
+    /// once a quorum of them cosigned a checkpoint holding them.
+    #[arg(long = "witness", value_name = "URL=KEYFILE", value_parser = parse_witness)]
+    witnesses: Vec<(String, PathBuf)>,
+    /// How many of the --witness witnesses must cosign a checkpoint before it is published
+    /// (default: all of them).
+    #[arg(long, value_name = "N", requires = "witnesses")]
+    witness_quorum: Option<usize>,
+    /// How often the log publishes when nothing wakes it, and retries a checkpoint that waits
+    /// for witnesses.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
+    log_interval: std::time::Duration,
+}
+
+/// A `--witness URL=KEYFILE` value: the URL is what precedes the first `=`.
+fn parse_witness(text: &str) -> Result<(String, PathBuf), String> {
+    let (url, key) = text
+        .split_once('=')
+        .filter(|(u, k)| !u.is_empty() && !k.is_empty())
+        .ok_or_else(|| format!("{text:?} is not URL=KEYFILE"))?;
+    let url = hourglass_log::http::normalize_url(url).map_err(|e| e.to_string())?;
+    Ok((url, PathBuf::from(key)))
 }
 
 /// Runs `hourglass serve` until Ctrl-C or SIGTERM.
@@ -93,6 +121,37 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     if let (Some(cert), Some(key)) = (a.tsa_cert, a.tsa_key) {
         config.tsa_files = Some(hourglass_serve::TsaFiles { cert, key });
     }
+    if let Some(origin) = &a.log_origin {
+        if !hourglass_log::keys::valid_key_name(origin) {
+            return Err(Usage::Value {
+                flag: "--log-origin",
+                value: origin.clone(),
+                problem: "an origin is 1 to 256 bytes without spaces or '+' (e.g. receipts.example.org/log)".into(),
+            }
+            .into());
+        }
+    }
+    config.log_origin = a.log_origin;
+    for (url, key) in &a.witnesses {
+        config.witnesses.push(hourglass_serve::WitnessSpec {
+            url: url.clone(),
+            key: crate::log_cmd::load_verifier_key(key, hourglass_log::keys::KeyRole::Witness)?,
+        });
+    }
+    if let Some(q) = a.witness_quorum {
+        if q == 0 || q > config.witnesses.len() {
+            return Err(Usage::range(
+                "--witness-quorum",
+                "be at least 1 and at most the number of --witness given",
+            )
+            .into());
+        }
+    }
+    config.witness_quorum = a.witness_quorum;
+    if a.log_interval.is_zero() {
+        return Err(Usage::range("--log-interval", "be longer than 0").into());
+    }
+    config.log_interval = a.log_interval;
     init_tracing();
     hourglass_serve::run(config, |started| {
         eprintln!(
@@ -107,7 +166,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
 
 /// Logs to standard error; `RUST_LOG` chooses what (default: this service's info lines and
 /// every warning).
-fn init_tracing() {
+pub(crate) fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,hourglass_serve=info"));
     let _ = tracing_subscriber::fmt()

@@ -71,14 +71,18 @@ A set on a committee's modulus verifies only against members you pin: the set's 
 not proof. The verdict says whom it trusts (trust:, or \"trust\" and \"trustless\" in --json).")]
     Verify(VerifyArgs),
     /// Check a receipt from an institution's service (`hourglass serve`) offline: its RSA-PSS
-    /// signature under the institution's key, its RFC 3161 timestamp token (version 2), and
-    /// optionally that it is for your document.
+    /// signature under the institution's key, its RFC 3161 timestamp token (version 2), its
+    /// place in the service's transparency log (version 3: the inclusion proof, the log's
+    /// checkpoint and its witnesses' cosignatures), and optionally that it is for your document.
     #[command(after_help = "Examples:
-  hourglass submit check-receipt receipt.json --institution institution.pub
-  hourglass submit check-receipt receipt.json --institution institution.pub --document paper.pdf --json
+  hourglass submit check-receipt receipt.json --institution institution.pub --log-key log.pub
+  hourglass submit check-receipt receipt.json --institution institution.pub --log-key log.pub \
+      --witness-key w1.pub --witness-key w2.pub --witness-quorum 2 --document paper.pdf --json
   hourglass submit check-receipt receipt.json --institution institution.pub --extract-token -o paper.tsr
   openssl ts -verify -data paper.bundle -in paper.tsr -CAfile tsa-ca.pem -untrusted tsa.pem
-The institution's key is at /institution.pub on its service; get it once, from a source you trust.
+The institution's key is at /institution.pub on its service, the log's at /log/key: get them once,
+from a source you trust. A receipt that claims a log is refused without --log-key; with it, a
+receipt that is in no log is refused (exit 1): nobody else has seen it.
 The token's chain is pinned by that key (the service's TSA CA is made with it), or by --tsa-ca.")]
     CheckReceipt(CheckReceiptArgs),
     /// Timestamp a bundle at any RFC 3161 timestamp authority (TSA): the reply is checked
@@ -116,6 +120,17 @@ struct CheckReceiptArgs {
     /// Where --extract-token writes the token (.tsr).
     #[arg(short, long, value_name = "FILE", requires = "extract_token")]
     output: Option<PathBuf>,
+    /// The transparency log's verifier key (the service serves it at /log/key): the receipt's
+    /// inclusion proof and the log's checkpoint are checked against it.
+    #[arg(long, value_name = "FILE")]
+    log_key: Option<PathBuf>,
+    /// A witness whose cosignature on the receipt's checkpoint counts (its verifier key;
+    /// repeat for several).
+    #[arg(long = "witness-key", value_name = "FILE", requires = "log_key")]
+    witness_key: Vec<PathBuf>,
+    /// How many of the --witness-key witnesses must have cosigned (default: all of them).
+    #[arg(long, value_name = "N", requires = "witness_key")]
+    witness_quorum: Option<usize>,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -762,11 +777,16 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
     use hourglass_timelock::receipt::{check_receipt, ReceiptVerdict};
     let institution = crate::key_files::load_public(&a.institution)?;
     let tsa_cas = crate::tsa_cmd::load_tsa_cas(&a.tsa_ca)?;
+    let pins = a
+        .log_key
+        .as_deref()
+        .map(|k| crate::log_cmd::load_pins(k, &a.witness_key, a.witness_quorum))
+        .transpose()?;
     if let Some(out) = &a.output {
         crate::files::check_output(out)?;
     }
     let bytes = read_input_limited(&a.receipt, "receipt", MAX_RECEIPT_BYTES as u64)?;
-    let checked = check_receipt(&bytes, &institution, &tsa_cas)
+    let checked = check_receipt(&bytes, &institution, &tsa_cas, pins.as_ref())
         .map_err(|e| CliError::from(e).with_path(&a.receipt))?;
     let statement = &checked.statement;
     if let (true, Some(out)) = (a.extract_token, &a.output) {
@@ -804,6 +824,14 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
                     "serial": t.info.serial_hex,
                     "policy": t.info.policy,
                 })),
+                "log": checked.log.as_ref().map(|l| serde_json::json!({
+                    "origin": l.checkpoint.origin,
+                    "index": l.index,
+                    "checkpoint_size": l.checkpoint.size,
+                    "root": hourglass_log::checkpoint::hash_to_base64(&l.checkpoint.root),
+                    "cosigned_by": l.checkpoint.cosignatures.iter().map(|c| &c.witness).collect::<Vec<_>>(),
+                    "trust": l.trust,
+                })),
             }))
             .unwrap_or_default()
         );
@@ -821,6 +849,33 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
             ),
             None => println!(
                 "timestamp: none (a version 1 receipt: received is the institution's word)"
+            ),
+        }
+        match &checked.log {
+            Some(l) => {
+                println!(
+                    "log: entry {} of {}, in its checkpoint of size {}{}",
+                    l.index,
+                    l.checkpoint.origin,
+                    l.checkpoint.size,
+                    if l.checkpoint.cosignatures.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " cosigned by {}",
+                            l.checkpoint
+                                .cosignatures
+                                .iter()
+                                .map(|c| c.witness.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                );
+                println!("log trust: {}", l.trust);
+            }
+            None => println!(
+                "log: none (the receipt names no transparency log; pass --log-key to require one)"
             ),
         }
         println!(

@@ -731,7 +731,15 @@ pub(crate) async fn get_receipt(
     let Some(receipt) = row.receipt else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
-            "no receipt yet: the submission is still queued",
+            match row.status {
+                Status::Queued => "no receipt yet: the submission is still queued",
+                Status::Error => "no receipt: the submission could not be verified",
+                // Handed out only once its entry is in a published checkpoint.
+                Status::Valid | Status::Invalid => {
+                    "no receipt yet: it is verified, and waits for the transparency log's next \
+                     checkpoint (cosigned by its witnesses)"
+                }
+            },
         ));
     };
     Ok((

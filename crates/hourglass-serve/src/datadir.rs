@@ -16,6 +16,10 @@
 //!   `tsa.pem` (0644) the TSA certificate it issued, with the critical extendedKeyUsage
 //!   timeStamping. Served at `/tsa-ca.pem` and `/tsa.pem`. Not made when `--tsa-cert` and
 //!   `--tsa-key` name an institution's own.
+//! - `log.key`: the transparency log's Ed25519 key (C2SP signer key
+//!   `PRIVATE+KEY+<origin>+<id>+<base64>`), named after the log's origin (`--log-origin` at
+//!   first start, else `<listen address>/log`); `log.pub` (0644) is its verifier key, also
+//!   served at `/log/key`. Every server of one database needs a copy of the first one's.
 //! - `vault.key`: 32 random bytes; the sets' private puzzle keys are stored in the database
 //!   sealed under it (XChaCha20-Poly1305, the set's name as associated data), so N servers that
 //!   share one PostgreSQL and these files can all verify, while the database alone reveals no
@@ -35,6 +39,7 @@ use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use hourglass_arith::atomic::{write_atomic, Existing};
 use hourglass_arith::entropy::{EntropySource, OsEntropy};
+use hourglass_log::keys::{KeyRole, SigningKey};
 use hourglass_rsa::encoding::{
     decode_private_key, encode_private_key, encode_public_key, KeyFormat,
 };
@@ -59,7 +64,7 @@ const DIR_MODE: u32 = 0o700;
 const FILE_MODE: u32 = 0o600;
 /// The files of the directory that are public (served at `/institution.pub`, `/tsa.pem` and
 /// `/tsa-ca.pem`).
-const PUBLIC_FILES: [&str; 3] = ["receipt.pub", "tsa.pem", "tsa-ca.pem"];
+const PUBLIC_FILES: [&str; 4] = ["receipt.pub", "tsa.pem", "tsa-ca.pem", "log.pub"];
 /// The TSA key made at first start: 3072 bits.
 const TSA_KEY_BITS: u32 = 3072;
 /// How long the TSA CA made at first start is valid.
@@ -96,17 +101,21 @@ pub(crate) struct DataDir {
     receipt_key: PrivateKey,
     receipt_pub_pem: String,
     tsa: TsaSetup,
+    log_key: SigningKey,
 }
 
 impl DataDir {
     /// Opens (creating what is missing) the data directory. `exclusive`: take the directory's
-    /// lock (a SQLite database serves one process).
+    /// lock (a SQLite database serves one process). The log key made at first start is named
+    /// `log_origin`, else `default_origin`; an existing one must be named `log_origin` when it
+    /// is given.
     pub(crate) fn open(
         path: &Path,
         admin_token_file: Option<&Path>,
         exclusive: bool,
         tsa_files: Option<&TsaFiles>,
         policy: PolicyId,
+        log_origin: (Option<&str>, &str),
     ) -> Result<Self, Error> {
         make_private(path)?;
         let lock = if exclusive {
@@ -183,6 +192,7 @@ impl DataDir {
             Some(files) => given_tsa(files, policy)?,
             None => own_tsa(path, &receipt_key, policy, &mut rng)?,
         };
+        let log_key = log_key(path, log_origin, &mut rng)?;
         Ok(Self {
             path: path.to_path_buf(),
             _lock: lock,
@@ -191,7 +201,13 @@ impl DataDir {
             receipt_key,
             receipt_pub_pem,
             tsa,
+            log_key,
         })
+    }
+
+    /// The transparency log's key (its name is the log's origin).
+    pub(crate) fn log_key(&self) -> &SigningKey {
+        &self.log_key
     }
 
     /// The timestamp authority.
@@ -264,6 +280,52 @@ impl DataDir {
             .map(Zeroizing::new)
             .map_err(|_| fail())
     }
+}
+
+/// The log key of the data directory at `dir`, made at first start (see [`DataDir::open`]),
+/// and its public half written to `log.pub`.
+fn log_key(
+    dir: &Path,
+    (given, default): (Option<&str>, &str),
+    rng: &mut dyn EntropySource,
+) -> Result<SigningKey, Error> {
+    let path = dir.join("log.key");
+    let mut made = None;
+    let text = read_or_make(&path, || {
+        let key = SigningKey::generate(given.unwrap_or(default), KeyRole::Log, rng)
+            .map_err(|e| Error::Log(format!("the log origin: {e}")))?;
+        let text = Zeroizing::new(format!("{}\n", &*key.encode()).into_bytes());
+        made = Some(());
+        Ok(text)
+    })?;
+    let key = std::str::from_utf8(&text)
+        .ok()
+        .and_then(|t| SigningKey::parse(t).ok())
+        .filter(|k| k.role() == KeyRole::Log)
+        .ok_or_else(|| Error::BadFile {
+            path: path.clone(),
+            what: "transparency log key (PRIVATE+KEY+ORIGIN+ID+BASE64)",
+        })?;
+    if let Some(origin) = given {
+        if made.is_none() && key.name() != origin {
+            return Err(Error::Log(format!(
+                "{} is the key of the log '{}', not '{origin}' (a log's origin is fixed when its \
+                 key is made; drop --log-origin or give '{}')",
+                path.display(),
+                key.name(),
+                key.name()
+            )));
+        }
+    }
+    let pub_path = dir.join("log.pub");
+    write_atomic(
+        &pub_path,
+        format!("{}\n", key.verifier().encode()).as_bytes(),
+        0o644,
+        Existing::Replace,
+    )
+    .map_err(io(&pub_path))?;
+    Ok(key)
 }
 
 /// Makes `dir` its owner's only: created with mode 0700 if missing (its parents as usual), set

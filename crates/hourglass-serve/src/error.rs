@@ -69,6 +69,20 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The database's transparency log has another key than this data directory's `log.key`.
+    #[error(
+        "the database's transparency log is {database}, but this data directory's log.key is \
+         {ours}: every server of one database needs a copy of the first one's log.key"
+    )]
+    OtherLog {
+        /// The log's verifier key in the database.
+        database: String,
+        /// This server's.
+        ours: String,
+    },
+    /// The transparency log's configuration is refused (an origin, a witness, a quorum).
+    #[error("transparency log: {0}")]
+    Log(String),
     /// A set's sealed keys do not open with this data directory's vault key.
     #[error("the keys of set '{set}' do not open with this data directory's vault key")]
     Vault {

@@ -22,7 +22,9 @@ mod error;
 mod metrics;
 mod pages;
 mod store;
+mod tlog;
 mod tsa;
+mod witness;
 mod worker;
 
 use std::net::{IpAddr, SocketAddr};
@@ -46,6 +48,8 @@ pub use error::Error;
 
 pub use datadir::TsaFiles;
 pub use ipnet::IpNet;
+pub use tlog::WitnessSpec;
+pub use witness::{run_witness, WitnessConfig};
 
 use crate::api::ApiError;
 use crate::datadir::DataDir;
@@ -93,6 +97,16 @@ pub struct Config {
     /// An institution's own TSA certificate and key; `None`: the data directory's, made at
     /// first start.
     pub tsa_files: Option<TsaFiles>,
+    /// The transparency log's origin, fixed when its key (`DIR/log.key`) is made at first
+    /// start; `None`: `<listen address>/log` then, and the key's own afterwards.
+    pub log_origin: Option<String>,
+    /// The witnesses asked to cosign each checkpoint.
+    pub witnesses: Vec<WitnessSpec>,
+    /// How many of them must cosign before a checkpoint is published (`None`: all).
+    pub witness_quorum: Option<usize>,
+    /// How often the log looks for receipts to sequence when not woken (and retries a
+    /// checkpoint that waits for witnesses).
+    pub log_interval: Duration,
 }
 
 impl Config {
@@ -115,6 +129,10 @@ impl Config {
             trusted_proxies: Vec::new(),
             tsa_policy: hourglass_timelock::timestamp::PolicyId::hourglass(),
             tsa_files: None,
+            log_origin: None,
+            witnesses: Vec::new(),
+            witness_quorum: None,
+            log_interval: Duration::from_secs(1),
         }
     }
 }
@@ -143,6 +161,8 @@ pub(crate) struct AppState {
     pub verifiers: worker::VerifierCache,
     /// The TSA's serial numbers.
     pub serials: tsa::Serials,
+    /// The transparency log.
+    pub log: tlog::LogService,
     limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     trusted_proxies: Vec<IpNet>,
 }
@@ -185,14 +205,11 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
     let upload_permits = usize::try_from(config.upload_memory)
         .unwrap_or(usize::MAX)
         .min(tokio::sync::Semaphore::MAX_PERMITS);
-    let data = DataDir::open(
-        &config.data,
-        config.admin_token_file.as_deref(),
-        is_sqlite,
-        config.tsa_files.as_ref(),
-        config.tsa_policy.clone(),
+    let log = tlog::LogService::new(
+        config.witnesses.clone(),
+        config.witness_quorum.unwrap_or(config.witnesses.len()),
+        config.log_interval,
     )?;
-    let store = Store::open(&url, (config.workers as u32 + 8).max(10)).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Bind {
@@ -200,6 +217,18 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
             source,
         })?;
     let addr = listener.local_addr().map_err(Error::Serve)?;
+    let data = DataDir::open(
+        &config.data,
+        config.admin_token_file.as_deref(),
+        is_sqlite,
+        config.tsa_files.as_ref(),
+        config.tsa_policy.clone(),
+        (config.log_origin.as_deref(), &format!("{addr}/log")),
+    )?;
+    let store = Store::open(&url, (config.workers as u32 + 8).max(10)).await?;
+    store
+        .open_log(data.log_key().name(), &data.log_key().verifier().encode())
+        .await?;
     let limiter = config.rate_limit.map(|(per_second, burst)| {
         RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst))
     });
@@ -218,12 +247,14 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         server_id,
         verifiers: worker::VerifierCache::default(),
         serials: tsa::Serials::new(instance),
+        log,
         limiter,
         trusted_proxies: config.trusted_proxies.clone(),
     });
     for _ in 0..config.workers.max(1) {
         tokio::spawn(worker::run(state.clone()));
     }
+    tokio::spawn(tlog::run(state.clone()));
     let sweeper = state.clone();
     tokio::spawn(async move {
         loop {
@@ -272,6 +303,9 @@ fn router(state: Arc<AppState>, config: &Config) -> Router {
             )),
         )
         .route("/tsa.pem", get(tsa::tsa_pem))
+        .route("/log/checkpoint", get(tlog::get_checkpoint))
+        .route("/log/key", get(tlog::get_key))
+        .route("/log/tile/{*rest}", get(tlog::get_tile))
         .route("/tsa-ca.pem", get(tsa::tsa_ca_pem))
         .route("/api/v1/sets", get(api::list_sets).post(api::create_set))
         .route("/api/v1/sets/import", post(api::import_set))
@@ -415,7 +449,7 @@ pub fn parse_trusted_proxy(text: &str) -> Result<IpNet, String> {
         .map_err(|_| format!("{text:?} is neither an address nor an address/prefix range"))
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

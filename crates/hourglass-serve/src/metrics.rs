@@ -61,6 +61,9 @@ pub(crate) struct Metrics {
     verify_seconds: Histogram,
     queue_depth: Gauge,
     stored: Family<StatusLabels, Gauge>,
+    log_published_size: Gauge,
+    checkpoints_waiting: Counter,
+    witness_refusals: Counter,
 }
 
 impl Metrics {
@@ -98,7 +101,28 @@ impl Metrics {
             "Submissions stored, by status (all servers)",
             stored.clone(),
         );
+        let log_published_size = Gauge::default();
+        registry.register(
+            "log_published_size",
+            "Entries in the newest checkpoint of the transparency log this server published",
+            log_published_size.clone(),
+        );
+        let checkpoints_waiting = Counter::default();
+        registry.register(
+            "log_checkpoints_waiting",
+            "Checkpoints held back for want of a quorum of witnesses",
+            checkpoints_waiting.clone(),
+        );
+        let witness_refusals = Counter::default();
+        registry.register(
+            "log_witness_failures",
+            "Requests to witnesses that did not return a valid cosignature",
+            witness_refusals.clone(),
+        );
         Self {
+            log_published_size,
+            checkpoints_waiting,
+            witness_refusals,
             stored,
             registry: Mutex::new(registry),
             requests,
@@ -132,6 +156,22 @@ impl Metrics {
             })
             .inc();
         self.verify_seconds.observe(took.as_secs_f64());
+    }
+
+    /// Records a published checkpoint of `size` entries.
+    pub(crate) fn log_published(&self, size: u64) {
+        self.log_published_size
+            .set(i64::try_from(size).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a checkpoint held back for want of a quorum.
+    pub(crate) fn checkpoint_waiting(&self) {
+        self.checkpoints_waiting.inc();
+    }
+
+    /// Counts a witness request without a valid cosignature.
+    pub(crate) fn witness_refusal(&self) {
+        self.witness_refusals.inc();
     }
 
     /// The text exposition, with the stored submissions just counted by status.

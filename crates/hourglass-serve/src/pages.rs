@@ -45,6 +45,8 @@ struct SubmissionPage {
     id: String,
     status: &'static str,
     queued: bool,
+    /// Verified, and its receipt waits for the log's next checkpoint.
+    receipt_waits: bool,
     set: String,
     received: String,
     credited: String,
@@ -203,5 +205,7 @@ pub(crate) async fn submission(
         reason: row.reason.clone().unwrap_or_default(),
         links,
         has_receipt: row.receipt.is_some(),
+        receipt_waits: row.receipt.is_none()
+            && matches!(row.status, Status::Valid | Status::Invalid),
     })
 }

@@ -16,6 +16,8 @@ use sqlx::{AnyPool, FromRow, Row};
 
 use crate::error::Error;
 
+mod log;
+
 /// Where a submission stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -118,8 +120,18 @@ pub(crate) struct SubmissionRow {
 pub(crate) struct Outcome {
     pub verdict: Verdict,
     pub credited_ms: i64,
-    pub receipt: String,
+    pub issued: Issued,
     pub verify_us: i64,
+}
+
+/// What a worker's verdict hands out.
+pub(crate) enum Issued {
+    /// A signed receipt for the transparency log (its entry): the receipt file is written once
+    /// the entry is in a published checkpoint.
+    ForLog(Vec<u8>),
+    /// A receipt file handed out at once: a version 1 receipt of a submission stored before
+    /// the service stamped submissions (schema 3), which names no log.
+    Unlogged(String),
 }
 
 /// What a worker needs of a queued submission.
@@ -478,6 +490,10 @@ impl Store {
         } else {
             Status::Invalid
         };
+        let receipt = match &outcome.issued {
+            Issued::Unlogged(r) => Some(r.as_str()),
+            Issued::ForLog(_) => None,
+        };
         let updated = sqlx::query(
             "UPDATE submissions SET status = $2, credited_ms = $3, verdict = $4, reason = $5,
                  receipt = $6, verified_ms = $7
@@ -492,11 +508,24 @@ impl Store {
             })?,
         )
         .bind(outcome.verdict.reason.clone())
-        .bind(&outcome.receipt)
+        .bind(receipt)
         .bind(now_ms)
         .execute(&mut *tx)
         .await?
         .rows_affected();
+        // The signed receipt waits for the log in the same transaction as its verdict: a verdict
+        // is never recorded without its receipt on its way into the log.
+        if let (1, Issued::ForLog(entry)) = (updated, &outcome.issued) {
+            sqlx::query(
+                "INSERT INTO log_pending (submission_id, entry, signed_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (submission_id) DO NOTHING",
+            )
+            .bind(&job.row.id)
+            .bind(entry.as_slice())
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        }
         // Every verification that reaches this point is recorded, even one that found the
         // verdict already written: a submission verified twice would show as two rows.
         sqlx::query(

@@ -16,7 +16,7 @@ use hourglass_timelock::{Bundle, PuzzleKey};
 use zeroize::Zeroizing;
 
 use crate::error::Error;
-use crate::store::{Job, JobRow, Outcome, SetRow};
+use crate::store::{Issued, Job, JobRow, Outcome, SetRow};
 use crate::AppState;
 
 /// How long an idle worker waits before looking at the queue again (other servers of one
@@ -89,7 +89,10 @@ async fn process(state: &Arc<AppState>, job: Job) {
                 .finish(job, &outcome, &state.server_id, now_ms())
                 .await
             {
-                Ok(()) => return,
+                Ok(()) => {
+                    state.log.wake.notify_one();
+                    return;
+                }
                 // The claim is released: verified again later.
                 Err(e) => e.to_string(),
             }
@@ -154,6 +157,7 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         bundle_sha256: job.bundle_sha256.clone(),
         received_unix: (job.received_ms / 1000).max(0) as u64,
         timestamp_sha256: None,
+        log: Some(state.data.log_key().name().to_string()),
         verdict: ReceiptVerdict::Invalid,
         credited_ms: 0,
         reason: String::new(),
@@ -185,16 +189,24 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         };
         statement.credited_ms = credited_ms(verdict.credited_secs);
         statement.reason = verdict.reason.clone().unwrap_or_default();
-        // Rows stored before the service stamped submissions keep a version 1 receipt (the
-        // institution's clock): stamping them now would either backdate or change their time.
-        let receipt = match &token {
-            Some(token) => sign_receipt(&statement, token, st.data.receipt_key(), &mut OsEntropy)?,
-            None => sign_receipt_v1(&statement, st.data.receipt_key(), &mut OsEntropy)?,
+        // Every receipt goes into the transparency log (version 3: its statement names the
+        // log). Rows stored before the service stamped submissions keep a version 1 receipt
+        // (the institution's clock), handed out at once outside the log: stamping them now
+        // would change their time, and a log entry needs the token's time.
+        let issued = match &token {
+            Some(token) => Issued::ForLog(
+                sign_receipt(&statement, token, st.data.receipt_key(), &mut OsEntropy)?
+                    .entry()
+                    .to_vec(),
+            ),
+            None => Issued::Unlogged(
+                sign_receipt_v1(&statement, st.data.receipt_key(), &mut OsEntropy)?.unlogged()?,
+            ),
         };
         Ok::<_, Error>(Outcome {
             credited_ms: i64::try_from(statement.credited_ms).unwrap_or(i64::MAX),
             verdict,
-            receipt,
+            issued,
             verify_us: i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX),
         })
     })
