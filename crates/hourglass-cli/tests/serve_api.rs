@@ -11,8 +11,8 @@ use std::path::Path;
 use common::{file, hg, hg_fail, s, tempdir};
 use serde_json::{json, Value};
 use service::{
-    client, create_set, download_set, metric, seal, short_set, submission, upload, verdict,
-    Postgres, Server,
+    client, create_set, download_set, log_key, metric, seal, short_set, submission, upload,
+    verdict, Postgres, Server,
 };
 
 /// Everything the API promises, against one server.
@@ -155,6 +155,8 @@ fn contract(server: &Server, work: &Path) {
             .bytes()
             .unwrap(),
     );
+    let log_pub = log_key(server, work);
+    let log_pub = log_pub.to_str().unwrap();
     let out = hg(&[
         "submit",
         "check-receipt",
@@ -163,17 +165,20 @@ fn contract(server: &Server, work: &Path) {
         institution.to_str().unwrap(),
         "--document",
         doc.to_str().unwrap(),
+        "--log-key",
+        log_pub,
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("authentic") && text.contains("valid"),
+        text.contains("authentic") && text.contains("valid") && text.contains("log: entry"),
         "{text}"
     );
-    // Version 2: the receipt carries the service's RFC 3161 token over the bundle, whose
-    // genTime is the submission's received time, and OpenSSL checks that token on its own.
+    // Version 3: the receipt carries the service's RFC 3161 token over the bundle, whose
+    // genTime is the submission's received time (OpenSSL checks that token on its own), and
+    // its place in the service's transparency log.
     assert!(std::fs::read_to_string(&receipt_path)
         .unwrap()
-        .contains("hourglass-receipt v2"));
+        .contains("hourglass-receipt v3"));
     let token = work.join("paper.tsr");
     let out = hg(&[
         "submit",
@@ -184,6 +189,8 @@ fn contract(server: &Server, work: &Path) {
         "--extract-token",
         "-o",
         token.to_str().unwrap(),
+        "--log-key",
+        log_pub,
         "--json",
     ]);
     let checked: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -243,6 +250,8 @@ fn contract(server: &Server, work: &Path) {
             institution.to_str().unwrap(),
             "--document",
             other.to_str().unwrap(),
+            "--log-key",
+            log_pub,
         ],
     );
     let forged = std::fs::read_to_string(&receipt_path)
@@ -257,6 +266,8 @@ fn contract(server: &Server, work: &Path) {
             forged.to_str().unwrap(),
             "--institution",
             institution.to_str().unwrap(),
+            "--log-key",
+            log_pub,
         ],
     );
 
@@ -283,6 +294,8 @@ fn contract(server: &Server, work: &Path) {
             invalid_receipt.to_str().unwrap(),
             "--institution",
             institution.to_str().unwrap(),
+            "--log-key",
+            log_pub,
         ],
     );
     assert!(

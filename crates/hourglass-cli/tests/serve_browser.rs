@@ -238,6 +238,7 @@ async fn an_author_uploads_through_the_page_and_sees_valid() {
             .unwrap()
     });
     let institution = file(&work, "institution.pub", &pem);
+    let log_pub = off(|| service::log_key(&server, &work));
     let out = hg(&[
         "submit",
         "check-receipt",
@@ -246,6 +247,8 @@ async fn an_author_uploads_through_the_page_and_sees_valid() {
         institution.to_str().unwrap(),
         "--document",
         doc.to_str().unwrap(),
+        "--log-key",
+        log_pub.to_str().unwrap(),
     ]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("valid"));
 

@@ -672,8 +672,9 @@ fn an_institution_s_own_tsa_certificate_signs_its_tokens_and_receipts() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("does not chain"), "{}", stderr(&out));
     let root = own.join("ca.pem");
+    let log_pub = service::log_key(&server, d);
     let mut with_root = args.to_vec();
-    with_root.extend(["--tsa-ca", s(&root)]);
+    with_root.extend(["--tsa-ca", s(&root), "--log-key", s(&log_pub)]);
     let out = hg(&with_root);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("chains to CN=University TSA Root"), "{text}");

@@ -74,6 +74,11 @@ pub fn verify_log(
         .map_or(0, |p| p.size)
         .min(from.unwrap_or(u64::MAX))
         .min(checkpoint.size);
+    // Whatever is read, the tiles at the tree's right edge must hash to the checkpoint: a log
+    // that rewrote its stored history is caught even when no entry is new.
+    if start == checkpoint.size && checkpoint.size > 0 {
+        tiles.leaves(checkpoint.size - 1, checkpoint.size)?;
+    }
     let leaves = tiles.leaves(start, checkpoint.size)?;
     for bundle in bundles_for(start, checkpoint.size, checkpoint.size) {
         let bytes = source

@@ -231,17 +231,135 @@ pub fn submission(server: &Server, id: &str) -> (u16, Value) {
     (status, r.json().unwrap_or(Value::Null))
 }
 
-/// Waits until submission `id` is no longer queued; returns it.
+/// Waits until submission `id` is verified and its receipt is handed out (once the
+/// transparency log published a checkpoint holding it), or it ended in an error; returns it.
 pub fn verdict(server: &Server, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (status, body) = submission(server, id);
         assert_eq!(status, 200, "{body}");
-        if body["status"] != "queued" {
+        if body["status"] == "error" || (body["status"] != "queued" && body["receipt"].is_object())
+        {
             return body;
         }
-        assert!(Instant::now() < deadline, "{id} still queued after 120 s");
+        assert!(
+            Instant::now() < deadline,
+            "{id} has no receipt after 120 s: {body}"
+        );
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Downloads the server's transparency log key (`/log/key`) to `dir/log.pub`.
+pub fn log_key(server: &Server, dir: &Path) -> PathBuf {
+    let text = client()
+        .get(server.url("/log/key"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let path = dir.join("log.pub");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A running `hourglass log witness` on loopback, with its key files.
+pub struct WitnessProcess {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its verifier key file.
+    pub public: PathBuf,
+    key: PathBuf,
+    state: PathBuf,
+    log_keys: Vec<PathBuf>,
+    /// What it wrote on standard error so far.
+    pub stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl WitnessProcess {
+    /// Makes a witness key named `name` in `dir` and starts a witness of the logs `log_keys`
+    /// on a free port.
+    pub fn start(dir: &Path, name: &str, log_keys: &[&Path]) -> WitnessProcess {
+        let key = dir.join(format!("{name}.key"));
+        hg(&[
+            "log".as_ref(),
+            "keygen".as_ref(),
+            "--name".as_ref(),
+            format!("{name}.example").as_ref(),
+            "-o".as_ref(),
+            key.as_os_str(),
+        ]);
+        let mut w = WitnessProcess {
+            child: None,
+            url: format!("http://127.0.0.1:{}", free_port()),
+            public: dir.join(format!("{name}.pub")),
+            key,
+            state: dir.join(format!("{name}-state")),
+            log_keys: log_keys.iter().map(|p| p.to_path_buf()).collect(),
+            stderr: Default::default(),
+        };
+        w.restart();
+        w
+    }
+
+    /// Starts it again (same key, state and port) after [`Self::stop`].
+    pub fn restart(&mut self) {
+        let listen = self.url.trim_start_matches("http://").to_string();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hourglass"));
+        cmd.env("RUST_LOG", "info")
+            .args(["log", "witness", "--listen", &listen, "--key"])
+            .arg(&self.key)
+            .arg("--state")
+            .arg(&self.state);
+        for k in &self.log_keys {
+            cmd.arg("--log-key").arg(k);
+        }
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot start hourglass log witness");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let log = self.stderr.clone();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening on ") {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                eprintln!("[witness] {line}");
+                if let Ok(mut l) = log.lock() {
+                    l.push_str(&line);
+                    l.push('\n');
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the witness did not start within 60 s");
+        self.child = Some(child);
+    }
+
+    /// `--witness URL=KEYFILE` for `hourglass serve`.
+    pub fn serve_arg(&self) -> String {
+        format!("{}={}", self.url, self.public.display())
+    }
+
+    /// Kills it.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for WitnessProcess {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
