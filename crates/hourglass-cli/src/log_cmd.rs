@@ -472,7 +472,7 @@ fn search(a: SearchArgs) -> Result<(), CliError> {
     };
     let source = HttpLog::new(&a.log)?;
     let mut found = Vec::new();
-    let verified = verify_log(&source, &pins, None, None, &mut |index, entry| {
+    let verified = verify_log(&source, &pins, None, &mut |index, entry| {
         if let Ok(r) = ReceiptEntry::read(entry, None) {
             if filter.matches(&r.statement) {
                 found.push(entry_json(index, entry, institution.as_ref()));

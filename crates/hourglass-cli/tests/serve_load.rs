@@ -1,6 +1,8 @@
 //! `hourglass serve` under load and faults, bounded and on loopback: 200 concurrent uploads,
 //! a SIGKILL in the middle of 200 more (every upload that got a 202 survives the restart and is
-//! verified), and two servers sharing one PostgreSQL queue without verifying anything twice.
+//! verified), and two servers sharing one PostgreSQL queue without verifying anything twice;
+//! after each, the transparency log holds every receipt exactly once, as `hourglass log
+//! verify` reads it from scratch.
 //!
 //! Prints throughput and latency percentiles (measured, never asserted); docs/PERFORMANCE.md
 //! records them from `cargo test --release -p hourglass --test serve_load -- --nocapture`.
@@ -13,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{file, tempdir};
+use common::{file, hg, tempdir};
 use service::{short_set, upload, verdict, Postgres, Server};
 
 /// `count` distinct documents sealed against `set`: (bundle bytes, document bytes).
@@ -96,6 +98,41 @@ fn upload_all(
     (answers, latencies, wall)
 }
 
+/// Reads the server's transparency log from scratch as an auditor does (`log verify`), and
+/// checks that it holds one entry for each of `ids` and nothing else: no receipt lost, none
+/// logged twice, every index from 0 in order.
+fn audit_log(server: &Server, dir: &Path, ids: &[&String]) {
+    let log_pub = service::log_key(server, dir);
+    let state = dir.join(format!("audit-{}.state", ids.len()));
+    let _ = std::fs::remove_file(&state);
+    let out = hg(&[
+        "log".as_ref(),
+        "verify".as_ref(),
+        "--log".as_ref(),
+        server.url("/log").as_ref(),
+        "--log-key".as_ref(),
+        log_pub.as_os_str(),
+        "--state".as_ref(),
+        state.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = v["new_entries"].as_array().unwrap();
+    assert_eq!(v["checkpoint"]["size"], ids.len(), "log size");
+    let mut logged: Vec<&str> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            assert_eq!(e["index"], i);
+            e["submission"].as_str().unwrap()
+        })
+        .collect();
+    logged.sort_unstable();
+    let mut wanted: Vec<&str> = ids.iter().map(|s| s.as_str()).collect();
+    wanted.sort_unstable();
+    assert_eq!(logged, wanted, "the log is not one entry per receipt");
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -132,7 +169,8 @@ fn two_hundred_concurrent_uploads_then_a_kill_9_loses_nothing_acknowledged() {
         &errors[..errors.len().min(3)]
     );
     report("SQLite, 200 concurrent", &mut latencies, wall);
-    for id in answers.iter().flatten() {
+    let mut ids: Vec<String> = answers.iter().flatten().cloned().collect();
+    for id in &ids {
         assert_eq!(verdict(&server, id)["status"], "valid");
     }
 
@@ -169,6 +207,7 @@ fn two_hundred_concurrent_uploads_then_a_kill_9_loses_nothing_acknowledged() {
             "valid",
             "{id} after the restart"
         );
+        ids.push(id.to_string());
     }
     for ((bundle, doc), answer) in second.iter().zip(&answers) {
         if answer.is_err() {
@@ -178,12 +217,14 @@ fn two_hundred_concurrent_uploads_then_a_kill_9_loses_nothing_acknowledged() {
                 verdict(&server, body["id"].as_str().unwrap())["status"],
                 "valid"
             );
+            ids.push(body["id"].as_str().unwrap().to_string());
         }
     }
     assert_eq!(
         service::metric(&server, "hourglass_submissions{status=\"valid\"}"),
         400.0
     );
+    audit_log(&server, dir.path(), &ids.iter().collect::<Vec<_>>());
 }
 
 #[test]
@@ -205,7 +246,7 @@ fn two_servers_on_one_postgresql_share_the_queue_and_verify_each_submission_once
     // The second server gets the first one's secrets (README: how to scale out).
     let b_dir = dir.path().join("b");
     std::fs::create_dir_all(&b_dir).unwrap();
-    for f in ["admin.token", "vault.key", "receipt.key"] {
+    for f in ["admin.token", "vault.key", "receipt.key", "log.key"] {
         std::fs::copy(a_dir.join(f), b_dir.join(f)).unwrap();
     }
     let b = Server::start(
@@ -253,4 +294,44 @@ fn two_servers_on_one_postgresql_share_the_queue_and_verify_each_submission_once
         2,
         "both servers took work from the queue: {servers}"
     );
+
+    // 100 more to both, and server b killed (SIGKILL) in the middle: the log they share holds
+    // every receipt once, whichever server sequenced it.
+    let mut b = b;
+    let more = sealed(&set, dir.path(), "pg2", 100);
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let answers = std::thread::scope(|s| {
+        let uploads = s.spawn(|| upload_all(&[&a, &b], &more, &accepted).0);
+        let t = Instant::now();
+        while accepted.load(Ordering::SeqCst) < 30 && t.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        b.signal_kill();
+        uploads.join().unwrap()
+    });
+    b.kill9();
+    let mut all: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    for ((bundle, doc), answer) in more.iter().zip(&answers) {
+        let id = match answer {
+            Ok(id) => id.clone(),
+            Err(_) => {
+                let (status, body) = upload(&a, bundle, doc);
+                assert_eq!(status, 202, "{body}");
+                body["id"].as_str().unwrap().to_string()
+            }
+        };
+        all.push(id);
+    }
+    for id in &all {
+        assert_eq!(verdict(&a, id)["status"], "valid");
+    }
+    assert_eq!(
+        pg.sql(
+            "SELECT COUNT(*), COUNT(DISTINCT submission_id), MIN(idx), MAX(idx) FROM log_entries"
+        )
+        .trim(),
+        "300|300|0|299"
+    );
+    assert_eq!(pg.sql("SELECT COUNT(*) FROM log_pending").trim(), "0");
+    audit_log(&a, dir.path(), &all.iter().collect::<Vec<_>>());
 }

@@ -106,11 +106,11 @@ pub enum LogError {
         /// The checkpoint's size.
         size: u64,
     },
-    /// A served entry does not hash to its leaf.
-    #[error("entry {index} served by the log does not hash to its leaf in the tree")]
-    EntryMismatch {
-        /// The entry's index.
-        index: u64,
+    /// The entries the log serves do not make the root of its checkpoint.
+    #[error("the entries the log serves do not hash to the root of its checkpoint of size {size}")]
+    EntriesMismatch {
+        /// The checkpoint's size.
+        size: u64,
     },
     /// A resource could not be fetched.
     #[error("cannot fetch {url}: {why}")]
@@ -149,7 +149,7 @@ impl LogError {
                 | LogError::Inconsistent { .. }
                 | LogError::Shrank { .. }
                 | LogError::TilesMismatch { .. }
-                | LogError::EntryMismatch { .. }
+                | LogError::EntriesMismatch { .. }
         )
     }
 
