@@ -395,16 +395,10 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
         Err(e) => return Err(CliError::io(IoOp::Read("log state"), &a.state, e)),
     };
     let mut entries = Vec::new();
-    let verified = verify_log(
-        &source,
-        &pins,
-        previous.as_ref(),
-        None,
-        &mut |index, entry| {
-            entries.push(entry_json(index, entry, institution.as_ref()));
-            Ok(())
-        },
-    )?;
+    let verified = verify_log(&source, &pins, previous.as_ref(), &mut |index, entry| {
+        entries.push(entry_json(index, entry, institution.as_ref()));
+        Ok(())
+    })?;
     let unsigned = entries
         .iter()
         .filter(|e| e["signed_by_institution"] == false || e["type"] != "receipt")
