@@ -142,6 +142,12 @@ pub enum Error {
     /// The TSA benchmark's server or clients failed.
     #[error("TSA benchmark: {0}")]
     Tsa(String),
+    /// `hourglass serve`, started by a benchmark, failed.
+    #[error("the service: {0}")]
+    Service(String),
+    /// The transparency log benchmark failed.
+    #[error("log benchmark: {0}")]
+    Log(String),
     /// A token of the TSA benchmark did not read or verify.
     #[error("TSA benchmark: {0}")]
     Timestamp(#[from] hourglass_timelock::timestamp::TimestampError),

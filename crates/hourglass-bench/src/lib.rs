@@ -11,12 +11,14 @@
 mod dkg;
 mod error;
 mod keygen;
+mod log;
 // The only unsafe code: OpenSSL's Montgomery multiplication through FFI (see its SAFETY note).
 #[allow(unsafe_code)]
 mod openssl_baseline;
 mod plot;
 pub mod puzzle;
 mod rsa;
+mod served;
 mod squaring;
 mod stats;
 mod submit;
@@ -135,6 +137,13 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench tsa\n  hourglass bench tsa --seconds 30 --clients 8 --json"
     )]
     Tsa(tsa::TsaBenchArgs),
+    /// The transparency log of receipts: 10,000 entries through the service's sequencer on
+    /// SQLite, inclusion proofs verified, and `log verify` of a 100,000-entry log served by
+    /// `hourglass serve` read from scratch, each beside its baseline measured in the same run.
+    #[command(
+        after_help = "Examples:\n  hourglass bench log\n  hourglass bench log --entries 20000 --verify-entries 200000 --json"
+    )]
+    Log(log::LogBenchArgs),
 }
 
 /// Runs `hourglass bench ...`. `existing` says whether an output file (a plot) that is already
@@ -147,6 +156,7 @@ pub fn run(args: BenchArgs, existing: Existing) -> Result<()> {
         BenchCommand::Squaring(a) => squaring::run(a),
         BenchCommand::Dkg(a) => dkg::run(a),
         BenchCommand::Tsa(a) => tsa::run(a),
+        BenchCommand::Log(a) => log::run(a),
         BenchCommand::Submit(a) => submit::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();

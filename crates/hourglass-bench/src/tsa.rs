@@ -5,8 +5,7 @@
 //! is the one private-key operation a token costs, so it is what a TSA built on OpenSSL's RSA
 //! could at most issue).
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,70 +55,8 @@ struct Report {
     target_met: bool,
 }
 
-/// A `hourglass serve` child process, stopped when dropped.
-struct Served {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn tsa_error(why: impl Into<String>) -> Error {
     Error::Tsa(why.into())
-}
-
-/// Starts this executable's `serve` on a fresh data directory, any free loopback port, no rate
-/// limit, and waits until it listens.
-fn serve() -> Result<Served> {
-    let exe = std::env::current_exe().map_err(Error::CurrentExe)?;
-    let dir = tempfile::tempdir().map_err(Error::TempDir)?;
-    let mut child = Command::new(exe)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--rate-limit",
-            "0",
-            "--data",
-        ])
-        .arg(dir.path().join("data"))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| tsa_error(format!("cannot start `hourglass serve`: {e}")))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| tsa_error("no standard error from `hourglass serve`"))?;
-    let mut lines = BufReader::new(stderr).lines();
-    let base = loop {
-        match lines.next() {
-            Some(Ok(line)) => {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    let url = rest.split_whitespace().next().unwrap_or("").to_string();
-                    break url;
-                }
-            }
-            _ => {
-                let _ = child.kill();
-                return Err(tsa_error("`hourglass serve` stopped before it listened"));
-            }
-        }
-    };
-    // Keep reading its standard error so that it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Ok(Served {
-        child,
-        base,
-        _dir: dir,
-    })
 }
 
 fn get(agent: &ureq::Agent, url: &str) -> Result<Vec<u8>> {
@@ -263,7 +200,7 @@ pub fn run(a: TsaBenchArgs) -> Result<()> {
         }
     };
     say("tsa: starting `hourglass serve` (a 3072-bit TSA key is made at its first start)...");
-    let served = serve()?;
+    let served = crate::served::serve(None)?;
     let url = format!("{}/tsa", served.base);
     let agent = ureq::AgentBuilder::new().build();
     let ca_pem = get(&agent, &format!("{}/tsa-ca.pem", served.base))?;

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod api;
+pub mod bench;
 mod datadir;
 mod error;
 mod metrics;

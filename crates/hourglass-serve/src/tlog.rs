@@ -28,8 +28,11 @@ use tokio::sync::Notify;
 
 use crate::api::ApiError;
 use crate::error::Error;
+use crate::metrics::Metrics;
+use crate::store::Store;
 use crate::worker::now_ms;
 use crate::AppState;
+use hourglass_log::keys::SigningKey;
 
 /// Entries sequenced per transaction.
 const SEQUENCE_BATCH: usize = 1000;
@@ -97,53 +100,79 @@ impl LogService {
 
 /// Runs the log's task until the process ends.
 pub(crate) async fn run(state: Arc<AppState>) {
+    let cx = LogCtx {
+        store: &state.store,
+        key: state.data.log_key(),
+        service: &state.log,
+        metrics: &state.metrics,
+    };
     loop {
-        if tokio::time::timeout(state.log.interval, state.log.wake.notified())
+        if tokio::time::timeout(cx.service.interval, cx.service.wake.notified())
             .await
             .is_ok()
         {
             tokio::time::sleep(GATHER).await;
         }
-        if let Err(e) = step(&state).await {
+        if let Err(e) = step(&cx).await {
             tracing::error!(error = %e, "transparency log");
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
 }
 
+/// What the log's steps work with: the database, the log's key, its settings, the metrics.
+pub(crate) struct LogCtx<'a> {
+    pub store: &'a Store,
+    pub key: &'a SigningKey,
+    pub service: &'a LogService,
+    pub metrics: &'a Metrics,
+}
+
 /// One round: sequence what waits, publish a checkpoint of the grown tree, write the receipts
 /// it covers.
-pub(crate) async fn step(state: &AppState) -> Result<(), Error> {
-    while state.store.sequence(SEQUENCE_BATCH).await? > 0 {}
-    publish(state).await?;
-    while write_receipts(state).await? > 0 {}
+pub(crate) async fn step(cx: &LogCtx<'_>) -> Result<(), Error> {
+    sequence_all(cx.store).await?;
+    publish(cx).await?;
+    while write_receipts(cx).await? > 0 {}
     Ok(())
+}
+
+/// Sequences every receipt that waits, a batch per transaction; returns how many.
+pub(crate) async fn sequence_all(store: &Store) -> Result<u64, Error> {
+    let mut total = 0;
+    loop {
+        let n = store.sequence(SEQUENCE_BATCH).await?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n;
+    }
 }
 
 /// Signs a checkpoint of the tree as it is, gathers the witnesses' cosignatures, and publishes
 /// it when a quorum cosigned (or there are no witnesses). Nothing to do when the newest
 /// published checkpoint has the tree's size.
-async fn publish(state: &AppState) -> Result<(), Error> {
-    let log = state.store.log_state().await?;
-    let latest = state.store.latest_checkpoint().await?;
+pub(crate) async fn publish(cx: &LogCtx<'_>) -> Result<(), Error> {
+    let log = cx.store.log_state().await?;
+    let latest = cx.store.latest_checkpoint().await?;
     if latest.is_some() && log.tree_size <= log.published_size {
         return Ok(());
     }
     let size = log.tree_size;
-    let key = state.data.log_key();
-    let memo = state.store.hashes(&root_needs(size)).await?;
+    let key = cx.key;
+    let memo = cx.store.hashes(&root_needs(size)).await?;
     let root = root(&memo, size).map_err(|e| Error::Log(e.to_string()))?;
     let checkpoint = SignedCheckpoint::sign(key.name(), size, root, key)
         .map_err(|e| Error::Log(e.to_string()))?;
-    let known = state.store.witness_sizes().await?;
-    let asks = state.log.witnesses.iter().map(|w| {
+    let known = cx.store.witness_sizes().await?;
+    let asks = cx.service.witnesses.iter().map(|w| {
         let old = known.get(w.key.name()).copied().unwrap_or(0);
-        cosign(state, w, &checkpoint, old)
+        cosign(cx, w, &checkpoint, old)
     });
     let mut lines = Vec::new();
     let mut cosigned = Vec::new();
-    for (w, answer) in state
-        .log
+    for (w, answer) in cx
+        .service
         .witnesses
         .iter()
         .zip(futures_util::future::join_all(asks).await)
@@ -154,17 +183,17 @@ async fn publish(state: &AppState) -> Result<(), Error> {
                 cosigned.push(w.key.name());
             }
             Err(why) => {
-                state.metrics.witness_refusal();
+                cx.metrics.witness_refusal();
                 tracing::warn!(witness = %w.key.name(), size, "{why}");
             }
         }
     }
-    if cosigned.len() < state.log.quorum {
-        state.metrics.checkpoint_waiting();
+    if cosigned.len() < cx.service.quorum {
+        cx.metrics.checkpoint_waiting();
         tracing::warn!(
             size,
             cosigned = cosigned.len(),
-            quorum = state.log.quorum,
+            quorum = cx.service.quorum,
             "the checkpoint waits for a quorum of witnesses; receipts wait with it"
         );
         return Ok(());
@@ -173,11 +202,8 @@ async fn publish(state: &AppState) -> Result<(), Error> {
         .with_signature_lines(&lines)
         .map_err(|e| Error::Log(e.to_string()))?;
     let note = String::from_utf8_lossy(&published.to_bytes()).into_owned();
-    state
-        .store
-        .publish_checkpoint(size, &note, now_ms())
-        .await?;
-    state.metrics.log_published(size);
+    cx.store.publish_checkpoint(size, &note, now_ms()).await?;
+    cx.metrics.log_published(size);
     tracing::info!(size, witnesses = ?cosigned, "checkpoint published");
     Ok(())
 }
@@ -185,7 +211,7 @@ async fn publish(state: &AppState) -> Result<(), Error> {
 /// Asks witness `w` to cosign `checkpoint`, from the size it last cosigned (`old`, corrected by
 /// its 409 answer). Returns its verified cosignature line, or why not.
 async fn cosign(
-    state: &AppState,
+    cx: &LogCtx<'_>,
     w: &WitnessSpec,
     checkpoint: &SignedCheckpoint,
     mut old: u64,
@@ -198,14 +224,14 @@ async fn cosign(
                  the log lost entries it had published, or another log signs with its key"
             ));
         }
-        let memo = state
+        let memo = cx
             .store
             .hashes(&consistency_needs(old, size))
             .await
             .map_err(|e| e.to_string())?;
         let proof = prove_consistency(&memo, old, size).map_err(|e| e.to_string())?;
         let body = AddCheckpoint::encode(old, &proof, checkpoint);
-        let client = state.log.client.clone();
+        let client = cx.service.client.clone();
         let url = w.url.clone();
         let answer = tokio::task::spawn_blocking(move || client.add_checkpoint(&url, &body))
             .await
@@ -213,16 +239,15 @@ async fn cosign(
             .map_err(|e| e.to_string())?;
         match answer {
             WitnessAnswer::Cosigned(body) => {
-                let line = own_line(checkpoint, state, w, &body)?;
-                state
-                    .store
+                let line = own_line(checkpoint, cx, w, &body)?;
+                cx.store
                     .set_witness_size(w.key.name(), size)
                     .await
                     .map_err(|e| e.to_string())?;
                 return Ok(line);
             }
             WitnessAnswer::Conflict(theirs) => {
-                let _ = state.store.set_witness_size(w.key.name(), theirs).await;
+                let _ = cx.store.set_witness_size(w.key.name(), theirs).await;
                 old = theirs;
             }
             WitnessAnswer::Refused { status, message } => {
@@ -239,13 +264,13 @@ async fn cosign(
 /// by `w`'s pinned key (other lines are ignored, as the spec says).
 fn own_line(
     checkpoint: &SignedCheckpoint,
-    state: &AppState,
+    cx: &LogCtx<'_>,
     w: &WitnessSpec,
     body: &[u8],
 ) -> Result<Vec<u8>, String> {
     let prefix = format!("— {} ", w.key.name());
-    let pins = LogPins::new(state.data.log_key().verifier(), vec![w.key.clone()], 1)
-        .map_err(|e| e.to_string())?;
+    let pins =
+        LogPins::new(cx.key.verifier(), vec![w.key.clone()], 1).map_err(|e| e.to_string())?;
     for line in body.split_inclusive(|&b| b == b'\n') {
         if !line.starts_with(prefix.as_bytes()) || !line.ends_with(b"\n") {
             continue;
@@ -261,9 +286,9 @@ fn own_line(
 
 /// Writes the receipts of up to [`RECEIPT_BATCH`] entries covered by the newest published
 /// checkpoint; returns how many.
-async fn write_receipts(state: &AppState) -> Result<usize, Error> {
-    let log = state.store.log_state().await?;
-    let Some((_, note)) = state.store.latest_checkpoint().await? else {
+pub(crate) async fn write_receipts(cx: &LogCtx<'_>) -> Result<usize, Error> {
+    let log = cx.store.log_state().await?;
+    let Some((_, note)) = cx.store.latest_checkpoint().await? else {
         return Ok(0);
     };
     let checkpoint =
@@ -272,7 +297,7 @@ async fn write_receipts(state: &AppState) -> Result<usize, Error> {
     if log.receipts_size >= size {
         return Ok(0);
     }
-    let rows = state
+    let rows = cx
         .store
         .entries_to_receipt(log.receipts_size, size, RECEIPT_BATCH)
         .await?;
@@ -283,14 +308,14 @@ async fn write_receipts(state: &AppState) -> Result<usize, Error> {
         .iter()
         .flat_map(|r| inclusion_needs(size, r.index))
         .collect();
-    let memo = state.store.hashes(&needs).await?;
+    let memo = cx.store.hashes(&needs).await?;
     let mut receipts = Vec::with_capacity(rows.len());
     for r in &rows {
         let proof = prove_inclusion(&memo, size, r.index).map_err(|e| Error::Log(e.to_string()))?;
         let receipt = SignedReceipt::from_entry(&r.entry)?.logged(r.index, &proof, &checkpoint)?;
         receipts.push((r.submission.clone(), receipt));
     }
-    state.store.write_receipts(&receipts, last + 1).await?;
+    cx.store.write_receipts(&receipts, last + 1).await?;
     Ok(rows.len())
 }
 
