@@ -11,8 +11,7 @@ use hourglass_log::client::verify_log;
 use hourglass_log::http::HttpLog;
 use hourglass_log::keys::{KeyRole, SigningKey, VerifierKey, MAX_KEY_TEXT_BYTES};
 use hourglass_log::witness::KnownCheckpoint;
-use hourglass_timelock::receipt::{EntryFilter, ReceiptEntry, ReceiptVerdict};
-use hourglass_timelock::verdict::{rfc3339, Dating};
+use hourglass_timelock::receipt::{EntryFilter, EntrySummary, ReceiptEntry, ReceiptVerdict};
 use serde_json::{json, Value};
 
 use crate::cli_error::{CliError, IoOp, Usage};
@@ -271,30 +270,9 @@ fn public_path(private: &Path) -> PathBuf {
     }
 }
 
-/// What a line of output says of an entry.
+/// What the output says of an entry (the library's summary, as JSON).
 fn entry_json(index: u64, entry: &[u8], institution: Option<&hourglass_rsa::PublicKey>) -> Value {
-    match ReceiptEntry::read(entry, institution) {
-        Ok(r) => {
-            let s = &r.statement;
-            let dating: Dating = s.dating(None);
-            json!({
-                "index": index,
-                "type": "receipt",
-                "submission": s.submission,
-                "set": s.set,
-                "verdict": s.verdict.as_str(),
-                "document_sha256": s.document_sha256,
-                "received": rfc3339(dating.received()),
-                "predated_to": rfc3339(dating.predated_to()),
-                "credited_ms": s.credited_ms,
-                "institution": s.institution,
-                "signed_by_institution": r.signed,
-            })
-        }
-        Err(e) => {
-            json!({ "index": index, "type": "unknown", "problem": e.to_string(), "bytes": entry.len() })
-        }
-    }
+    serde_json::to_value(EntrySummary::of(index, entry, institution)).unwrap_or(Value::Null)
 }
 
 fn entry_line(e: &Value) -> String {
@@ -329,18 +307,6 @@ fn entry_line(e: &Value) -> String {
     )
 }
 
-fn checkpoint_json(c: &VerifiedCheckpoint) -> Value {
-    json!({
-        "origin": c.origin,
-        "size": c.size,
-        "root": hash_to_base64(&c.root),
-        "cosignatures": c.cosignatures.iter().map(|w| json!({
-            "witness": w.witness,
-            "time": rfc3339(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(w.time)),
-        })).collect::<Vec<_>>(),
-    })
-}
-
 fn print_checkpoint(c: &VerifiedCheckpoint, pins: &LogPins) {
     println!(
         "log: {}, size {} (root {})",
@@ -354,15 +320,7 @@ fn print_checkpoint(c: &VerifiedCheckpoint, pins: &LogPins) {
         let by: Vec<String> = c
             .cosignatures
             .iter()
-            .map(|w| {
-                format!(
-                    "{} at {}",
-                    w.witness,
-                    rfc3339(
-                        std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(w.time)
-                    )
-                )
-            })
+            .map(|w| format!("{} at {}", w.witness, w.rfc3339()))
             .collect();
         println!("cosigned by: {}", by.join(", "));
     }
@@ -377,32 +335,14 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let pins = pins(&a.pins)?;
     let institution = load_institution(a.institution.as_deref())?;
     let source = HttpLog::new(&a.log)?;
-    let previous = match std::fs::read(&a.state) {
-        Ok(bytes) => {
-            if bytes.len() > 2 * hourglass_log::checkpoint::MAX_CHECKPOINT_BYTES {
-                return Err(CliError::TooLarge {
-                    what: "log state",
-                    path: a.state.clone(),
-                    max: 2 * hourglass_log::checkpoint::MAX_CHECKPOINT_BYTES as u64,
-                });
-            }
-            Some(
-                KnownCheckpoint::from_json(&bytes, pins.log())
-                    .map_err(|e| CliError::from(e).with_path(&a.state))?,
-            )
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(CliError::io(IoOp::Read("log state"), &a.state, e)),
-    };
+    let previous = KnownCheckpoint::load(&a.state, pins.log())
+        .map_err(|e| CliError::from(e).with_path(&a.state))?;
     let mut entries = Vec::new();
     let verified = verify_log(&source, &pins, previous.as_ref(), &mut |index, entry| {
-        entries.push(entry_json(index, entry, institution.as_ref()));
+        entries.push(EntrySummary::of(index, entry, institution.as_ref()));
         Ok(())
     })?;
-    let unsigned = entries
-        .iter()
-        .filter(|e| e["signed_by_institution"] == false || e["type"] != "receipt")
-        .count();
+    let unsigned = entries.iter().filter(|e| e.unsigned()).count();
     let valid = institution.is_none() || unsigned == 0;
     // The state advances only on success, the whole log having verified.
     if valid {
@@ -414,10 +354,14 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
             Sensitivity::Public,
         )?;
     }
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+        .collect();
     if a.json {
         let out = json!({
             "valid": valid,
-            "checkpoint": checkpoint_json(&verified.checkpoint),
+            "checkpoint": verified.checkpoint.summary(),
             "previous": previous.as_ref().map(|p| json!({"size": p.size, "root": hash_to_base64(&p.root)})),
             "new_entries": entries,
             "trust": pins.trust(),
@@ -476,7 +420,7 @@ fn search(a: SearchArgs) -> Result<(), CliError> {
     })?;
     if a.json {
         let out = json!({
-            "checkpoint": checkpoint_json(&verified.checkpoint),
+            "checkpoint": verified.checkpoint.summary(),
             "entries_read": verified.entries_read,
             "found": found,
             "trust": pins.trust(),

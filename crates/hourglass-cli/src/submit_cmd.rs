@@ -811,28 +811,7 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "authentic": true,
-                "statement": statement,
-                "received": received,
-                "predated_to": predated,
-                "document_matches": document_matches,
-                "timestamp": timestamp.map(|t| serde_json::json!({
-                    "tsa": t.tsa,
-                    "anchor": t.anchor,
-                    "gen_time": rfc3339(t.info.gen_time),
-                    "serial": t.info.serial_hex,
-                    "policy": t.info.policy,
-                })),
-                "log": checked.log.as_ref().map(|l| serde_json::json!({
-                    "origin": l.checkpoint.origin,
-                    "index": l.index,
-                    "checkpoint_size": l.checkpoint.size,
-                    "root": hourglass_log::checkpoint::hash_to_base64(&l.checkpoint.root),
-                    "cosigned_by": l.checkpoint.cosignatures.iter().map(|c| &c.witness).collect::<Vec<_>>(),
-                    "trust": l.trust,
-                })),
-            }))
+            serde_json::to_string_pretty(&checked.summary(document_matches))
             .unwrap_or_default()
         );
     } else {

@@ -106,6 +106,17 @@ impl LogPins {
         self.quorum
     }
 
+    /// Pins from key texts (`name+id+base64`): the log's, and witnesses', `quorum` of which
+    /// must cosign (`None`: all of them).
+    pub fn parse(log: &str, witnesses: &[String], quorum: Option<usize>) -> Result<Self> {
+        let witnesses = witnesses
+            .iter()
+            .map(|w| VerifierKey::parse(w))
+            .collect::<Result<Vec<_>>>()?;
+        let quorum = quorum.unwrap_or(witnesses.len());
+        Self::new(VerifierKey::parse(log)?, witnesses, quorum)
+    }
+
     /// Whom a checkpoint verified under these pins is trusted on: the log's key alone, or the
     /// log and at least `quorum` of the witnesses.
     pub fn trust(&self) -> String {
@@ -303,6 +314,32 @@ impl SignedCheckpoint {
             cosignatures,
             note: self.to_bytes(),
         })
+    }
+}
+
+impl VerifiedCheckpoint {
+    /// What every surface reports of it: origin, size, root (base64) and the cosignatures
+    /// (witness, time in RFC 3339).
+    pub fn summary(&self) -> serde_json::Value {
+        serde_json::json!({
+            "origin": self.origin,
+            "size": self.size,
+            "root": hash_to_base64(&self.root),
+            "cosignatures": self.cosignatures.iter().map(|c| serde_json::json!({
+                "witness": c.witness,
+                "time": c.rfc3339(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl Cosignature {
+    /// Its time, RFC 3339.
+    pub fn rfc3339(&self) -> String {
+        humantime::format_rfc3339_seconds(
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(self.time),
+        )
+        .to_string()
     }
 }
 

@@ -126,6 +126,15 @@ pub enum LogError {
         /// The resource.
         url: String,
     },
+    /// A file (a state file) could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Making randomness failed.
     #[error(transparent)]
     Entropy(#[from] hourglass_arith::Error),

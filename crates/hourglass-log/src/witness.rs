@@ -196,6 +196,39 @@ impl KnownCheckpoint {
         serde_json::to_string_pretty(&file).unwrap_or_default() + "\n"
     }
 
+    /// Reads the state file at `path` (`None` if there is none yet); see [`Self::from_json`].
+    pub fn load(path: &Path, log: &VerifierKey) -> Result<Option<Self>> {
+        use std::io::Read;
+        let io = |source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut bytes = Vec::new();
+        match std::fs::File::open(path) {
+            Ok(f) => f
+                .take(MAX_KNOWN_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(io)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        Self::from_json(&bytes, log).map(Some)
+    }
+
+    /// Writes the state file at `path` atomically (a crash leaves the old one or the new one).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        hourglass_arith::atomic::write_atomic(
+            path,
+            self.to_json().as_bytes(),
+            0o644,
+            hourglass_arith::atomic::Existing::Replace,
+        )
+        .map_err(|source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
     /// Reads a state file; its checkpoint must verify under `log` (so a state file cannot
     /// plant a view of the log that the log did not sign).
     pub fn from_json(bytes: &[u8], log: &VerifierKey) -> Result<Self> {
@@ -372,25 +405,12 @@ impl StateDir {
 
     /// What the witness remembers of `log` (`None` if nothing).
     pub fn load(&self, log: &VerifierKey) -> Result<Option<KnownCheckpoint>> {
-        let path = self.path(log.name());
-        match std::fs::read(&path) {
-            Ok(bytes) => KnownCheckpoint::from_json(&bytes, log).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(LogError::Fetch {
-                url: path.display().to_string(),
-                why: e.to_string(),
-            }),
-        }
+        KnownCheckpoint::load(&self.path(log.name()), log)
     }
 
     /// Remembers `known` for its log, durably.
-    pub fn store(&self, known: &KnownCheckpoint) -> std::io::Result<()> {
-        hourglass_arith::atomic::write_atomic(
-            &self.path(&known.origin),
-            known.to_json().as_bytes(),
-            0o600,
-            hourglass_arith::atomic::Existing::Replace,
-        )
+    pub fn store(&self, known: &KnownCheckpoint) -> Result<()> {
+        known.save(&self.path(&known.origin))
     }
 }
 

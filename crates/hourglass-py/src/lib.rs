@@ -25,7 +25,14 @@ use hourglass_rsa::encoding::{
 };
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
+use hourglass_log::checkpoint::{hash_to_base64, LogPins};
+use hourglass_log::client::verify_log;
+use hourglass_log::http::HttpLog;
+use hourglass_log::witness::KnownCheckpoint;
 use hourglass_timelock::anyset::AnySet;
+use hourglass_timelock::receipt::{
+    check_receipt, EntryFilter, EntrySummary, ReceiptEntry, ReceiptVerdict,
+};
 use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions};
 use hourglass_timelock::certificate::{ca_certificates, TsaAnchor};
 use hourglass_timelock::public::{CommitteePins, OriginPins};
@@ -871,6 +878,190 @@ fn puzzle_verify(key: &[u8], document: &[u8], solution: &[u8]) -> PyResult<bool>
         .is_ok())
 }
 
+/// The pins of a transparency log from key texts (`name+id+base64`).
+fn log_pins(
+    log_key: &str,
+    witness_keys: Option<Vec<String>>,
+    witness_quorum: Option<usize>,
+) -> PyResult<LogPins> {
+    let witnesses = witness_keys.unwrap_or_default();
+    if witness_quorum.is_some_and(|q| q > witnesses.len()) {
+        return Err(PyValueError::new_err(
+            "witness_quorum= is larger than the number of witness_keys= given",
+        ));
+    }
+    LogPins::parse(log_key, &witnesses, witness_quorum).map_err(err)
+}
+
+/// Checks a receipt (the bytes of a receipt file) with the library's `check_receipt`:
+/// the institution's public key (PEM), the CA certificates its token may chain to, and, for a
+/// receipt in a transparency log, the log's key and witnesses (key texts) and the quorum.
+/// Returns JSON: `check-receipt --json`'s document with `valid` (and `reason` when not), or,
+/// for a receipt that does not check out (forged, another institution's, not in the pinned
+/// log, too few cosignatures), `{"valid": false, "authentic": false, "reason": ...}`. Input
+/// that cannot be read, or a receipt that claims a log with no `log_key=`, raises.
+#[pyfunction]
+#[pyo3(signature = (receipt, institution, document=None, tsa_cas=None, log_key=None, witness_keys=None, witness_quorum=None))]
+#[allow(clippy::too_many_arguments)]
+fn submit_check_receipt(
+    py: Python<'_>,
+    receipt: &[u8],
+    institution: &[u8],
+    document: Option<&[u8]>,
+    tsa_cas: Option<Vec<Vec<u8>>>,
+    log_key: Option<&str>,
+    witness_keys: Option<Vec<String>>,
+    witness_quorum: Option<usize>,
+) -> PyResult<String> {
+    let institution = PublicKey::load(institution, None)?.0;
+    let cas = tsa_cas
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ca_certificates(c).map_err(|e| err(format!("tsa_cas[{i}]: {e}"))))
+        .collect::<PyResult<Vec<_>>>()?
+        .concat();
+    if log_key.is_none() && (witness_keys.is_some() || witness_quorum.is_some()) {
+        return Err(PyValueError::new_err("witness_keys= needs log_key="));
+    }
+    let pins = log_key
+        .map(|k| log_pins(k, witness_keys, witness_quorum))
+        .transpose()?;
+    let checked = match py.allow_threads(|| check_receipt(receipt, &institution, &cas, pins.as_ref())) {
+        Ok(c) => c,
+        Err(e) if e.is_verdict() => {
+            return serde_json::to_string(&serde_json::json!({
+                "valid": false, "authentic": false, "reason": e.to_string(),
+            }))
+            .map_err(err)
+        }
+        Err(e) => return Err(err(e)),
+    };
+    let matches = document.map(|d| checked.statement.document_matches(d).unwrap_or(false));
+    let mut json = checked.summary(matches);
+    let valid = checked.statement.verdict == ReceiptVerdict::Valid && matches != Some(false);
+    json["valid"] = valid.into();
+    if !valid {
+        json["reason"] = if matches == Some(false) {
+            "the receipt is authentic but for another document".into()
+        } else {
+            checked.statement.reason.clone().into()
+        };
+    }
+    serde_json::to_string(&json).map_err(err)
+}
+
+/// Verifies the transparency log under the URL prefix `url` (the library's `verify_log`):
+/// its checkpoint under the pinned keys, every entry, and that it extends the checkpoint saved
+/// at `state` (a path, read if it exists, written only when the log verifies). Returns JSON:
+/// `valid`, `checkpoint`, `previous`, `new_entries` (each summarised as `log verify --json`
+/// does; with `institution`, PEM, whether it signed each), `trust`, or `valid` false and
+/// `reason` for a log that forks, rewrote its history or does not verify.
+#[pyfunction]
+#[pyo3(signature = (url, log_key, state=None, witness_keys=None, witness_quorum=None, institution=None))]
+fn log_verify(
+    py: Python<'_>,
+    url: &str,
+    log_key: &str,
+    state: Option<PathBuf>,
+    witness_keys: Option<Vec<String>>,
+    witness_quorum: Option<usize>,
+    institution: Option<&[u8]>,
+) -> PyResult<String> {
+    let pins = log_pins(log_key, witness_keys, witness_quorum)?;
+    let institution = institution
+        .map(|k| PublicKey::load(k, None).map(|k| k.0))
+        .transpose()?;
+    let source = HttpLog::new(url).map_err(err)?;
+    let previous = state
+        .as_deref()
+        .map(|p| KnownCheckpoint::load(p, pins.log()).map_err(err))
+        .transpose()?
+        .flatten();
+    let mut entries = Vec::new();
+    let result = py.allow_threads(|| {
+        verify_log(&source, &pins, previous.as_ref(), &mut |i, e| {
+            entries.push(EntrySummary::of(i, e, institution.as_ref()));
+            Ok(())
+        })
+    });
+    let verified = match result {
+        Ok(v) => v,
+        Err(e) if e.is_verdict() => {
+            return serde_json::to_string(&serde_json::json!({"valid": false, "reason": e.to_string()}))
+                .map_err(err)
+        }
+        Err(e) => return Err(err(e)),
+    };
+    let unsigned = entries.iter().filter(|e| e.unsigned()).count();
+    let valid = institution.is_none() || unsigned == 0;
+    if let (true, Some(path)) = (valid, &state) {
+        KnownCheckpoint::of(&verified.checkpoint)
+            .save(path)
+            .map_err(err)?;
+    }
+    let mut json = serde_json::json!({
+        "valid": valid,
+        "checkpoint": verified.checkpoint.summary(),
+        "previous": previous.as_ref().map(|p| serde_json::json!({"size": p.size, "root": hash_to_base64(&p.root)})),
+        "new_entries": entries,
+        "trust": pins.trust(),
+    });
+    if !valid {
+        json["reason"] = format!(
+            "{unsigned} new entries are not receipts signed by the institution key given"
+        )
+        .into();
+    }
+    serde_json::to_string(&json).map_err(err)
+}
+
+/// Every receipt in the transparency log under `url` for `document` (its bytes) or for the set
+/// named `set`, the whole log verified first (as `log_verify`). Returns JSON: `checkpoint`,
+/// `entries_read`, `found` (summaries), `trust`; a log that does not verify raises.
+#[pyfunction]
+#[pyo3(signature = (url, log_key, document=None, set=None, witness_keys=None, witness_quorum=None, institution=None))]
+#[allow(clippy::too_many_arguments)]
+fn log_search(
+    py: Python<'_>,
+    url: &str,
+    log_key: &str,
+    document: Option<&[u8]>,
+    set: Option<String>,
+    witness_keys: Option<Vec<String>>,
+    witness_quorum: Option<usize>,
+    institution: Option<&[u8]>,
+) -> PyResult<String> {
+    let pins = log_pins(log_key, witness_keys, witness_quorum)?;
+    let institution = institution
+        .map(|k| PublicKey::load(k, None).map(|k| k.0))
+        .transpose()?;
+    let filter = match (document, set) {
+        (Some(d), None) => EntryFilter::document(d).map_err(err)?,
+        (None, Some(s)) => EntryFilter::Set(s),
+        _ => return Err(PyValueError::new_err("pass document= or set=, one of them")),
+    };
+    let source = HttpLog::new(url).map_err(err)?;
+    let mut found = Vec::new();
+    let verified = py
+        .allow_threads(|| {
+            verify_log(&source, &pins, None, &mut |i, e| {
+                if ReceiptEntry::read(e, None).is_ok_and(|r| filter.matches(&r.statement)) {
+                    found.push(EntrySummary::of(i, e, institution.as_ref()));
+                }
+                Ok(())
+            })
+        })
+        .map_err(err)?;
+    serde_json::to_string(&serde_json::json!({
+        "checkpoint": verified.checkpoint.summary(),
+        "entries_read": verified.entries_read,
+        "found": found,
+        "trust": pins.trust(),
+    }))
+    .map_err(err)
+}
+
 /// The native module: `hourglass._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -889,5 +1080,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(puzzle_solve, m)?)?;
     m.add_function(wrap_pyfunction!(puzzle_verify, m)?)?;
     m.add_function(wrap_pyfunction!(submit_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(submit_check_receipt, m)?)?;
+    m.add_function(wrap_pyfunction!(log_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(log_search, m)?)?;
     Ok(())
 }

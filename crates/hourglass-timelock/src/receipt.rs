@@ -653,6 +653,34 @@ pub struct CheckedReceipt {
     pub log: Option<LoggedReceipt>,
 }
 
+impl CheckedReceipt {
+    /// What every surface reports of a checked receipt (the command line's `--json`), with
+    /// whether it is for the document given (`None`: none given).
+    pub fn summary(&self, document_matches: Option<bool>) -> serde_json::Value {
+        let dating = self.statement.dating(None);
+        serde_json::json!({
+            "authentic": true,
+            "statement": self.statement,
+            "received": rfc3339(dating.received()),
+            "predated_to": rfc3339(dating.predated_to()),
+            "document_matches": document_matches,
+            "timestamp": self.timestamp.as_ref().map(|(_, t)| serde_json::json!({
+                "tsa": t.tsa,
+                "anchor": t.anchor,
+                "gen_time": rfc3339(t.info.gen_time),
+                "serial": t.info.serial_hex,
+                "policy": t.info.policy,
+            })),
+            "log": self.log.as_ref().map(|l| serde_json::json!({
+                "origin": l.checkpoint.origin,
+                "index": l.index,
+                "checkpoint": l.checkpoint.summary(),
+                "trust": l.trust,
+            })),
+        })
+    }
+}
+
 /// Checks a receipt against the institution's public key and returns what it states. A version
 /// 2 or 3 receipt's token must be the one the statement names, chain to the institution's key
 /// (the service's TSA CA is made with it) or to one of `tsa_cas`, cover the statement's bundle
@@ -849,6 +877,84 @@ impl ReceiptEntry {
             })
         });
         Ok(Self { statement, signed })
+    }
+}
+
+/// What an auditor is told of one entry of a log: the receipt's facts, or why it is not one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum EntrySummary {
+    /// A receipt.
+    Receipt {
+        /// The entry's index.
+        index: u64,
+        /// The submission's id.
+        submission: String,
+        /// The set's name.
+        set: String,
+        /// `valid` or `invalid`.
+        verdict: ReceiptVerdict,
+        /// The document's SHA-256.
+        document_sha256: String,
+        /// When the institution received it (RFC 3339).
+        received: String,
+        /// When the document provably existed (RFC 3339).
+        predated_to: String,
+        /// Time credited, in milliseconds.
+        credited_ms: u64,
+        /// The institution key's fingerprint the statement names.
+        institution: String,
+        /// Whether the institution key given signed it (`None`: no key given).
+        signed_by_institution: Option<bool>,
+    },
+    /// Not an hourglass receipt.
+    Unknown {
+        /// The entry's index.
+        index: u64,
+        /// Why it does not read as a receipt.
+        problem: String,
+        /// Its length.
+        bytes: usize,
+    },
+}
+
+impl EntrySummary {
+    /// Entry `index` of a log read as a receipt (with `institution`, its signature checked).
+    pub fn of(index: u64, entry: &[u8], institution: Option<&PublicKey>) -> Self {
+        match ReceiptEntry::read(entry, institution) {
+            Ok(r) => {
+                let s = r.statement;
+                let dating = s.dating(None);
+                EntrySummary::Receipt {
+                    index,
+                    received: rfc3339(dating.received()),
+                    predated_to: rfc3339(dating.predated_to()),
+                    submission: s.submission,
+                    set: s.set,
+                    verdict: s.verdict,
+                    document_sha256: s.document_sha256,
+                    credited_ms: s.credited_ms,
+                    institution: s.institution,
+                    signed_by_institution: r.signed,
+                }
+            }
+            Err(e) => EntrySummary::Unknown {
+                index,
+                problem: e.to_string(),
+                bytes: entry.len(),
+            },
+        }
+    }
+
+    /// Whether it is a receipt that the institution key given did not sign, or no receipt.
+    pub fn unsigned(&self) -> bool {
+        !matches!(
+            self,
+            EntrySummary::Receipt {
+                signed_by_institution: Some(true) | None,
+                ..
+            }
+        )
     }
 }
 

@@ -10,6 +10,8 @@ Submodules:
   progress, prove, verify, batch verify.
 - :mod:`hourglass.submit`: offline submission: seal a document against a published puzzle
   set (private or public), verify a bundle.
+- :mod:`hourglass.log`: the transparency log of receipts: verify a log and its history, find
+  every receipt for a document (``submit.check_receipt`` checks one receipt in it).
 - :mod:`hourglass.arith`: ``square_chain(x, t, n)``, sequential squaring on hourglass's kernels.
 
 Errors are :class:`HourglassError` with the command line's messages. Long calls release the
@@ -17,7 +19,7 @@ GIL.
 """
 
 from ._native import HourglassError
-from . import arith, rsa, submit, timelock, vdf
+from . import arith, log, rsa, submit, timelock, vdf
 
-__all__ = ["HourglassError", "arith", "rsa", "submit", "timelock", "vdf"]
+__all__ = ["HourglassError", "arith", "log", "rsa", "submit", "timelock", "vdf"]
 __version__ = "0.1.0"

@@ -125,3 +125,31 @@ def _token(t: bytes) -> bytes:
     if isinstance(t, str):
         raise TypeError("a timestamp is the bytes of a .tsr reply or token (DER), not text")
     return bytes(t)
+
+
+def check_receipt(
+    receipt: Union[str, bytes],
+    institution: bytes,
+    document: Optional[bytes] = None,
+    tsa_cas: Optional[Iterable[Union[str, bytes]]] = None,
+    log_key: Optional[Union[str, bytes]] = None,
+    witness_keys: Optional[Iterable[Union[str, bytes]]] = None,
+    witness_quorum: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Checks a receipt of an institution's service (``hourglass serve``), as ``hourglass
+    submit check-receipt --json``: its signature under ``institution`` (the PEM of
+    ``/institution.pub``), its RFC 3161 token (chaining to that key or to one of ``tsa_cas``),
+    and, for a receipt in the service's transparency log, its inclusion proof and checkpoint
+    under ``log_key`` (``/log/key``) and ``witness_quorum`` of ``witness_keys`` (default: all).
+    Returns the receipt's document with ``valid``: False, with ``reason``, when the receipt
+    does not check out (then ``authentic`` is False too), states an invalid submission, or is
+    for another ``document``. A receipt that claims a log, checked without ``log_key``, raises
+    :class:`hourglass.HourglassError`; with ``log_key``, a receipt in no log is not valid."""
+    keys = None if witness_keys is None else [
+        (k.decode() if isinstance(k, bytes) else k).strip() for k in witness_keys
+    ]
+    log = None if log_key is None else (log_key.decode() if isinstance(log_key, bytes) else log_key).strip()
+    return json.loads(_native.submit_check_receipt(
+        _bytes(receipt), bytes(institution), None if document is None else bytes(document),
+        None if tsa_cas is None else [_bytes(c) for c in tsa_cas], log, keys, witness_quorum,
+    ))
