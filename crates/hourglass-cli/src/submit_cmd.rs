@@ -811,8 +811,7 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&checked.summary(document_matches))
-            .unwrap_or_default()
+            serde_json::to_string_pretty(&checked.summary(document_matches)).unwrap_or_default()
         );
     } else {
         println!(

@@ -19,23 +19,23 @@ use hourglass_arith::mont::MontContext;
 use hourglass_arith::squaring::Progress;
 use hourglass_arith::Integer;
 use hourglass_dkg::transcript::certificates_from_pem;
+use hourglass_log::checkpoint::{hash_to_base64, LogPins};
+use hourglass_log::client::verify_log;
+use hourglass_log::http::HttpLog;
+use hourglass_log::witness::KnownCheckpoint;
 use hourglass_rsa::encoding::{
     decode_key_with_passphrase, encode_private_key, encode_private_key_encrypted,
     encode_public_key, KeyFormat,
 };
 use hourglass_rsa::padding::{Oaep, Pkcs1v15Sign, Pss};
 use hourglass_rsa::{HashAlg, KeyGenOptions, Variant};
-use hourglass_log::checkpoint::{hash_to_base64, LogPins};
-use hourglass_log::client::verify_log;
-use hourglass_log::http::HttpLog;
-use hourglass_log::witness::KnownCheckpoint;
 use hourglass_timelock::anyset::AnySet;
-use hourglass_timelock::receipt::{
-    check_receipt, EntryFilter, EntrySummary, ReceiptEntry, ReceiptVerdict,
-};
 use hourglass_timelock::bundle::{Bundle, SealEnd, SealOptions};
 use hourglass_timelock::certificate::{ca_certificates, TsaAnchor};
 use hourglass_timelock::public::{CommitteePins, OriginPins};
+use hourglass_timelock::receipt::{
+    check_receipt, EntryFilter, EntrySummary, ReceiptEntry, ReceiptVerdict,
+};
 use hourglass_timelock::timestamp::{Evidence, TokenRefused};
 use hourglass_timelock::tlock::{
     check_body, decrypt_body, solve_key, KeyOutcome, SealParams, TlockHeader,
@@ -927,16 +927,17 @@ fn submit_check_receipt(
     let pins = log_key
         .map(|k| log_pins(k, witness_keys, witness_quorum))
         .transpose()?;
-    let checked = match py.allow_threads(|| check_receipt(receipt, &institution, &cas, pins.as_ref())) {
-        Ok(c) => c,
-        Err(e) if e.is_verdict() => {
-            return serde_json::to_string(&serde_json::json!({
-                "valid": false, "authentic": false, "reason": e.to_string(),
-            }))
-            .map_err(err)
-        }
-        Err(e) => return Err(err(e)),
-    };
+    let checked =
+        match py.allow_threads(|| check_receipt(receipt, &institution, &cas, pins.as_ref())) {
+            Ok(c) => c,
+            Err(e) if e.is_verdict() => {
+                return serde_json::to_string(&serde_json::json!({
+                    "valid": false, "authentic": false, "reason": e.to_string(),
+                }))
+                .map_err(err)
+            }
+            Err(e) => return Err(err(e)),
+        };
     let matches = document.map(|d| checked.statement.document_matches(d).unwrap_or(false));
     let mut json = checked.summary(matches);
     let valid = checked.statement.verdict == ReceiptVerdict::Valid && matches != Some(false);
@@ -988,8 +989,10 @@ fn log_verify(
     let verified = match result {
         Ok(v) => v,
         Err(e) if e.is_verdict() => {
-            return serde_json::to_string(&serde_json::json!({"valid": false, "reason": e.to_string()}))
-                .map_err(err)
+            return serde_json::to_string(
+                &serde_json::json!({"valid": false, "reason": e.to_string()}),
+            )
+            .map_err(err)
         }
         Err(e) => return Err(err(e)),
     };
@@ -1008,10 +1011,9 @@ fn log_verify(
         "trust": pins.trust(),
     });
     if !valid {
-        json["reason"] = format!(
-            "{unsigned} new entries are not receipts signed by the institution key given"
-        )
-        .into();
+        json["reason"] =
+            format!("{unsigned} new entries are not receipts signed by the institution key given")
+                .into();
     }
     serde_json::to_string(&json).map_err(err)
 }

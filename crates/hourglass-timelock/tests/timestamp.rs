@@ -733,6 +733,48 @@ fn the_committed_timestamp_and_receipt_vectors_are_what_this_build_makes() {
         receipt.contains("predated-to: 2027-01-15T07:00:00Z"),
         "{receipt}"
     );
+    // Version 3: the same statement naming a log, entry 0 of a one-entry log whose key (and
+    // checkpoint, Ed25519 being deterministic) come from a seed.
+    {
+        use hourglass_log::checkpoint::{LogPins, SignedCheckpoint};
+        use hourglass_log::keys::{KeyRole, SigningKey};
+        use hourglass_log::tree::{append, leaf_hash, prove_inclusion, root, HashMemo};
+        let log = SigningKey::generate(
+            "receipts.example.org/log",
+            KeyRole::Log,
+            &mut SeededEntropy::new(b"receipt vector log"),
+        )
+        .unwrap();
+        let mut logged = statement.clone();
+        logged.log = Some(log.name().to_string());
+        let signed = sign_receipt(&logged, &token, &institution, &mut rng).unwrap();
+        let mut memo = HashMemo::new();
+        append(&mut memo, 0, &[leaf_hash(signed.entry())]).unwrap();
+        let cp = SignedCheckpoint::sign(log.name(), 1, root(&memo, 1).unwrap(), &log).unwrap();
+        let v3 = signed
+            .logged(0, &prove_inclusion(&memo, 1, 0).unwrap(), &cp)
+            .unwrap();
+        for (name, bytes) in [
+            ("receipt-v3.json", v3.clone().into_bytes()),
+            (
+                "log.pub",
+                format!("{}\n", log.verifier().encode()).into_bytes(),
+            ),
+        ] {
+            let path = vectors.join(name);
+            if std::env::var_os("HOURGLASS_WRITE_VECTORS").is_some() {
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                bytes,
+                "{name} differs from this build's"
+            );
+        }
+        let pins = LogPins::log_only(log.verifier()).unwrap();
+        let checked = check_receipt(v3.as_bytes(), institution.public(), &[], Some(&pins)).unwrap();
+        assert_eq!(checked.log.unwrap().index, 0);
+    }
     // OpenSSL verifies the committed token against the committed CA, for the committed bundle.
     let dir = tempfile::tempdir().unwrap();
     let ok = {
