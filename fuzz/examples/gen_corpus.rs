@@ -48,6 +48,40 @@ fn write_seeds(root: &Path, target: &str, seeds: &[(String, Vec<u8>)]) {
     println!("wrote {} seeds into {}", seeds.len(), dir.display());
 }
 
+/// The transparency log's text seeds: the fixed log's checkpoint, its key, a witness request,
+/// a state file; and its binary seeds: every resource of the fixed log, each prefixed with the
+/// byte that makes `log_tile` replace that resource.
+fn log_seeds() -> (Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>) {
+    use hourglass_log::checkpoint::SignedCheckpoint;
+    use hourglass_log::witness::AddCheckpoint;
+    let f = hourglass_fuzz::log_fixture();
+    let cp = f.files["checkpoint"].clone();
+    let parsed = SignedCheckpoint::parse(&cp).expect("the fixture's checkpoint");
+    let mut notes = vec![
+        ("checkpoint".to_string(), cp.clone()),
+        ("key".to_string(), format!("{}\n", f.pins.log().encode()).into_bytes()),
+        ("state".to_string(), f.known.to_json().into_bytes()),
+        ("request".to_string(), AddCheckpoint::encode(0, &[], &parsed)),
+    ];
+    notes.push(("request-proof".to_string(), {
+        let mut b = b"old 100\n".to_vec();
+        b.extend_from_slice(b"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n");
+        b.extend_from_slice(&cp);
+        b
+    }));
+    let names: Vec<&String> = f.files.keys().collect();
+    let tiles = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut b = vec![i as u8];
+            b.extend_from_slice(&f.files[*name]);
+            (format!("{i}-{}", name.replace('/', "_")), b)
+        })
+        .collect();
+    (notes, tiles)
+}
+
 /// Frames of every kind, with integer, byte-string and empty payloads.
 fn dkg_frames() -> Vec<(String, Vec<u8>)> {
     let frame = |kind, round, step, payload| Frame {
@@ -479,6 +513,9 @@ fn main() {
         .collect();
     proofs.sort();
     write_seeds(&root, "vdf_proof", &proofs);
+    let (notes, tiles) = log_seeds();
+    write_seeds(&root, "log_note", &notes);
+    write_seeds(&root, "log_tile", &tiles);
     write_seeds(&root, "dkg_frame", &dkg_frames());
     write_seeds(&root, "dkg_share", &dkg_shares());
     write_seeds(&root, "dkg_cluster", &dkg_clusters());

@@ -25,7 +25,7 @@ fn key() -> &'static PrivateKey {
 
 fuzz_target!(|data: &[u8]| {
     let key = key();
-    let _ = check_receipt(data, key.public(), &[]);
+    let _ = check_receipt(data, key.public(), &[], None);
     if let Ok(text) = std::str::from_utf8(data) {
         let mut rng = SeededEntropy::new(data);
         let sig = Pss::new(HashAlg::Sha256)
@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
             "signature": sig,
         })
         .to_string();
-        if let Ok(checked) = check_receipt(receipt.as_bytes(), key.public(), &[]) {
+        if let Ok(checked) = check_receipt(receipt.as_bytes(), key.public(), &[], None) {
             assert_eq!(checked.statement.canonical(), text);
             assert!(
                 checked.timestamp.is_none(),
@@ -55,8 +55,22 @@ fuzz_target!(|data: &[u8]| {
         })
         .to_string();
         assert!(
-            check_receipt(receipt.as_bytes(), key.public(), &[]).is_err(),
+            check_receipt(receipt.as_bytes(), key.public(), &[], None).is_err(),
             "a version 2 receipt checked with a token that is not the one it names"
         );
+        // The signed text as a version 3 receipt with log evidence: never believed without
+        // the log's key, and never with the fixed log's key unless its proof checks.
+        let receipt = serde_json::json!({
+            "type": "hourglass-receipt",
+            "version": 3,
+            "statement": text,
+            "signature": sig,
+            "timestamp": "MAA=",
+            "log": {"index": 0, "proof": [], "checkpoint": text},
+        })
+        .to_string();
+        assert!(check_receipt(receipt.as_bytes(), key.public(), &[], None).is_err());
+        let (pins, _) = hourglass_fuzz::log_pins();
+        assert!(check_receipt(receipt.as_bytes(), key.public(), &[], Some(pins)).is_err());
     }
 });

@@ -422,3 +422,66 @@ fn damaged_timestamps_never_panic() {
         assert!(matches!(out.status.code(), Some(0..=2)));
     }
 }
+
+/// Damaged transparency-log inputs: a version 3 receipt and the log's key for `submit
+/// check-receipt`, and the log key, a witness key and a state file for `log verify` (the log
+/// itself unreachable): a verdict or an error, never a panic.
+#[test]
+fn damaged_log_inputs_never_panic() {
+    let dir = tempdir();
+    let d = dir.path();
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hourglass-timelock/tests/vectors");
+    let receipt = file(d, "receipt.json", &read(&vectors.join("receipt-v3.json")));
+    let log_pub = file(d, "log.pub", &read(&vectors.join("log.pub")));
+    let institution = d.join("inst.pem");
+    hg(&["rsa", "keygen", "--bits", "2048", "-o", s(&institution)]);
+    let check = strings(&[
+        "submit",
+        "check-receipt",
+        s(&receipt),
+        "--institution",
+        s(&institution),
+        "--log-key",
+        s(&log_pub),
+    ]);
+    never_panics(d, &receipt, &check, None);
+    never_panics(d, &log_pub, &check, None);
+    hg(&[
+        "log",
+        "keygen",
+        "--name",
+        "w.example",
+        "-o",
+        s(&d.join("w.key")),
+    ]);
+    let state = file(
+        d,
+        "state.json",
+        format!(
+            "{{\"type\": \"hourglass-log-state\", \"version\": 1, \"checkpoint\": {}}}",
+            serde_json::to_string(
+                &serde_json::from_str::<serde_json::Value>(
+                    &String::from_utf8(read(&receipt)).unwrap()
+                )
+                .unwrap()["log"]["checkpoint"]
+            )
+            .unwrap()
+        )
+        .as_bytes(),
+    );
+    let verify = strings(&[
+        "log",
+        "verify",
+        "--log",
+        "http://127.0.0.1:1/log",
+        "--log-key",
+        s(&log_pub),
+        "--witness-key",
+        s(&d.join("w.pub")),
+        "--state",
+        s(&state),
+    ]);
+    never_panics(d, &state, &verify, None);
+    never_panics(d, &log_pub, &verify, None);
+    never_panics(d, &d.join("w.pub"), &verify, None);
+}
