@@ -342,16 +342,20 @@ impl Witness {
                 ))
             }
             None => {}
-            Some(root) if known_size == verified.size => {
-                if root != verified.root || !request.proof.is_empty() {
-                    return Err(Refusal::Conflict {
-                        size: known_size,
-                        why: format!(
-                            "the witness cosigned another root for size {known_size}: the log forked"
-                        ),
-                    });
-                }
+            Some(root) if known_size == verified.size && root != verified.root => {
+                return Err(Refusal::Conflict {
+                    size: known_size,
+                    why: format!(
+                        "the witness cosigned another root for size {known_size}: the log forked"
+                    ),
+                });
             }
+            Some(_) if known_size == verified.size && !request.proof.is_empty() => {
+                return Err(Refusal::BadRequest(
+                    "the proof between equal sizes must be empty".into(),
+                ));
+            }
+            Some(_) if known_size == verified.size => {}
             Some(root) => {
                 verify_consistency(
                     known_size,
