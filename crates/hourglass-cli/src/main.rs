@@ -83,10 +83,20 @@ Then create a set (the token is in DIR/admin.token):
        http://127.0.0.1:8080/api/v1/sets
 The service is also an RFC 3161 TSA at POST /tsa (its certificates at /tsa.pem, /tsa-ca.pem):
   hourglass submit stamp paper.bundle --tsa http://127.0.0.1:8080/tsa -o paper.tsr
+Every receipt is in its transparency log at /log (key at /log/key), cosigned by witnesses:
+  hourglass serve --data srv/ --log-origin receipts.example.org/log \\
+      --witness https://w1.example.org=w1.pub --witness https://w2.example.org=w2.pub \\
+      --witness-quorum 2
+  hourglass log verify --log http://127.0.0.1:8080/log --log-key log.pub --state audit.state
 See docs/API.md.")]
     Serve(serve_cmd::ServeArgs),
     /// The transparency log of receipts: verify a log and its history, search it, run a
     /// witness, make witness keys.
+    #[command(after_help = "Examples:
+  hourglass log verify --log http://127.0.0.1:8080/log --log-key log.pub --state audit.state
+  hourglass log search --log http://127.0.0.1:8080/log --log-key log.pub --document paper.pdf
+  hourglass log keygen --name witness.example.org/w1 -o witness.key
+  hourglass log witness --listen 0.0.0.0:7380 --key witness.key --log-key log.pub --state w-state/")]
     Log(log_cmd::LogArgs),
     /// Benchmarks that reproduce the papers' tables and compare with OpenSSL.
     Bench(hourglass_bench::BenchArgs),
