@@ -298,6 +298,15 @@ fn receipts_are_in_a_witnessed_log_that_anyone_audits_and_a_rewrite_is_caught() 
         .to_str()
         .unwrap()
         .contains("immutable"));
+    // An auditor's many reads are not rate limited (the server runs with the default limit
+    // of 20 per second, bursts of 60).
+    for _ in 0..100 {
+        let r = client()
+            .get(server.url("/log/tile/entries/000.p/2"))
+            .send()
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
     // Beyond the published tree, or not canonical: 404.
     for path in [
         "/log/tile/0/000.p/3",

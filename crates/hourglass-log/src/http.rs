@@ -73,7 +73,24 @@ fn read_limited(response: ureq::Response, url: &str, limit: usize) -> Result<Vec
 impl TileSource for HttpLog {
     fn fetch(&self, path: &str, limit: usize) -> Result<Option<Vec<u8>>> {
         let url = self.name(path);
-        match self.agent.get(&url).call() {
+        let mut tries = 0;
+        let response = loop {
+            match self.agent.get(&url).call() {
+                // A log that asks to slow down (429, 503) is waited for, a few times, as long
+                // as it asks (at most 10 s each).
+                Err(ureq::Error::Status(429 | 503, r)) if tries < 5 => {
+                    tries += 1;
+                    let wait = r
+                        .header("Retry-After")
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .unwrap_or(1)
+                        .min(10);
+                    std::thread::sleep(Duration::from_secs(wait));
+                }
+                other => break other,
+            }
+        };
+        match response {
             Ok(r) => read_limited(r, &url, limit).map(Some),
             Err(ureq::Error::Status(404, _)) => Ok(None),
             Err(ureq::Error::Status(code, r)) => Err(LogError::Fetch {
