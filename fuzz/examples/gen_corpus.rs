@@ -55,7 +55,7 @@ fn log_seeds() -> (Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>) {
     use hourglass_log::checkpoint::SignedCheckpoint;
     use hourglass_log::witness::AddCheckpoint;
     let f = hourglass_fuzz::log_fixture();
-    let cp = f.files["checkpoint"].clone();
+    let cp = f.log.files()["checkpoint"].clone();
     let parsed = SignedCheckpoint::parse(&cp).expect("the fixture's checkpoint");
     let mut notes = vec![
         ("checkpoint".to_string(), cp.clone()),
@@ -69,13 +69,13 @@ fn log_seeds() -> (Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>) {
         b.extend_from_slice(&cp);
         b
     }));
-    let names: Vec<&String> = f.files.keys().collect();
+    let names: Vec<&String> = f.log.files().keys().collect();
     let tiles = names
         .iter()
         .enumerate()
         .map(|(i, name)| {
             let mut b = vec![i as u8];
-            b.extend_from_slice(&f.files[*name]);
+            b.extend_from_slice(&f.log.files()[*name]);
             (format!("{i}-{}", name.replace('/', "_")), b)
         })
         .collect();

@@ -5,7 +5,7 @@
 //! resource (or changes nothing it reads).
 #![no_main]
 
-use hourglass_fuzz::{log_fixture, FixtureSource};
+use hourglass_fuzz::log_fixture;
 use hourglass_log::client::verify_log;
 use hourglass_log::tiles::{decode_bundle, decode_hash_tile, encode_bundle, parse_path, Resource};
 use hourglass_log::tree::{verify_consistency, Hash, InclusionProof};
@@ -37,10 +37,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = verify_consistency(index, &root, size, &root, &hashes);
     // The fixed log with one resource replaced by the input.
     let fixture = log_fixture();
-    let names: Vec<&String> = fixture.files.keys().collect();
+    let names: Vec<&String> = fixture.log.files().keys().collect();
     let name = names[first as usize % names.len()].clone();
-    let honest = fixture.files[&name].clone();
-    let source = FixtureSource::with(fixture, &name, rest.to_vec());
+    let honest = fixture.log.files()[&name].clone();
+    let mut source = fixture.log.clone();
+    source.files_mut().insert(name.clone(), rest.to_vec());
     let verified = verify_log(&source, &fixture.pins, None, &mut |_, _| Ok(()));
     if rest != honest.as_slice() && name != "checkpoint" {
         // A changed resource the client reads makes it refuse; one it does not read (a hash
@@ -50,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(v) = verified {
-        assert_eq!(v.checkpoint.root, fixture.root);
+        assert_eq!(v.checkpoint.root, fixture.log.root());
     }
     let previous = fixture.known.clone();
     let _ = verify_log(&source, &fixture.pins, Some(&previous), &mut |_, _| Ok(()));

@@ -324,12 +324,10 @@ pub fn log_pins() -> (
 /// A small honest tiled log: 300 entries, every tile and bundle and its checkpoint by path, and
 /// the checkpoint of its first 100 entries as a client's saved state.
 pub struct LogFixture {
-    /// Path under the prefix -> bytes.
-    pub files: std::collections::BTreeMap<String, Vec<u8>>,
+    /// The log, as it is served.
+    pub log: hourglass_log::memory::MemoryLog,
     /// The log's pins (its key alone).
     pub pins: hourglass_log::checkpoint::LogPins,
-    /// The root of the 300 entries.
-    pub root: hourglass_log::tree::Hash,
     /// What a client that read the first 100 entries saved.
     pub known: hourglass_log::witness::KnownCheckpoint,
 }
@@ -338,8 +336,7 @@ pub struct LogFixture {
 pub fn log_fixture() -> &'static LogFixture {
     use hourglass_log::checkpoint::{LogPins, SignedCheckpoint};
     use hourglass_log::keys::{KeyRole, SigningKey};
-    use hourglass_log::tiles::{encode_bundle, tiles_of_tree, TileKind};
-    use hourglass_log::tree::{append, leaf_hash, root, stored_index, HashMemo, HashReader};
+    use hourglass_log::memory::MemoryLog;
     use hourglass_log::witness::KnownCheckpoint;
     static FIXTURE: OnceLock<LogFixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
@@ -350,76 +347,16 @@ pub fn log_fixture() -> &'static LogFixture {
         )
         .unwrap();
         let entries: Vec<Vec<u8>> = (0..300).map(|i| format!("entry {i}").into_bytes()).collect();
-        let mut memo = HashMemo::new();
-        let leaves: Vec<_> = entries.iter().map(|e| leaf_hash(e)).collect();
-        append(&mut memo, 0, &leaves).unwrap();
-        let mut files = std::collections::BTreeMap::new();
-        for t in tiles_of_tree(300) {
-            let bytes = match t.kind {
-                TileKind::Entries => {
-                    let first = t.first() as usize;
-                    encode_bundle(
-                        entries[first..first + t.width as usize]
-                            .iter()
-                            .map(Vec::as_slice),
-                    )
-                    .unwrap()
-                }
-                TileKind::Hashes(_) => {
-                    let idx: Vec<u64> = (0..u64::from(t.width))
-                        .map(|i| stored_index(t.tree_level(), t.first() + i))
-                        .collect();
-                    memo.read_hashes(&idx)
-                        .unwrap()
-                        .iter()
-                        .flat_map(|h| h.0)
-                        .collect()
-                }
-            };
-            files.insert(t.path(), bytes);
-        }
-        let tree_root = root(&memo, 300).unwrap();
-        let cp = SignedCheckpoint::sign(key.name(), 300, tree_root, &key).unwrap();
-        files.insert("checkpoint".into(), cp.to_bytes());
         let pins = LogPins::log_only(key.verifier()).unwrap();
-        let early = SignedCheckpoint::sign(key.name(), 100, root(&memo, 100).unwrap(), &key)
+        let early = MemoryLog::new(&entries[..100], &key).unwrap();
+        let early = SignedCheckpoint::parse(&early.files()["checkpoint"])
             .unwrap()
             .verify(&pins)
             .unwrap();
         LogFixture {
-            files,
+            log: MemoryLog::new(&entries, &key).unwrap(),
             pins,
-            root: tree_root,
             known: KnownCheckpoint::of(&early),
         }
     })
-}
-
-/// The fixed log with the resource `path` replaced.
-pub struct FixtureSource {
-    files: std::collections::BTreeMap<String, Vec<u8>>,
-}
-
-impl FixtureSource {
-    /// `fixture`'s files, `path` holding `bytes`.
-    pub fn with(fixture: &LogFixture, path: &str, bytes: Vec<u8>) -> Self {
-        let mut files = fixture.files.clone();
-        files.insert(path.to_string(), bytes);
-        Self { files }
-    }
-}
-
-impl hourglass_log::client::TileSource for FixtureSource {
-    fn fetch(&self, path: &str, limit: usize) -> hourglass_log::Result<Option<Vec<u8>>> {
-        match self.files.get(path) {
-            Some(b) if b.len() > limit => Err(hourglass_log::LogError::TooLarge {
-                what: "resource",
-                limit,
-            }),
-            other => Ok(other.cloned()),
-        }
-    }
-    fn name(&self, path: &str) -> String {
-        format!("fixture:/{path}")
-    }
 }

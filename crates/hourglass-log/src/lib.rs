@@ -15,6 +15,7 @@
 //!   with the last verified checkpoint);
 //! - [`witness`]: what a witness decides on an `add-checkpoint` request (C2SP tlog-witness), and
 //!   what it remembers;
+//! - [`memory`]: a log laid out in memory as it is served (tests, static logs);
 //! - `http` (feature `http`): fetching a log over HTTP and calling witnesses.
 //!
 //! The formats (notes, checkpoints, keys) come from the `signed_note` and `tlog_tiles` crates,
@@ -51,6 +52,7 @@ mod error;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod keys;
+pub mod memory;
 pub mod tiles;
 pub mod tree;
 pub mod witness;

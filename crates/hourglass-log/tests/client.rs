@@ -4,38 +4,15 @@
 //! The log is served from memory in the exact C2SP layout (the server's own tiles are tested
 //! over HTTP in the command line's tests).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use hourglass_arith::entropy::SeededEntropy;
-use hourglass_log::checkpoint::{LogPins, SignedCheckpoint};
-use hourglass_log::client::{verify_log, TileSource};
+use hourglass_log::checkpoint::LogPins;
+use hourglass_log::client::verify_log;
 use hourglass_log::keys::{KeyRole, SigningKey};
-use hourglass_log::tiles::{encode_bundle, tiles_of_tree, TileKind};
-use hourglass_log::tree::{append, leaf_hash, root, stored_index, HashMemo, HashReader};
+use hourglass_log::memory::MemoryLog;
+use hourglass_log::tiles::encode_bundle;
+use hourglass_log::tree::leaf_hash;
 use hourglass_log::witness::KnownCheckpoint;
 use hourglass_log::LogError;
-
-/// A log served from memory: path -> bytes.
-struct Served {
-    files: RefCell<HashMap<String, Vec<u8>>>,
-}
-
-impl TileSource for Served {
-    fn fetch(&self, path: &str, limit: usize) -> hourglass_log::Result<Option<Vec<u8>>> {
-        match self.files.borrow().get(path) {
-            Some(b) if b.len() > limit => Err(LogError::TooLarge {
-                what: "resource",
-                limit,
-            }),
-            Some(b) => Ok(Some(b.clone())),
-            None => Ok(None),
-        }
-    }
-    fn name(&self, path: &str) -> String {
-        format!("mem:/{path}")
-    }
-}
 
 fn key() -> SigningKey {
     SigningKey::generate(
@@ -47,41 +24,8 @@ fn key() -> SigningKey {
 }
 
 /// A log of `entries`, laid out as tiles, with a checkpoint signed by `key`.
-fn serve(entries: &[Vec<u8>], key: &SigningKey) -> Served {
-    let mut memo = HashMemo::new();
-    let leaves: Vec<_> = entries.iter().map(|e| leaf_hash(e)).collect();
-    append(&mut memo, 0, &leaves).unwrap();
-    let size = entries.len() as u64;
-    let mut files = HashMap::new();
-    for t in tiles_of_tree(size) {
-        let bytes = match t.kind {
-            TileKind::Entries => {
-                let first = t.first() as usize;
-                encode_bundle(
-                    entries[first..first + t.width as usize]
-                        .iter()
-                        .map(Vec::as_slice),
-                )
-                .unwrap()
-            }
-            TileKind::Hashes(_) => {
-                let idx: Vec<u64> = (0..u64::from(t.width))
-                    .map(|i| stored_index(t.tree_level(), t.first() + i))
-                    .collect();
-                memo.read_hashes(&idx)
-                    .unwrap()
-                    .iter()
-                    .flat_map(|h| h.0)
-                    .collect()
-            }
-        };
-        files.insert(t.path(), bytes);
-    }
-    let cp = SignedCheckpoint::sign(key.name(), size, root(&memo, size).unwrap(), key).unwrap();
-    files.insert("checkpoint".into(), cp.to_bytes());
-    Served {
-        files: RefCell::new(files),
-    }
+fn serve(entries: &[Vec<u8>], key: &SigningKey) -> MemoryLog {
+    MemoryLog::new(entries, key).unwrap()
 }
 
 fn entries(n: usize, tag: &str) -> Vec<Vec<u8>> {
@@ -91,7 +35,7 @@ fn entries(n: usize, tag: &str) -> Vec<Vec<u8>> {
 }
 
 fn verify(
-    s: &Served,
+    s: &MemoryLog,
     pins: &LogPins,
     previous: Option<&KnownCheckpoint>,
 ) -> hourglass_log::Result<(u64, Vec<Vec<u8>>)> {
@@ -130,14 +74,14 @@ fn a_lying_log_is_a_negative_verdict() {
     let k = key();
     let pins = LogPins::log_only(k.verifier()).unwrap();
     let all = entries(700, "e");
-    let verdict = |s: &Served| {
+    let verdict = |s: &MemoryLog| {
         let e = verify(s, &pins, None).unwrap_err();
         assert!(e.is_verdict(), "{e}");
         e
     };
     // An entry changed in its bundle.
-    let s = serve(&all, &k);
-    s.files.borrow_mut().get_mut("tile/entries/001").unwrap()[5] ^= 1;
+    let mut s = serve(&all, &k);
+    s.files_mut().get_mut("tile/entries/001").unwrap()[5] ^= 1;
     assert!(matches!(
         verdict(&s),
         LogError::EntriesMismatch { size: 700 }
@@ -147,32 +91,27 @@ fn a_lying_log_is_a_negative_verdict() {
     let seen =
         KnownCheckpoint::of(&hourglass_log::client::fetch_checkpoint(&first, &pins).unwrap());
     for path in ["tile/0/001", "tile/1/000.p/2"] {
-        let s = serve(&all, &k);
-        s.files.borrow_mut().get_mut(path).unwrap()[20] ^= 1;
+        let mut s = serve(&all, &k);
+        s.files_mut().get_mut(path).unwrap()[20] ^= 1;
         let e = verify(&s, &pins, Some(&seen)).unwrap_err();
         assert!(matches!(e, LogError::Inconsistent { .. }), "{path}: {e}");
     }
     // An entry and its leaf hash changed together: the leaf's tile no longer hashes to the
     // tree's root. (tlog_tiles' authenticating tile reader let this one through: when the
     // tree's right edge falls in one tile it skips some tiles' check against their parents.)
-    let s = serve(&all, &k);
+    let mut s = serve(&all, &k);
     let mut forged_entries = all[..256].to_vec();
     forged_entries[5] = b"a forged receipt".to_vec();
     let bundle = encode_bundle(forged_entries.iter().map(Vec::as_slice)).unwrap();
-    s.files
-        .borrow_mut()
-        .insert("tile/entries/000".into(), bundle);
-    s.files.borrow_mut().get_mut("tile/0/000").unwrap()[5 * 32..6 * 32]
+    s.files_mut().insert("tile/entries/000".into(), bundle);
+    s.files_mut().get_mut("tile/0/000").unwrap()[5 * 32..6 * 32]
         .copy_from_slice(&leaf_hash(b"a forged receipt").0);
     verdict(&s);
     // The whole log replaced by another, with the checkpoint left as it was.
     let s = serve(&all, &k);
-    let other = serve(&entries(700, "forged"), &k);
-    let checkpoint = s.files.borrow()["checkpoint"].clone();
-    other
-        .files
-        .borrow_mut()
-        .insert("checkpoint".into(), checkpoint);
+    let mut other = serve(&entries(700, "forged"), &k);
+    let checkpoint = s.files()["checkpoint"].clone();
+    other.files_mut().insert("checkpoint".into(), checkpoint);
     verdict(&other);
     // Signed by another key of the same name, or by nobody the verifier pins.
     let impostor = SigningKey::generate(
@@ -192,7 +131,7 @@ fn a_broken_log_is_an_error() {
     let k = key();
     let pins = LogPins::log_only(k.verifier()).unwrap();
     let all = entries(300, "e");
-    let error = |s: &Served| {
+    let error = |s: &MemoryLog| {
         let e = verify(s, &pins, None).unwrap_err();
         assert!(!e.is_verdict(), "{e}");
         e
@@ -202,26 +141,25 @@ fn a_broken_log_is_an_error() {
     let seen = KnownCheckpoint::of(
         &hourglass_log::client::fetch_checkpoint(&serve(&all[..100], &k), &pins).unwrap(),
     );
-    let incremental = |s: &Served| {
+    let incremental = |s: &MemoryLog| {
         let e = verify(s, &pins, Some(&seen)).unwrap_err();
         assert!(!e.is_verdict(), "{e}");
         e
     };
-    let s = serve(&all, &k);
-    s.files.borrow_mut().remove("tile/0/000");
+    let mut s = serve(&all, &k);
+    s.files_mut().remove("tile/0/000");
     assert!(matches!(incremental(&s), LogError::Missing { .. }));
-    let s = serve(&all, &k);
-    s.files.borrow_mut().get_mut("tile/0/000").unwrap().pop();
+    let mut s = serve(&all, &k);
+    s.files_mut().get_mut("tile/0/000").unwrap().pop();
     incremental(&s);
-    let s = serve(&all, &k);
-    s.files.borrow_mut().get_mut("tile/0/000").unwrap().push(0);
+    let mut s = serve(&all, &k);
+    s.files_mut().get_mut("tile/0/000").unwrap().push(0);
     incremental(&s);
-    let s = serve(&all, &k);
-    s.files.borrow_mut().remove("tile/entries/001.p/44");
+    let mut s = serve(&all, &k);
+    s.files_mut().remove("tile/entries/001.p/44");
     assert!(matches!(error(&s), LogError::Missing { .. }));
-    let s = serve(&all, &k);
-    s.files
-        .borrow_mut()
+    let mut s = serve(&all, &k);
+    s.files_mut()
         .get_mut("tile/entries/001.p/44")
         .unwrap()
         .push(0);
@@ -231,10 +169,8 @@ fn a_broken_log_is_an_error() {
         b"garbage\n\n\xe2\x80\x94 x AAAA\n",
         &vec![b'a'; 40_000],
     ] {
-        let s = serve(&all, &k);
-        s.files
-            .borrow_mut()
-            .insert("checkpoint".into(), bad.to_vec());
+        let mut s = serve(&all, &k);
+        s.files_mut().insert("checkpoint".into(), bad.to_vec());
         error(&s);
     }
 }

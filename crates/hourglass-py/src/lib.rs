@@ -893,6 +893,13 @@ fn log_pins(
     LogPins::parse(log_key, &witnesses, witness_quorum).map_err(err)
 }
 
+/// The institution key of `institution=` (PEM), if given.
+fn institution_key(institution: Option<&[u8]>) -> PyResult<Option<hourglass_rsa::PublicKey>> {
+    institution
+        .map(|k| PublicKey::load(k, None).map(|k| k.0))
+        .transpose()
+}
+
 /// Checks a receipt (the bytes of a receipt file) with the library's `check_receipt`:
 /// the institution's public key (PEM), the CA certificates its token may chain to, and, for a
 /// receipt in a transparency log, the log's key and witnesses (key texts) and the quorum.
@@ -970,9 +977,7 @@ fn log_verify(
     institution: Option<&[u8]>,
 ) -> PyResult<String> {
     let pins = log_pins(log_key, witness_keys, witness_quorum)?;
-    let institution = institution
-        .map(|k| PublicKey::load(k, None).map(|k| k.0))
-        .transpose()?;
+    let institution = institution_key(institution)?;
     let source = HttpLog::new(url).map_err(err)?;
     let previous = state
         .as_deref()
@@ -1035,9 +1040,7 @@ fn log_search(
     institution: Option<&[u8]>,
 ) -> PyResult<String> {
     let pins = log_pins(log_key, witness_keys, witness_quorum)?;
-    let institution = institution
-        .map(|k| PublicKey::load(k, None).map(|k| k.0))
-        .transpose()?;
+    let institution = institution_key(institution)?;
     let filter = match (document, set) {
         (Some(d), None) => EntryFilter::document(d).map_err(err)?,
         (None, Some(s)) => EntryFilter::Set(s),
