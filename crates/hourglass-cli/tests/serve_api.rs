@@ -446,7 +446,7 @@ fn the_data_directory_is_its_owners_only_whatever_the_umask() {
         for entry in std::fs::read_dir(&data).unwrap() {
             let entry = entry.unwrap();
             let name = entry.file_name().to_string_lossy().into_owned();
-            let public = ["receipt.pub", "tsa.pem", "tsa-ca.pem"];
+            let public = ["receipt.pub", "tsa.pem", "tsa-ca.pem", "log.pub"];
             let want = if public.contains(&name.as_str()) {
                 0o644
             } else {
@@ -463,6 +463,8 @@ fn the_data_directory_is_its_owners_only_whatever_the_umask() {
             "tsa.key",
             "tsa.pem",
             "tsa-ca.pem",
+            "log.key",
+            "log.pub",
         ] {
             assert!(
                 seen.iter().any(|s| s == name),
