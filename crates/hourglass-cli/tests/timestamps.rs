@@ -560,6 +560,16 @@ fn servers_sharing_one_postgresql_never_repeat_a_serial_number() {
     let url = pg.url();
     let args = ["--database", url.as_str(), "--rate-limit", "0"];
     let a = Server::start(&d.join("a"), &args);
+    // A second server with a log key of its own would sign a second history of the shared log:
+    // it refuses to start, naming the key to copy.
+    let b_dir = d.join("b");
+    let mut own = vec!["serve", "--data", s(&b_dir), "--listen", "127.0.0.1:0"];
+    own.extend(args);
+    let refused = hg_run(&own);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("log.key"), "{}", stderr(&refused));
+    std::fs::remove_file(d.join("b/log.key")).unwrap();
+    std::fs::copy(d.join("a/log.key"), d.join("b/log.key")).unwrap();
     let b = Server::start(&d.join("b"), &args);
     file(d, "data", b"x");
     openssl(
