@@ -32,10 +32,12 @@ pub mod keyshare;
 pub mod limits;
 pub mod params;
 pub mod protocol;
+pub mod reshare;
 pub mod rng;
 pub mod session;
 pub mod sieve;
 pub mod sign;
+pub mod threshold;
 pub mod tls;
 pub mod transcript;
 pub mod transport;
@@ -44,7 +46,7 @@ pub mod wire;
 pub use error::{
     CertStep, CertificateProblem, ConfigError, ConfigProblem, Error, Failure, IoOp, LinkLoss,
     LinkRejection, MessageProblem, ParamError, ShareError, ShareField, SignatureError,
-    SignatureFault, TlsError, TranscriptField, TranscriptProblem, TrustError, WireError,
+    SignatureFault, ThresholdError, TlsError, TranscriptField, TranscriptProblem, TrustError, WireError,
 };
 pub use hourglass_arith::Integer;
 pub use transport::PartyId;
