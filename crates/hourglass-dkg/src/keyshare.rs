@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "key share: {}: format \"other\", expected \"{SHARE_FORMAT}\"",
+                "key share: {}: format \"other\", expected \"{SHARE_FORMAT}\" or \"{THRESHOLD_SHARE_FORMAT}\"",
                 path.display()
             )
         );
