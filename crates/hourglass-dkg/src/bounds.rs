@@ -26,7 +26,7 @@
 //! | reshare agreement | cluster identity (32), threshold (8), epoch (4), kind (1), fingerprint (32) |
 //! | reshare sharing | in a refresh, the dealer's signed quotient and its residue below `k!`; `t + 1` commitments below `N`; the sub-share (offset to be non-negative) |
 //! | reshare confirmation | fingerprint (32) |
-//! | threshold request | request digest (32), salt, cluster identity (32), threshold (8), epoch (4), fingerprint (32) |
+//! | threshold request | request digest (32), salt, and the claim of the reshare agreement |
 //! | threshold partial | the partial below `N`, the 128-bit challenge, the response |
 //!
 //! where `k` is the number of parties of the cluster, `t` its threshold, `B` the batch, `M` the
@@ -55,6 +55,9 @@ use crate::{LinkRejection, ParamError, Result};
 /// this party's message), so it has at most two data frames and a few short restart reports
 /// or a signature in flight; 8 leaves room without letting `k - 1` peers pin much memory.
 pub const PENDING_FRAMES: u64 = 8;
+
+/// A [`crate::threshold::Claim`] on the wire: five byte strings of 32, 8, 4, 1 and 32 bytes.
+const CLAIM_BYTES: usize = (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32);
 
 /// The length of a value below `2^bits` on the wire: a 4-byte length and the magnitude.
 fn int_len(bits: u32) -> usize {
@@ -172,11 +175,7 @@ impl FrameBounds {
             step::HELLO,
             (4 + 32) + (4 + 16) + parties * (4 + 4) + (4 + 32),
         );
-        b.set(
-            Kind::Data,
-            step::RESHARE_AGREE,
-            (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32),
-        );
+        b.set(Kind::Data, step::RESHARE_AGREE, CLAIM_BYTES);
         let residues = if refresh {
             (4 + 1) + int_len(sizes.quotient_bits()) + int_len(sizes.delta.significant_bits())
         } else {
@@ -200,7 +199,7 @@ impl FrameBounds {
         b.set(
             Kind::Data,
             step::THRESHOLD_REQUEST,
-            (4 + 32) + (4 + hash.output_len()) + (4 + 32) + (4 + 8) + (4 + 4) + (4 + 32),
+            (4 + 32) + (4 + hash.output_len()) + CLAIM_BYTES,
         );
         b.set(
             Kind::Data,

@@ -48,7 +48,7 @@ use crate::keyshare::KeyShare;
 use crate::rng::Drbg;
 use crate::session::{Halt, Session};
 use crate::threshold::{
-    check_sub_share, committed_value, deal, verification_base, Sizes, ThresholdPublic,
+    check_sub_share, committed_value, deal, verification_base, Claim, Sizes, ThresholdPublic,
     ThresholdShare,
 };
 use crate::transport::{PartyId, Transport};
@@ -125,8 +125,14 @@ impl Start<'_> {
         matches!(self.held, Held::Threshold(_))
     }
 
-    fn cluster_id(&self) -> [u8; 32] {
-        crate::threshold::cluster_id(self.cluster, &self.session, self.public)
+    fn claim(&self) -> Claim {
+        Claim {
+            cluster_id: crate::threshold::cluster_id(self.cluster, &self.session, self.public),
+            threshold: self.threshold,
+            epoch: self.epoch,
+            threshold_share: self.refreshing(),
+            fingerprint: self.fingerprint,
+        }
     }
 }
 
@@ -228,18 +234,18 @@ fn run_session(
         .hello(start.cluster, &digest, &nonce, &seeds)
         .map_err(halt)?;
     // Round 1: agree on everything public, field by field.
-    let cluster_id = start.cluster_id();
+    let claim = start.claim();
+    let cluster_id = claim.cluster_id;
     let mut w = Writer::new();
-    w.bytes(&cluster_id)
-        .bytes(&(start.threshold as u64).to_be_bytes())
-        .bytes(&start.epoch.to_be_bytes())
-        .bytes(&[u8::from(start.refreshing())])
-        .bytes(&start.fingerprint);
+    claim.write(&mut w);
     let replies = session
         .broadcast(1, step::RESHARE_AGREE, w.finish())
         .map_err(halt)?;
     for (&from, payload) in &replies {
-        check_agreement(from, payload, start, &cluster_id)?;
+        let mut r = Reader::new(payload);
+        let theirs = Claim::read(&mut r).map_err(|e| bad(from, e))?;
+        r.end().map_err(|e| bad(from, e))?;
+        claim.check(from, &theirs)?;
     }
     // What this member deals, and in a refresh its public quotient and residue.
     let (dealt, residues) = match start.held {
@@ -360,62 +366,6 @@ fn run_session(
         }
     }
     Ok(ThresholdShare::new(public, start.party, share))
-}
-
-/// Compares a member's agreement message with this member's view, one field at a time.
-fn check_agreement(
-    from: PartyId,
-    payload: &[u8],
-    start: &Start<'_>,
-    cluster_id: &[u8; 32],
-) -> Result<()> {
-    let mut r = Reader::new(payload);
-    let malformed = |e: WireError| bad(from, e);
-    let their_cluster = r.bytes().map_err(malformed)?;
-    let threshold = r.bytes().map_err(malformed)?;
-    let epoch = r.bytes().map_err(malformed)?;
-    let kind = r.bytes().map_err(malformed)?;
-    let fingerprint = r.bytes().map_err(malformed)?;
-    r.end().map_err(malformed)?;
-    let threshold = <[u8; 8]>::try_from(threshold).map_err(|_| malformed(WireError::Truncated))?;
-    let epoch = <[u8; 4]>::try_from(epoch).map_err(|_| malformed(WireError::Truncated))?;
-    if their_cluster != cluster_id {
-        return Err(ThresholdError::OtherCluster { party: from }.into());
-    }
-    let refreshing = kind == [1];
-    if refreshing != start.refreshing() {
-        return Err(ThresholdError::OtherKind {
-            party: from,
-            threshold: refreshing,
-        }
-        .into());
-    }
-    let threshold = u64::from_be_bytes(threshold);
-    if threshold != start.threshold as u64 {
-        return Err(ThresholdError::OtherThreshold {
-            party: from,
-            theirs: usize::try_from(threshold).unwrap_or(usize::MAX),
-            ours: start.threshold,
-        }
-        .into());
-    }
-    let epoch = u32::from_be_bytes(epoch);
-    if epoch != start.epoch {
-        return Err(ThresholdError::OtherEpoch {
-            party: from,
-            theirs: epoch,
-            ours: start.epoch,
-        }
-        .into());
-    }
-    if fingerprint != start.fingerprint {
-        return Err(ThresholdError::OtherVerification {
-            party: from,
-            epoch,
-        }
-        .into());
-    }
-    Ok(())
 }
 
 /// A refresh's first step at this member (position `me`): its Lagrange-weighted share, masked

@@ -23,7 +23,7 @@ use crate::bounds::FrameBounds;
 use crate::keyshare::KeyShare;
 use crate::protocol::partial_power;
 use crate::session::{Halt, Session};
-use crate::threshold::{PartialSignature, ThresholdShare, CHALLENGE_BITS};
+use crate::threshold::{Claim, PartialSignature, ThresholdShare, CHALLENGE_BITS};
 use crate::transport::{PartyId, Transport};
 use crate::wire::{step, Reader, Writer};
 use crate::{
@@ -247,8 +247,8 @@ pub fn sign_threshold(
     let n = public.public.n().clone();
     let bounds = FrameBounds::threshold_signing(&sizes, signers.len(), hash);
     let mut session = Session::new(transport, signers.clone(), timeout, bounds);
-    let cluster_id = public.cluster_id();
-    let fingerprint = public.fingerprint();
+    let claim = public.claim();
+    let cluster_id = claim.cluster_id;
     let mut request = Sha256::new();
     request.update(b"hourglass dkg threshold signing request v1\0");
     request.update(cluster_id);
@@ -263,12 +263,8 @@ pub fn sign_threshold(
     let mut salt = vec![0u8; hash.output_len()];
     entropy.fill(&mut salt)?;
     let mut w = Writer::new();
-    w.bytes(&request)
-        .bytes(&salt)
-        .bytes(&cluster_id)
-        .bytes(&(public.threshold as u64).to_be_bytes())
-        .bytes(&public.epoch.to_be_bytes())
-        .bytes(&fingerprint);
+    w.bytes(&request).bytes(&salt);
+    claim.write(&mut w);
     let replies = session
         .broadcast(1, step::THRESHOLD_REQUEST, w.finish())
         .map_err(halt_threshold)?;
@@ -281,37 +277,9 @@ pub fn sign_threshold(
         let mut r = Reader::new(payload);
         let theirs = r.bytes().map_err(bad)?;
         let their_salt = r.bytes().map_err(bad)?.to_vec();
-        let their_cluster = r.bytes().map_err(bad)?;
-        let threshold = r.bytes().map_err(bad)?;
-        let epoch = r.bytes().map_err(bad)?;
-        let their_fingerprint = r.bytes().map_err(bad)?;
+        let their_claim = Claim::read(&mut r).map_err(bad)?;
         r.end().map_err(bad)?;
-        let threshold = <[u8; 8]>::try_from(threshold).map_err(|_| bad(WireError::Truncated))?;
-        let epoch = <[u8; 4]>::try_from(epoch).map_err(|_| bad(WireError::Truncated))?;
-        if their_cluster != cluster_id {
-            return Err(ThresholdError::OtherCluster { party: from }.into());
-        }
-        let threshold = u64::from_be_bytes(threshold);
-        if threshold != public.threshold as u64 {
-            return Err(ThresholdError::OtherThreshold {
-                party: from,
-                theirs: usize::try_from(threshold).unwrap_or(usize::MAX),
-                ours: public.threshold,
-            }
-            .into());
-        }
-        let epoch = u32::from_be_bytes(epoch);
-        if epoch != public.epoch {
-            return Err(ThresholdError::OtherEpoch {
-                party: from,
-                theirs: epoch,
-                ours: public.epoch,
-            }
-            .into());
-        }
-        if their_fingerprint != fingerprint {
-            return Err(ThresholdError::OtherVerification { party: from, epoch }.into());
-        }
+        claim.check(from, &their_claim)?;
         if theirs != request {
             return Err(Error::BadMessage {
                 sender: from,

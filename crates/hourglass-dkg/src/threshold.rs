@@ -394,6 +394,91 @@ pub struct ThresholdPublic {
     pub keys: Vec<Integer>,
 }
 
+/// What every party of a reshare, refresh or threshold signature must hold the same:
+/// compared field by field ([`Claim::check`]) so that a refusal says which differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim {
+    /// The cluster's identity ([`cluster_id`]).
+    pub cluster_id: [u8; 32],
+    /// The threshold (the one asked for, in a reshare).
+    pub threshold: usize,
+    /// The share's epoch (0 for an n-of-n share).
+    pub epoch: u32,
+    /// Whether the share is a threshold one.
+    pub threshold_share: bool,
+    /// The fingerprint of the epoch's public data ([`ThresholdPublic::fingerprint`]; zeros
+    /// for an n-of-n share).
+    pub fingerprint: [u8; 32],
+}
+
+impl Claim {
+    /// Appends the claim to a payload: five byte strings (32, 8, 4, 1 and 32 bytes).
+    pub fn write(&self, w: &mut crate::wire::Writer) {
+        w.bytes(&self.cluster_id)
+            .bytes(&(self.threshold as u64).to_be_bytes())
+            .bytes(&self.epoch.to_be_bytes())
+            .bytes(&[u8::from(self.threshold_share)])
+            .bytes(&self.fingerprint);
+    }
+
+    /// Reads a claim written by [`Claim::write`].
+    pub fn read(r: &mut crate::wire::Reader<'_>) -> std::result::Result<Self, crate::WireError> {
+        let short = crate::WireError::Truncated;
+        let cluster_id = <[u8; 32]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
+        let threshold = <[u8; 8]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
+        let epoch = <[u8; 4]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
+        let kind = r.bytes()?;
+        let fingerprint = <[u8; 32]>::try_from(r.bytes()?).map_err(|_| short)?;
+        Ok(Claim {
+            cluster_id,
+            threshold: usize::try_from(u64::from_be_bytes(threshold)).unwrap_or(usize::MAX),
+            epoch: u32::from_be_bytes(epoch),
+            threshold_share: kind == [1],
+            fingerprint,
+        })
+    }
+
+    /// Checks `party`'s claim `theirs` against this party's, in order: the cluster, the kind
+    /// of share, the threshold (fixed at reshare: nobody changes it on another's word), the
+    /// epoch (naming who missed a refresh), the public data.
+    pub fn check(&self, party: PartyId, theirs: &Claim) -> Result<()> {
+        if theirs.cluster_id != self.cluster_id {
+            return Err(ThresholdError::OtherCluster { party }.into());
+        }
+        if theirs.threshold_share != self.threshold_share {
+            return Err(ThresholdError::OtherKind {
+                party,
+                threshold: theirs.threshold_share,
+            }
+            .into());
+        }
+        if theirs.threshold != self.threshold {
+            return Err(ThresholdError::OtherThreshold {
+                party,
+                theirs: theirs.threshold,
+                ours: self.threshold,
+            }
+            .into());
+        }
+        if theirs.epoch != self.epoch {
+            return Err(ThresholdError::OtherEpoch {
+                party,
+                theirs: theirs.epoch,
+                ours: self.epoch,
+            }
+            .into());
+        }
+        if theirs.fingerprint != self.fingerprint {
+            return Err(ThresholdError::OtherVerification {
+                party,
+                epoch: theirs.epoch,
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
 /// The identity of a cluster: SHA-256 of `"hourglass dkg cluster v1\0"`, the name's length
 /// (u64) and bytes, the generation session, `N` (minimal big-endian) and `e` (u64).
 pub fn cluster_id(name: &str, session: &[u8; 16], public: &PublicKey) -> [u8; 32] {
@@ -416,6 +501,17 @@ impl ThresholdPublic {
     /// The cluster's identity ([`cluster_id`]).
     pub fn cluster_id(&self) -> [u8; 32] {
         cluster_id(&self.cluster, &self.session, &self.public)
+    }
+
+    /// What this share's holder claims ([`Claim`]).
+    pub fn claim(&self) -> Claim {
+        Claim {
+            cluster_id: self.cluster_id(),
+            threshold: self.threshold,
+            epoch: self.epoch,
+            threshold_share: true,
+            fingerprint: self.fingerprint(),
+        }
     }
 
     /// The 1-based position of `party` among the members.

@@ -286,6 +286,7 @@ fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
         .bytes(&[0xff; 32])
         .bytes(&[0xff; 8])
         .bytes(&[0xff; 4])
+        .bytes(&[1])
         .bytes(&[0xff; 32]);
     let mut partial = Writer::new();
     partial
