@@ -21,7 +21,7 @@ use rug::Integer;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use crate::threshold::{ThresholdPublic, ThresholdShare};
+use crate::threshold::{Claim, ThresholdPublic, ThresholdShare};
 use crate::transport::PartyId;
 use crate::{Error, IoOp, Result, ShareError, ShareField};
 
@@ -384,19 +384,18 @@ impl AnyShare {
         }
     }
 
-    /// The identity of its cluster ([`crate::threshold::cluster_id`]).
-    pub fn cluster_id(&self) -> [u8; 32] {
+    /// What its holder claims ([`Claim`]): for an n-of-n share, its cluster with threshold
+    /// and epoch 0 and no public fingerprint.
+    pub fn claim(&self) -> Claim {
         match self {
-            AnyShare::Additive(s) => crate::threshold::cluster_id(&s.cluster, &s.session, &s.public),
-            AnyShare::Threshold(s) => s.public.cluster_id(),
-        }
-    }
-
-    /// Its epoch: 0 for an n-of-n share.
-    pub fn epoch(&self) -> u32 {
-        match self {
-            AnyShare::Additive(_) => 0,
-            AnyShare::Threshold(s) => s.public.epoch,
+            AnyShare::Additive(s) => Claim {
+                cluster_id: crate::threshold::cluster_id(&s.cluster, &s.session, &s.public),
+                threshold: 0,
+                epoch: 0,
+                threshold_share: false,
+                fingerprint: [0; 32],
+            },
+            AnyShare::Threshold(s) => s.public.claim(),
         }
     }
 }
