@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{CliError, InputProblem, IoOp, LocalRun, OutputProblem, Usage};
 use crate::files::{
-    check_output, read_input, write_output, write_output_replacing, write_shared_output,
-    DirOutput, Sensitivity,
+    check_output, read_input, write_output, write_output_replacing, write_shared_output, DirOutput,
+    Sensitivity,
 };
 use crate::progress::ReportArgs;
 use hourglass_arith::entropy::EntropyArgs;
@@ -585,7 +585,9 @@ pub fn run(args: DkgArgs) -> Result<(), CliError> {
         DkgCommand::Local(a) => run_local(a),
         DkgCommand::Sign(a) => run_sign(a),
         DkgCommand::PartySign(a) => run_party_sign(a),
-        DkgCommand::Reshare(a) => run_resharing(&a.cluster, Some(a.threshold), a.timeout, &a.report),
+        DkgCommand::Reshare(a) => {
+            run_resharing(&a.cluster, Some(a.threshold), a.timeout, &a.report)
+        }
         DkgCommand::Refresh(a) => run_resharing(&a.cluster, None, a.timeout, &a.report),
         DkgCommand::PartyReshare(a) => run_party_resharing(a.party, Some(a.threshold)),
         DkgCommand::PartyRefresh(a) => run_party_resharing(a.party, None),
@@ -1091,7 +1093,10 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
             let signers = args.signers.clone().ok_or(Usage::Conflict(
                 "a threshold share signs with the parties named in --signers (the same list at every signer)",
             ))?;
-            share.public.check_signers(&signers).map_err(CliError::from)?;
+            share
+                .public
+                .check_signers(&signers)
+                .map_err(CliError::from)?;
             let sizes = share.public.sizes().map_err(CliError::from)?;
             let options = TlsOptions {
                 connect_timeout: timeout,
@@ -1132,7 +1137,10 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
         write_output(out, &sig, Sensitivity::Public)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string(&report).map_err(CliError::Json)?);
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(CliError::Json)?
+        );
     }
     Ok(())
 }
@@ -1140,8 +1148,8 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
 /// The ids of the share files (`party-I.share.json`) in a cluster directory, sorted.
 fn held_shares(cluster: &Path) -> Result<Vec<PartyId>, CliError> {
     let mut ids: Vec<PartyId> = Vec::new();
-    let entries = std::fs::read_dir(cluster)
-        .map_err(|e| CliError::io(IoOp::List("cluster"), cluster, e))?;
+    let entries =
+        std::fs::read_dir(cluster).map_err(|e| CliError::io(IoOp::List("cluster"), cluster, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(id) = name
@@ -1169,9 +1177,9 @@ fn shares_together(cluster: &Path, ids: &[PartyId]) -> Result<Vec<AnyShare>, Cli
         .collect::<Result<Vec<_>, _>>()?;
     let first = shares[0].claim();
     for share in &shares[1..] {
-        first.check(share.party(), &share.claim()).map_err(|e| {
-            CliError::from(e).with_path(share_path(cluster, share.party()))
-        })?;
+        first
+            .check(share.party(), &share.claim())
+            .map_err(|e| CliError::from(e).with_path(share_path(cluster, share.party())))?;
     }
     Ok(shares)
 }
@@ -1192,7 +1200,10 @@ fn run_parties(
             "dkg".to_string(),
             String::new(),
             "--config".into(),
-            cluster.join(format!("party-{id}.toml")).display().to_string(),
+            cluster
+                .join(format!("party-{id}.toml"))
+                .display()
+                .to_string(),
             "--id".into(),
             id.to_string(),
         ];
@@ -1217,10 +1228,7 @@ fn run_resharing(
     if members != ids {
         return Err(CliError::input(
             cluster,
-            InputProblem::OtherShares {
-                members,
-                held: ids,
-            },
+            InputProblem::OtherShares { members, held: ids },
         ));
     }
     // The library's rules, before any process starts: the kind of share, and the threshold.
@@ -1336,7 +1344,10 @@ fn run_party_resharing(args: PartyResharingArgs, threshold: Option<usize>) -> Re
         seconds: start.elapsed().as_secs_f64(),
     };
     if args.json {
-        println!("{}", serde_json::to_string(&report).map_err(CliError::Json)?);
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(CliError::Json)?
+        );
     } else {
         eprintln!(
             "party {}: share of epoch {} (threshold t = {}) written to {} (mode 0600)",
@@ -1373,7 +1384,10 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         }
         AnyShare::Threshold(share) => {
             let signers = args.signers.clone().unwrap_or_else(|| ids.clone());
-            share.public.check_signers(&signers).map_err(CliError::from)?;
+            share
+                .public
+                .check_signers(&signers)
+                .map_err(CliError::from)?;
             if let Some(&party) = signers.iter().find(|s| !ids.contains(s)) {
                 return Err(CliError::input(
                     &args.cluster,
@@ -1393,7 +1407,12 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         .map(|spec| -> Result<_, CliError> {
             let (id, how) = parse_adversary(spec)?;
             if !sorted.contains(&id) {
-                return Err(Usage::value("--adversary", spec, format!("party {id} is not a signer")).into());
+                return Err(Usage::value(
+                    "--adversary",
+                    spec,
+                    format!("party {id} is not a signer"),
+                )
+                .into());
             }
             Ok((id, how))
         })

@@ -1309,7 +1309,9 @@ pub enum ThresholdError {
     #[error("the refresh's public residues do not add up to a multiple of k! (a party deviated): nothing is written")]
     ResidueSum,
     /// A party disagrees on the new epoch's public data.
-    #[error("party {party} ends the reshare with other public verification data: nothing is written")]
+    #[error(
+        "party {party} ends the reshare with other public verification data: nothing is written"
+    )]
     Disagree {
         /// The party.
         party: PartyId,

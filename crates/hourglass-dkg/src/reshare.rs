@@ -295,12 +295,8 @@ fn run_session(
             q_sum += read_signed(&mut r, &quotient_bound).map_err(malformed)?;
             r_sum += r.int_below(&sizes.delta).map_err(malformed)?;
         }
-        let theirs = r
-            .ints_below(sizes.threshold + 1, &n)
-            .map_err(malformed)?;
-        let value = SecretInt::new(
-            r.int_below(&sub_share_bound).map_err(malformed)? - &offset,
-        );
+        let theirs = r.ints_below(sizes.threshold + 1, &n).map_err(malformed)?;
+        let value = SecretInt::new(r.int_below(&sub_share_bound).map_err(malformed)? - &offset);
         r.end().map_err(malformed)?;
         if !check_sub_share(sizes, &base, &n, &theirs, me, value.expose())? {
             return Err(ThresholdError::BadSubShare { dealer: from }.into());
@@ -328,8 +324,14 @@ fn run_session(
         commitments[0] = Integer::from(&commitments[0] * &shift) % &n;
     }
     // The constant is v^(Delta d): raised to e it is v^Delta.
-    let key_check = commitments[0].pow_mod_ref(start.public.e(), &n).map(Integer::from).unwrap_or_default();
-    let want = base.pow_mod_ref(&sizes.delta, &n).map(Integer::from).unwrap_or_default();
+    let key_check = commitments[0]
+        .pow_mod_ref(start.public.e(), &n)
+        .map(Integer::from)
+        .unwrap_or_default();
+    let want = base
+        .pow_mod_ref(&sizes.delta, &n)
+        .map(Integer::from)
+        .unwrap_or_default();
     if key_check != want {
         return Err(ThresholdError::DealtSumWrong.into());
     }

@@ -169,8 +169,10 @@ impl Sizes {
     /// A bound on the refresh's public quotients: `|floor(u / M)| < 2^quotient_bits` for the
     /// masked `u = lambda_j s_j - (masks sent) + (masks received)`.
     pub fn quotient_bits(&self) -> u32 {
-        let binomial =
-            Integer::from(Integer::binomial_u(self.parties as u32, self.parties as u32 / 2));
+        let binomial = Integer::from(Integer::binomial_u(
+            self.parties as u32,
+            self.parties as u32 / 2,
+        ));
         let largest = binomial * (Integer::from(1) << self.share_bits)
             + Integer::from(self.parties - 1) * (Integer::from(1) << self.mask_bits());
         (largest / self.residue_modulus() + 1u32).significant_bits()
@@ -185,7 +187,10 @@ impl Sizes {
     /// [`Sizes::residue_modulus`] at least `2^(128 + ceil(log2 k) + 1)` times any
     /// `|lambda_j s_j|` (`|lambda_j| <= C(k, k/2)`).
     pub fn mask_bits(&self) -> u32 {
-        let binomial = Integer::from(Integer::binomial_u(self.parties as u32, self.parties as u32 / 2));
+        let binomial = Integer::from(Integer::binomial_u(
+            self.parties as u32,
+            self.parties as u32 / 2,
+        ));
         let largest = binomial.significant_bits() + self.share_bits;
         largest
             + STATISTICAL_BITS
@@ -355,7 +360,12 @@ pub fn check_sub_share(
 /// The public base `v` of an epoch's verification data: the square of a unit of `Z_N*`
 /// drawn from a stream keyed with SHA-256 of `"hourglass dkg threshold base v1\0"`, the
 /// cluster identity, the epoch and its session (docs/FORMATS.md section 16.7).
-pub fn verification_base(cluster_id: &[u8; 32], epoch: u32, session: &[u8; 16], n: &Integer) -> Integer {
+pub fn verification_base(
+    cluster_id: &[u8; 32],
+    epoch: u32,
+    session: &[u8; 16],
+    n: &Integer,
+) -> Integer {
     let mut h = Sha256::new();
     h.update(b"hourglass dkg threshold base v1\0");
     h.update(cluster_id);
@@ -569,7 +579,9 @@ impl ThresholdPublic {
     /// `x^(4 Delta)`, the base of the partial signatures' proofs.
     fn proof_base(&self, sizes: &Sizes, x: &Integer) -> Integer {
         let exp = Integer::from(&sizes.delta << 2u32);
-        x.pow_mod_ref(&exp, self.public.n()).map(Integer::from).unwrap_or_default()
+        x.pow_mod_ref(&exp, self.public.n())
+            .map(Integer::from)
+            .unwrap_or_default()
     }
 
     /// The proof's challenge: SHA-256 of `"hourglass dkg partial proof v1\0"`, this epoch's
@@ -611,7 +623,11 @@ impl ThresholdPublic {
                 &[partial.response.clone(), minus_c.clone()],
                 n,
             ),
-            multi_pow(&[x_tilde, sigma_sq], &[partial.response.clone(), minus_c], n),
+            multi_pow(
+                &[x_tilde, sigma_sq],
+                &[partial.response.clone(), minus_c],
+                n,
+            ),
         ) else {
             return false;
         };
@@ -621,7 +637,12 @@ impl ThresholdPublic {
     /// Combines partial signatures of `x` from the given parties with their integer Lagrange
     /// coefficients, then Bezout with `e`: the signature `y` with `y^e = x`, or `None` when
     /// they do not combine.
-    fn combine_exactly(&self, sizes: &Sizes, x: &Integer, partials: &[&PartialSignature]) -> Result<Option<Integer>> {
+    fn combine_exactly(
+        &self,
+        sizes: &Sizes,
+        x: &Integer,
+        partials: &[&PartialSignature],
+    ) -> Result<Option<Integer>> {
         let n = self.public.n();
         let positions: Vec<usize> = partials
             .iter()
@@ -761,7 +782,11 @@ impl ThresholdShare {
     /// This party's partial signature of `x` with its proof: `x^(2 Delta s_j)`, and for a
     /// secret `r` below `2^nonce_bits`, `c = H(.., v^r, (x^(4 Delta))^r)` and `z = r + c s_j`
     /// (the three exponentiations by secrets in constant time, the two by `r` interleaved).
-    pub fn partial_sign(&self, x: &Integer, entropy: &mut dyn EntropySource) -> Result<PartialSignature> {
+    pub fn partial_sign(
+        &self,
+        x: &Integer,
+        entropy: &mut dyn EntropySource,
+    ) -> Result<PartialSignature> {
         let sizes = self.public.sizes()?;
         let n = self.public.public.n();
         if Integer::from(x.gcd_ref(n)) != 1 {
@@ -831,11 +856,18 @@ mod tests {
     #[test]
     fn simultaneous_powers_match_separate_ones() {
         let n = Integer::from(1_000_003u64 * 999_983);
-        let bases = [Integer::from(12345), Integer::from(777), Integer::from(31337)];
+        let bases = [
+            Integer::from(12345),
+            Integer::from(777),
+            Integer::from(31337),
+        ];
         let exps = [Integer::from(1000), Integer::from(-77), Integer::from(0)];
-        let expect = bases.iter().zip(&exps).fold(Integer::from(1), |acc, (b, e)| {
-            acc * Integer::from(b.pow_mod_ref(e, &n).unwrap()) % &n
-        });
+        let expect = bases
+            .iter()
+            .zip(&exps)
+            .fold(Integer::from(1), |acc, (b, e)| {
+                acc * Integer::from(b.pow_mod_ref(e, &n).unwrap()) % &n
+            });
         assert_eq!(multi_pow(&bases, &exps, &n).unwrap(), expect);
     }
 }

@@ -273,7 +273,11 @@ fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
             (step::RESHARE_DEAL, deal(refresh)),
             (step::RESHARE_CONFIRM, confirm.clone()),
         ] {
-            assert_eq!(bounds.payload_limit(Kind::Data, s), payload.len(), "step {s}");
+            assert_eq!(
+                bounds.payload_limit(Kind::Data, s),
+                payload.len(),
+                "step {s}"
+            );
             bounds.check(Kind::Data, s, payload.len()).unwrap();
             assert!(bounds.check(Kind::Data, s, payload.len() + 1).is_err());
         }
@@ -297,7 +301,11 @@ fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
         (step::THRESHOLD_REQUEST, request.finish()),
         (step::THRESHOLD_PARTIAL, partial.finish()),
     ] {
-        assert_eq!(bounds.payload_limit(Kind::Data, s), payload.len(), "step {s}");
+        assert_eq!(
+            bounds.payload_limit(Kind::Data, s),
+            payload.len(),
+            "step {s}"
+        );
         bounds.check(Kind::Data, s, payload.len()).unwrap();
         assert!(bounds.check(Kind::Data, s, payload.len() + 1).is_err());
     }

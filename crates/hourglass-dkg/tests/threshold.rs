@@ -179,7 +179,10 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
     for s in &shares {
         assert_eq!(s.public.epoch, 1);
         assert_eq!(s.public.threshold, 2);
-        assert_eq!(s.public, shares[0].public, "the same public data at every member");
+        assert_eq!(
+            s.public, shares[0].public,
+            "the same public data at every member"
+        );
         // The file round-trips.
         let back = ThresholdShare::from_json(&s.to_json()).unwrap();
         assert_eq!(back.share(), s.share());
@@ -187,12 +190,21 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
     }
     let msg = b"any three of us";
     for (i, subset) in subsets(5, 3).iter().enumerate() {
-        let scheme = if i % 2 == 0 { Scheme::Pkcs1v15 } else { Scheme::Pss };
+        let scheme = if i % 2 == 0 {
+            Scheme::Pkcs1v15
+        } else {
+            Scheme::Pss
+        };
         let outcomes = sign(&shares, subset, scheme, msg, None);
         let first = outcomes[0].1.as_ref().unwrap().signature.clone();
         for (me, out) in &outcomes {
-            let signed = out.as_ref().unwrap_or_else(|e| panic!("{subset:?} party {me}: {e}"));
-            assert_eq!(signed.signature, first, "every signer outputs the same signature");
+            let signed = out
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{subset:?} party {me}: {e}"));
+            assert_eq!(
+                signed.signature, first,
+                "every signer outputs the same signature"
+            );
             assert!(signed.excluded.is_empty());
         }
         assert!(verifies(&public, scheme, msg, &first), "{subset:?}");
@@ -201,12 +213,19 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
     // A refresh: the same key, a new epoch, and again any three sign.
     let old: Vec<String> = shares.iter().map(|s| s.to_json().to_string()).collect();
     let fresh: Vec<ThresholdShare> = refreshed(shares).into_iter().map(Result::unwrap).collect();
-    assert!(fresh.iter().all(|s| s.public.epoch == 2 && s.public.public == public));
-    let old: Vec<ThresholdShare> = old.iter().map(|t| ThresholdShare::from_json(t).unwrap()).collect();
+    assert!(fresh
+        .iter()
+        .all(|s| s.public.epoch == 2 && s.public.public == public));
+    let old: Vec<ThresholdShare> = old
+        .iter()
+        .map(|t| ThresholdShare::from_json(t).unwrap())
+        .collect();
     assert_ne!(fresh[0].share(), old[0].share());
     // The shares do not grow from epoch to epoch.
     let sizes = Sizes::new(1024, 5, 2).unwrap();
-    assert!(fresh.iter().all(|s| s.share().significant_bits() <= sizes.share_bits));
+    assert!(fresh
+        .iter()
+        .all(|s| s.share().significant_bits() <= sizes.share_bits));
     let outcomes = sign(&fresh, &[1, 4, 5], Scheme::Pss, msg, None);
     let sig = &outcomes[0].1.as_ref().unwrap().signature;
     assert!(verifies(&public, Scheme::Pss, msg, sig));
@@ -242,7 +261,12 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
     let mut forced = old[2].to_json().to_string();
     let new_public: serde_json::Value = serde_json::from_str(&fresh[2].to_json()).unwrap();
     let mut file: serde_json::Value = serde_json::from_str(&forced).unwrap();
-    for field in ["epoch", "epoch_session", "verification_base", "verification_keys"] {
+    for field in [
+        "epoch",
+        "epoch_session",
+        "verification_base",
+        "verification_keys",
+    ] {
         file[field] = new_public[field].clone();
     }
     forced = file.to_string();
@@ -273,7 +297,10 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
     let outcomes = refreshed(mixed);
     assert!(outcomes.iter().all(Result::is_err));
     let text = outcomes[0].as_ref().unwrap_err().to_string();
-    assert!(text.contains("party 3") && text.contains("epoch 1"), "{text}");
+    assert!(
+        text.contains("party 3") && text.contains("epoch 1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -322,15 +349,24 @@ fn too_few_repeated_or_unknown_signers_and_foreign_shares_are_refused() {
     let p = &shares[0].public;
     assert!(matches!(
         p.check_signers(&[1, 2]),
-        Err(Error::Threshold(ThresholdError::TooFewSigners { needed: 3, got: 2, .. }))
+        Err(Error::Threshold(ThresholdError::TooFewSigners {
+            needed: 3,
+            got: 2,
+            ..
+        }))
     ));
     assert!(matches!(
         p.check_signers(&[1, 2, 2]),
-        Err(Error::Threshold(ThresholdError::DuplicateSigner { party: 2 }))
+        Err(Error::Threshold(ThresholdError::DuplicateSigner {
+            party: 2
+        }))
     ));
     assert!(matches!(
         p.check_signers(&[1, 2, 9]),
-        Err(Error::Threshold(ThresholdError::UnknownSigner { party: 9, .. }))
+        Err(Error::Threshold(ThresholdError::UnknownSigner {
+            party: 9,
+            ..
+        }))
     ));
     let text = p.check_signers(&[1, 5]).unwrap_err().to_string();
     assert!(text.contains("at least 3 signers"), "{text}");
@@ -356,7 +392,13 @@ fn too_few_repeated_or_unknown_signers_and_foreign_shares_are_refused() {
     let outcomes = parties(&[1, 2, 3, 4, 5], None, move |transport, me| {
         let t = if me == 2 { 1 } else { 2 };
         let mut rng = SeededEntropy::new(&[me as u8]);
-        reshare(transport, &additive_shares[me as usize - 1], t, TIMEOUT, &mut rng)
+        reshare(
+            transport,
+            &additive_shares[me as usize - 1],
+            t,
+            TIMEOUT,
+            &mut rng,
+        )
     });
     for (me, out) in outcomes {
         let text = out.unwrap_err().to_string();
@@ -370,16 +412,26 @@ fn too_few_repeated_or_unknown_signers_and_foreign_shares_are_refused() {
     }
     // The share file: either version reads, and damage names the field.
     let v1 = additive(1024, 3, 6, "v")[0].to_json();
-    assert!(matches!(AnyShare::from_json(&v1).unwrap(), AnyShare::Additive(_)));
+    assert!(matches!(
+        AnyShare::from_json(&v1).unwrap(),
+        AnyShare::Additive(_)
+    ));
     let v2 = shares[0].to_json();
-    assert!(matches!(AnyShare::from_json(&v2).unwrap(), AnyShare::Threshold(_)));
+    assert!(matches!(
+        AnyShare::from_json(&v2).unwrap(),
+        AnyShare::Threshold(_)
+    ));
     let mut file: serde_json::Value = serde_json::from_str(&v2).unwrap();
     file["threshold"] = 3.into();
-    let err = ThresholdShare::from_json(&file.to_string()).unwrap_err().to_string();
+    let err = ThresholdShare::from_json(&file.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("threshold 3 with 5 members"), "{err}");
     let mut file: serde_json::Value = serde_json::from_str(&v2).unwrap();
     file["verification_keys"].as_array_mut().unwrap().pop();
-    let err = ThresholdShare::from_json(&file.to_string()).unwrap_err().to_string();
+    let err = ThresholdShare::from_json(&file.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("4 verification keys for 5 members"), "{err}");
 }
 
