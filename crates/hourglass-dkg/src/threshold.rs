@@ -183,9 +183,10 @@ impl Sizes {
         Integer::from(&self.delta << self.low_bits)
     }
 
-    /// The masks of a refresh are uniform below `2^mask_bits`, a multiple of
-    /// [`Sizes::residue_modulus`] at least `2^(128 + ceil(log2 k) + 1)` times any
-    /// `|lambda_j s_j|` (`|lambda_j| <= C(k, k/2)`).
+    /// The masks of a refresh are uniform below `2^mask_bits`: at least `2^(128 + ceil(log2 k)
+    /// + 1)` times `M` ([`Sizes::residue_modulus`]) times any `|lambda_j s_j|` (`|lambda_j| <=
+    /// C(k, k/2)`), so a masked value is within `2^-128` of uniform modulo `M` and hides the
+    /// unmasked one.
     pub fn mask_bits(&self) -> u32 {
         let binomial = Integer::from(Integer::binomial_u(
             self.parties as u32,
