@@ -749,10 +749,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         share: share_file.display().to_string(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&summary).map_err(CliError::Json)?
-        );
+        print_json(&summary)?;
     } else {
         println!(
             "party {me}: {}-bit modulus with parties {:?} in {:.1} s ({} candidate pairs in {} batches, {} biprimality tests, {:.1} MB sent, peak memory {})",
@@ -1020,6 +1017,12 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Prints `value` as one line of JSON on standard output.
+fn print_json(value: &impl Serialize) -> Result<(), CliError> {
+    println!("{}", serde_json::to_string(value).map_err(CliError::Json)?);
+    Ok(())
+}
+
 /// Why `--signers` does not go with n-of-n shares.
 const NOT_THRESHOLD_SHARES: &str = "--signers needs threshold shares: n-of-n shares (from a generation) sign with every member; reshare them first (dkg reshare --threshold T) to sign with any t + 1";
 
@@ -1137,10 +1140,7 @@ fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
         write_output(out, &sig, Sensitivity::Public)?;
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(CliError::Json)?
-        );
+        print_json(&report)?;
     }
     Ok(())
 }
@@ -1344,10 +1344,7 @@ fn run_party_resharing(args: PartyResharingArgs, threshold: Option<usize>) -> Re
         seconds: start.elapsed().as_secs_f64(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(CliError::Json)?
-        );
+        print_json(&report)?;
     } else {
         eprintln!(
             "party {}: share of epoch {} (threshold t = {}) written to {} (mode 0600)",

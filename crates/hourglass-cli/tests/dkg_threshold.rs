@@ -48,6 +48,18 @@ fn sign(c: &Path, signers: &str, msg: &Path, sig: &Path, pss: bool) -> std::proc
     hg_run(&args)
 }
 
+/// `dkg sign` that must fail with exit status 2: its standard error.
+fn sign_fails(c: &Path, signers: &str, msg: &Path, sig: &Path) -> String {
+    let out = sign(c, signers, msg, sig, false);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn openssl_verifies(public: &Path, msg: &Path, sig: &Path, pss: bool) -> bool {
     let mut args = vec![
         "dgst",
@@ -135,21 +147,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
     std::fs::write(&msg, b"m").unwrap();
     let sig = tmp.path().join("m.sig");
     // Before a reshare, --signers is refused (n-of-n shares sign with every member).
-    let err = hg_fail(
-        2,
-        &[
-            "dkg",
-            "sign",
-            "--cluster",
-            s(&c),
-            "--signers",
-            "1,2,3",
-            "-i",
-            s(&msg),
-            "-o",
-            s(&sig),
-        ],
-    );
+    let err = sign_fails(&c, "1,2,3", &msg, &sig);
     assert!(err.contains("--signers needs threshold shares"), "{err}");
     // A threshold outside 1..=(k-1)/2 is refused before anything runs.
     let err = hg_fail(
@@ -194,21 +192,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         ("1,2,2", "party 2 is named twice"),
         ("1,2,7", "party 7 is not a member"),
     ] {
-        let err = hg_fail(
-            2,
-            &[
-                "dkg",
-                "sign",
-                "--cluster",
-                s(&c),
-                "--signers",
-                signers,
-                "-i",
-                s(&msg),
-                "-o",
-                s(&sig),
-            ],
-        );
+        let err = sign_fails(&c, signers, &msg, &sig);
         assert!(err.contains(says), "{signers}: {err}");
         assert!(!sig.exists());
     }
@@ -263,36 +247,11 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
     hg(&["dkg", "refresh", "--cluster", s(&c), "--quiet"]);
     let current = std::fs::read(c.join("party-3.share.json")).unwrap();
     let sig3 = tmp.path().join("m3.sig");
-    hg(&[
-        "dkg",
-        "sign",
-        "--cluster",
-        s(&c),
-        "--signers",
-        "1,3,5",
-        "-i",
-        s(&msg),
-        "-o",
-        s(&sig3),
-    ]);
+    assert!(sign(&c, "1,3,5", &msg, &sig3, false).status.success());
     assert!(verifies(&sig3));
     std::fs::write(c.join("party-3.share.json"), &old).unwrap();
     let sig4 = tmp.path().join("m4.sig");
-    let err = hg_fail(
-        2,
-        &[
-            "dkg",
-            "sign",
-            "--cluster",
-            s(&c),
-            "--signers",
-            "1,3,5",
-            "-i",
-            s(&msg),
-            "-o",
-            s(&sig4),
-        ],
-    );
+    let err = sign_fails(&c, "1,3,5", &msg, &sig4);
     assert!(
         err.contains("party 3 holds a share of epoch 1") && err.contains("missed a refresh"),
         "{err}"
@@ -310,21 +269,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         forced[field] = now[field].clone();
     }
     std::fs::write(c.join("party-3.share.json"), forced.to_string()).unwrap();
-    let err = hg_fail(
-        2,
-        &[
-            "dkg",
-            "sign",
-            "--cluster",
-            s(&c),
-            "--signers",
-            "1,3,5",
-            "-i",
-            s(&msg),
-            "-o",
-            s(&sig4),
-        ],
-    );
+    let err = sign_fails(&c, "1,3,5", &msg, &sig4);
     assert!(err.contains("parties [3] are wrong"), "{err}");
     assert!(!sig4.exists());
     // A share of another cluster in its place: refused, saying so.
@@ -343,37 +288,12 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         c.join("party-3.share.json"),
     )
     .unwrap();
-    let err = hg_fail(
-        2,
-        &[
-            "dkg",
-            "sign",
-            "--cluster",
-            s(&c),
-            "--signers",
-            "1,3,5",
-            "-i",
-            s(&msg),
-            "-o",
-            s(&sig4),
-        ],
-    );
+    let err = sign_fails(&c, "1,3,5", &msg, &sig4);
     assert!(err.contains("another cluster"), "{err}");
     let err = hg_fail(2, &["dkg", "refresh", "--cluster", s(&c)]);
     assert!(err.contains("another cluster"), "{err}");
     assert!(!sig4.exists());
     std::fs::write(c.join("party-3.share.json"), &current).unwrap();
-    hg(&[
-        "dkg",
-        "sign",
-        "--cluster",
-        s(&c),
-        "--signers",
-        "3,4,5",
-        "-i",
-        s(&msg),
-        "-o",
-        s(&sig4),
-    ]);
+    assert!(sign(&c, "3,4,5", &msg, &sig4, false).status.success());
     assert!(verifies(&sig4));
 }

@@ -69,6 +69,34 @@ fn halt_threshold(e: Halt) -> Error {
     }
 }
 
+/// Checks a signer's request digest and salt against this party's, keeping the salt of the
+/// lowest signer in `chosen`.
+fn agree_on_request(
+    from: PartyId,
+    theirs: &[u8],
+    their_salt: Vec<u8>,
+    request: &[u8; 32],
+    hash: HashAlg,
+    chosen: &mut (PartyId, Vec<u8>),
+) -> Result<()> {
+    let refuse = |reason| {
+        Err(Error::BadMessage {
+            sender: from,
+            reason,
+        })
+    };
+    if theirs != request {
+        return refuse(MessageProblem::SignsOther);
+    }
+    if their_salt.len() != hash.output_len() {
+        return refuse(MessageProblem::SaltLength);
+    }
+    if from < chosen.0 {
+        *chosen = (from, their_salt);
+    }
+    Ok(())
+}
+
 /// The encoded message representative for `digest` under `scheme` for the key `public`.
 pub fn encode(
     public: &hourglass_rsa::PublicKey,
@@ -147,21 +175,7 @@ pub fn sign_jointly(
         let theirs = r.bytes().map_err(bad)?;
         let their_salt = r.bytes().map_err(bad)?.to_vec();
         r.end().map_err(bad)?;
-        if theirs != request {
-            return Err(Error::BadMessage {
-                sender: from,
-                reason: MessageProblem::SignsOther,
-            });
-        }
-        if their_salt.len() != hash.output_len() {
-            return Err(Error::BadMessage {
-                sender: from,
-                reason: MessageProblem::SaltLength,
-            });
-        }
-        if from < chosen.0 {
-            chosen = (from, their_salt);
-        }
+        agree_on_request(from, theirs, their_salt, &request, hash, &mut chosen)?;
     }
     let m = encode(&share.public, scheme, hash, digest, &chosen.1)?;
     // Round 2: partial signatures.
@@ -280,21 +294,7 @@ pub fn sign_threshold(
         let their_claim = Claim::read(&mut r).map_err(bad)?;
         r.end().map_err(bad)?;
         claim.check(from, &their_claim)?;
-        if theirs != request {
-            return Err(Error::BadMessage {
-                sender: from,
-                reason: MessageProblem::SignsOther,
-            });
-        }
-        if their_salt.len() != hash.output_len() {
-            return Err(Error::BadMessage {
-                sender: from,
-                reason: MessageProblem::SaltLength,
-            });
-        }
-        if from < chosen.0 {
-            chosen = (from, their_salt);
-        }
+        agree_on_request(from, theirs, their_salt, &request, hash, &mut chosen)?;
     }
     let x = encode(&public.public, scheme, hash, digest, &chosen.1)?;
     let mine = share.partial_sign(&x, entropy)?;

@@ -618,18 +618,12 @@ impl ThresholdPublic {
         let x_tilde = self.proof_base(&sizes, x);
         let sigma_sq = Integer::from(partial.value.square_ref()) % n;
         let minus_c = Integer::from(-&partial.challenge);
-        let (Ok(v_commit), Ok(x_commit)) = (
-            multi_pow(
-                &[self.base.clone(), key.clone()],
-                &[partial.response.clone(), minus_c.clone()],
-                n,
-            ),
-            multi_pow(
-                &[x_tilde, sigma_sq],
-                &[partial.response.clone(), minus_c],
-                n,
-            ),
-        ) else {
+        // Two exponentiations each (GMP's windowed ones; the long one by the response).
+        let both = |b1: &Integer, b2: &Integer| -> Result<Integer> {
+            Ok(pow_public(b1, &partial.response, n)? * pow_public(b2, &minus_c, n)? % n)
+        };
+        let (Ok(v_commit), Ok(x_commit)) = (both(&self.base, key), both(&x_tilde, &sigma_sq))
+        else {
             return false;
         };
         self.challenge(partial.party, x, &partial.value, &v_commit, &x_commit) == partial.challenge
