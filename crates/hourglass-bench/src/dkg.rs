@@ -1044,65 +1044,6 @@ fn scale_table(
     Ok((table, failures))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scale_configurations_parse_and_print() {
-        let c: ScaleConfig = "50@2048".parse().unwrap();
-        assert_eq!(
-            c,
-            ScaleConfig {
-                parties: 50,
-                bits: 2048
-            }
-        );
-        assert_eq!(c.to_string(), "50 parties at 2048 bits");
-        assert_eq!(
-            " 100 @ 1024".parse::<ScaleConfig>().unwrap(),
-            ScaleConfig {
-                parties: 100,
-                bits: 1024
-            }
-        );
-        for bad in [
-            "50", "50x2048", "@2048", "50@", "2@1024", "257@1024", "-1@1024",
-        ] {
-            assert!(bad.parse::<ScaleConfig>().is_err(), "{bad}");
-        }
-        let defaults: Vec<ScaleConfig> = SCALE_DEFAULT
-            .split(',')
-            .map(|c| c.parse().unwrap())
-            .collect();
-        assert_eq!(defaults.len(), 6);
-        // Every target is among the default configurations.
-        for (parties, bits, _) in SCALE_TARGETS {
-            assert!(defaults.contains(&ScaleConfig { parties, bits }));
-        }
-    }
-
-    #[test]
-    fn long_errors_keep_their_first_lines() {
-        assert_eq!(first_lines("a\nb\n", 8), "a / b");
-        let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
-        let kept = first_lines(&long, 3);
-        assert_eq!(kept, "line 0 / line 1 / line 2 / ... (17 more lines)");
-    }
-
-    #[test]
-    fn the_summary_of_dkg_local_reads_with_and_without_memory() {
-        let text = r#"{"parties": 3, "members": [1, 2, 3], "seconds": 1.5, "candidates": 96,
-            "expected_candidates": 100.0, "batches": 3,
-            "bytes_sent_per_party": {"median": 10, "max": 12},
-            "peak_rss_bytes_per_party": null, "other": "ignored"}"#;
-        let s: LocalSummary = serde_json::from_str(text).unwrap();
-        assert_eq!((s.members.len(), s.batches, s.candidates), (3, 3, 96));
-        assert_eq!(s.bytes_sent_per_party.max, 12);
-        assert!(s.peak_rss_bytes_per_party.is_none());
-    }
-}
-
 /// n-of-n shares among parties `1..=k` of a fresh `bits`-bit RSA key, `d` split at random:
 /// the reshare's input. (A benchmark's shortcut: the key is made here, by one process, so that
 /// 20 parties do not first run a generation; the reshare's work does not depend on where the
@@ -1119,7 +1060,7 @@ fn dealt_shares(bits: u32, k: usize) -> Result<(Vec<KeyShare>, hourglass_rsa::Pr
     let mut parts: Vec<Integer> = (1..k)
         .map(|_| rng.below(&bound) - Integer::from(&bound >> 1u32))
         .collect();
-    parts.insert(0, Integer::from(&d - parts.iter().sum::<Integer>()));
+    parts.insert(0, &d - parts.iter().sum::<Integer>());
     let members: Vec<PartyId> = (1..=k as PartyId).collect();
     let shares = parts
         .into_iter()
@@ -1303,4 +1244,63 @@ fn threshold_table(args: &DkgBenchArgs, say: &dyn Fn(String)) -> Result<serde_js
         }
     }
     Ok(json!({"reshare": reshare_rows, "signing": sign_rows}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_configurations_parse_and_print() {
+        let c: ScaleConfig = "50@2048".parse().unwrap();
+        assert_eq!(
+            c,
+            ScaleConfig {
+                parties: 50,
+                bits: 2048
+            }
+        );
+        assert_eq!(c.to_string(), "50 parties at 2048 bits");
+        assert_eq!(
+            " 100 @ 1024".parse::<ScaleConfig>().unwrap(),
+            ScaleConfig {
+                parties: 100,
+                bits: 1024
+            }
+        );
+        for bad in [
+            "50", "50x2048", "@2048", "50@", "2@1024", "257@1024", "-1@1024",
+        ] {
+            assert!(bad.parse::<ScaleConfig>().is_err(), "{bad}");
+        }
+        let defaults: Vec<ScaleConfig> = SCALE_DEFAULT
+            .split(',')
+            .map(|c| c.parse().unwrap())
+            .collect();
+        assert_eq!(defaults.len(), 6);
+        // Every target is among the default configurations.
+        for (parties, bits, _) in SCALE_TARGETS {
+            assert!(defaults.contains(&ScaleConfig { parties, bits }));
+        }
+    }
+
+    #[test]
+    fn long_errors_keep_their_first_lines() {
+        assert_eq!(first_lines("a\nb\n", 8), "a / b");
+        let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let kept = first_lines(&long, 3);
+        assert_eq!(kept, "line 0 / line 1 / line 2 / ... (17 more lines)");
+    }
+
+    #[test]
+    fn the_summary_of_dkg_local_reads_with_and_without_memory() {
+        let text = r#"{"parties": 3, "members": [1, 2, 3], "seconds": 1.5, "candidates": 96,
+            "expected_candidates": 100.0, "batches": 3,
+            "bytes_sent_per_party": {"median": 10, "max": 12},
+            "peak_rss_bytes_per_party": null, "other": "ignored"}"#;
+        let s: LocalSummary = serde_json::from_str(text).unwrap();
+        assert_eq!((s.members.len(), s.batches, s.candidates), (3, 3, 96));
+        assert_eq!(s.bytes_sent_per_party.max, 12);
+        assert!(s.peak_rss_bytes_per_party.is_none());
+    }
 }

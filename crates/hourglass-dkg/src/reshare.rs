@@ -314,7 +314,7 @@ fn run_session(
         if rest != 0 {
             return Err(ThresholdError::ResidueSum.into());
         }
-        let public_part = Integer::from(q_sum << sizes.low_bits) + fix;
+        let public_part = (q_sum << sizes.low_bits) + fix;
         let scaled = Integer::from(&public_part * &sizes.delta);
         *share.expose_mut() += &scaled;
         let shift = Integer::from(

@@ -145,7 +145,7 @@ impl Sizes {
     pub fn sub_share_bits(&self) -> u32 {
         let k = Integer::from(self.parties);
         let powers: Integer = (1..=self.threshold as u32).map(|l| k.clone().pow(l)).sum();
-        let largest = Integer::from(self.sub_share_offset() << 1u32)
+        let largest = (self.sub_share_offset() << 1u32)
             + powers * ((Integer::from(1) << self.coefficient_bits) - 1u32);
         largest.significant_bits()
     }
@@ -183,10 +183,10 @@ impl Sizes {
         Integer::from(&self.delta << self.low_bits)
     }
 
-    /// The masks of a refresh are uniform below `2^mask_bits`: at least `2^(128 + ceil(log2 k)
-    /// + 1)` times `M` ([`Sizes::residue_modulus`]) times any `|lambda_j s_j|` (`|lambda_j| <=
-    /// C(k, k/2)`), so a masked value is within `2^-128` of uniform modulo `M` and hides the
-    /// unmasked one.
+    /// The masks of a refresh are uniform below `2^mask_bits`: at least
+    /// `2^(128 + ceil(log2 k) + 1)` times `M` ([`Sizes::residue_modulus`]) times any
+    /// `|lambda_j s_j|` (`|lambda_j| <= C(k, k/2)`), so a masked value is within `2^-128` of
+    /// uniform modulo `M` and hides the unmasked one.
     pub fn mask_bits(&self) -> u32 {
         let binomial = Integer::from(Integer::binomial_u(
             self.parties as u32,
@@ -651,13 +651,13 @@ impl ThresholdPublic {
         let Ok(w) = multi_pow(&bases, &exps, n) else {
             return Ok(None);
         };
-        let e_prime = Integer::from(sizes.delta.clone().pow(3) << 2u32);
+        let e_prime = sizes.delta.clone().pow(3) << 2u32;
         let e = self.public.e();
         let (g, a, b) = e_prime.extended_gcd(e.clone(), Integer::new());
         if g != 1 {
             return Err(ParamError::Lagrange.into());
         }
-        let y = Integer::from(pow_public(&w, &a, n)? * pow_public(x, &b, n)?) % n;
+        let y = pow_public(&w, &a, n)? * pow_public(x, &b, n)? % n;
         let check = self.public.public_op(&y).map_err(SignatureError::Check)?;
         Ok((check == *x).then_some(y))
     }
@@ -800,7 +800,7 @@ impl ThresholdShare {
         let challenge = self
             .public
             .challenge(self.party, x, &value, &v_commit, &x_commit);
-        let response = Integer::from(nonce.expose() + Integer::from(&challenge * self.share()));
+        let response = nonce.expose() + Integer::from(&challenge * self.share());
         Ok(PartialSignature {
             party: self.party,
             value,

@@ -52,7 +52,7 @@ fn additive(bits: u32, k: u32, seed: u8, cluster: &str) -> Vec<KeyShare> {
     let mut parts: Vec<Integer> = (1..k)
         .map(|_| rng.below(&bound) - Integer::from(&bound >> 1u32))
         .collect();
-    let rest = Integer::from(&d - parts.iter().sum::<Integer>());
+    let rest = &d - parts.iter().sum::<Integer>();
     parts.insert(0, rest);
     let members: Vec<PartyId> = (1..=k).collect();
     parts
@@ -453,7 +453,7 @@ proptest! {
         let (public, _) = key(bits, seed[0]);
         let n = public.n();
         let mut rng = Drbg::from_key(&seed);
-        let v = Integer::from(rng.below(n).square()) % n;
+        let v = rng.below(n).square() % n;
         let bound = Integer::from(1) << (sizes.dealt_bits - 1);
         let secrets: Vec<Integer> = (0..k).map(|_| rng.below(&bound) - Integer::from(&bound >> 1u32)).collect();
         let mut shares = vec![Integer::new(); k];
