@@ -11,7 +11,7 @@
 //!    reshare and nobody changes it on another's word, another epoch: that party missed a
 //!    refresh).
 //! 2. **Sharing** ([`step::RESHARE_DEAL`]): every member deals the value it holds by
-//!    [`threshold::deal`] and sends each member its sub-share with the commitments; each
+//!    [`crate::threshold::deal`] and sends each member its sub-share with the commitments; each
 //!    receiver checks its sub-share against them and names a dealer whose does not match. A
 //!    reshare deals the additive shares `d_i` (they sum to `d`). A refresh first turns the
 //!    threshold shares into small additive shares of `d`: `u_j = lambda_j s_j` with the
