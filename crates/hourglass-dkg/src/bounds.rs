@@ -27,7 +27,9 @@
 //! | reshare sharing | in a refresh, the dealer's signed quotient and its residue below `k!`; `t + 1` commitments below `N`; the sub-share (offset to be non-negative) |
 //! | reshare confirmation | fingerprint (32) |
 //! | threshold request | request digest (32), salt, and the claim of the reshare agreement |
-//! | threshold partial | the partial below `N`, the 128-bit challenge, the response |
+//! | threshold partial | the partial below `N` |
+//! | threshold status | one byte: whether the sender's combination verified |
+//! | threshold proof | the 128-bit challenge, the response |
 //!
 //! where `k` is the number of parties of the cluster, `t` its threshold, `B` the batch, `M` the
 //! sieving modulus, and `size_i` the number of values at level `i` of the tree over the `t + 1`
@@ -201,10 +203,12 @@ impl FrameBounds {
             step::THRESHOLD_REQUEST,
             (4 + 32) + (4 + hash.output_len()) + CLAIM_BYTES,
         );
+        b.set(Kind::Data, step::THRESHOLD_PARTIAL, int_len(sizes.bits));
+        b.set(Kind::Data, step::THRESHOLD_STATUS, 1);
         b.set(
             Kind::Data,
-            step::THRESHOLD_PARTIAL,
-            int_len(sizes.bits) + int_len(CHALLENGE_BITS) + int_len(sizes.response_bits()),
+            step::THRESHOLD_PROOF,
+            int_len(CHALLENGE_BITS) + int_len(sizes.response_bits()),
         );
         b
     }

@@ -23,7 +23,7 @@ use crate::bounds::FrameBounds;
 use crate::keyshare::KeyShare;
 use crate::protocol::partial_power;
 use crate::session::{Halt, Session};
-use crate::threshold::{Claim, PartialSignature, ThresholdShare, CHALLENGE_BITS};
+use crate::threshold::{Claim, PartialSignature, Proof, ThresholdShare, CHALLENGE_BITS};
 use crate::transport::{PartyId, Transport};
 use crate::wire::{step, Reader, Writer};
 use crate::{
@@ -222,11 +222,14 @@ pub struct ThresholdSigned {
 /// signer list), a fresh salt, and its cluster identity, threshold, epoch and public
 /// fingerprint, each compared on its own (a signer of another epoch is named as having missed
 /// a refresh; the threshold is the one fixed at reshare, at every signer); the lowest signer's
-/// salt is used for PSS. (2) every signer sends its partial signature with its proof
-/// ([`ThresholdShare::partial_sign`]), and every signer combines them
+/// salt is used for PSS. (2) every signer sends its partial signature
+/// ([`ThresholdShare::partial`]) and combines the first `t + 1`
+/// ([`crate::threshold::ThresholdPublic::try_combine`]), checking the result with `e`. (3)
+/// every signer says whether its combination verified; if all did, that is the signature.
+/// (4) otherwise every signer sends the proof of correctness of its partial
+/// ([`ThresholdShare::prove`]) and every signer combines with them
 /// ([`crate::threshold::ThresholdPublic::combine`]): wrong partials are named and left out
-/// while `t + 1` valid ones remain, and the signature is checked with `e` before it is
-/// returned.
+/// while `t + 1` valid ones remain. No signature is returned unchecked.
 #[allow(clippy::too_many_arguments)]
 pub fn sign_threshold(
     transport: &mut dyn Transport,
@@ -297,33 +300,82 @@ pub fn sign_threshold(
         agree_on_request(from, theirs, their_salt, &request, hash, &mut chosen)?;
     }
     let x = encode(&public.public, scheme, hash, digest, &chosen.1)?;
-    let mine = share.partial_sign(&x, entropy)?;
+    // Round 2: the partials, combined optimistically.
+    let mine = share.partial(&x)?;
     let mut w = Writer::new();
-    w.int(&mine.value).int(&mine.challenge).int(&mine.response);
+    w.int(&mine.value);
     let replies = session
         .broadcast(1, step::THRESHOLD_PARTIAL, w.finish())
         .map_err(halt_threshold)?;
-    let challenge_bound = Integer::from(1) << CHALLENGE_BITS;
-    let response_bound = Integer::from(1) << sizes.response_bits();
     let mut partials = vec![mine];
     for (&from, payload) in &replies {
+        let mut r = Reader::new(payload);
         let bad = |reason: WireError| Error::BadMessage {
             sender: from,
             reason: reason.into(),
         };
-        let mut r = Reader::new(payload);
         let value = r.int_below(&n).map_err(bad)?;
-        let challenge = r.int_below(&challenge_bound).map_err(bad)?;
-        let response = r.int_below(&response_bound).map_err(bad)?;
         r.end().map_err(bad)?;
         partials.push(PartialSignature {
             party: from,
             value,
-            challenge,
-            response,
+            proof: None,
         });
     }
-    let combined = public.combine(&x, &partials)?;
+    let optimistic = public.try_combine(&x, &partials)?;
+    // Round 3: did everyone's combination verify? If so, no proof is needed.
+    let replies = session
+        .broadcast(
+            1,
+            step::THRESHOLD_STATUS,
+            vec![u8::from(optimistic.is_none())],
+        )
+        .map_err(halt_threshold)?;
+    let mut failed_somewhere = optimistic.is_none();
+    for (&from, payload) in &replies {
+        match payload.as_slice() {
+            [0] => {}
+            [1] => failed_somewhere = true,
+            _ => {
+                return Err(Error::BadMessage {
+                    sender: from,
+                    reason: WireError::Truncated.into(),
+                })
+            }
+        }
+    }
+    let combined = match optimistic {
+        Some(combined) if !failed_somewhere => combined,
+        _ => {
+            // Round 4: every signer proves its partial, and the wrong ones are named.
+            let proof = share.prove(&x, &partials[0].value, entropy)?;
+            let mut w = Writer::new();
+            w.int(&proof.challenge).int(&proof.response);
+            partials[0].proof = Some(proof);
+            let replies = session
+                .broadcast(1, step::THRESHOLD_PROOF, w.finish())
+                .map_err(halt_threshold)?;
+            let challenge_bound = Integer::from(1) << CHALLENGE_BITS;
+            let response_bound = Integer::from(1) << sizes.response_bits();
+            for (&from, payload) in &replies {
+                let mut r = Reader::new(payload);
+                let bad = |reason: WireError| Error::BadMessage {
+                    sender: from,
+                    reason: reason.into(),
+                };
+                let challenge = r.int_below(&challenge_bound).map_err(bad)?;
+                let response = r.int_below(&response_bound).map_err(bad)?;
+                r.end().map_err(bad)?;
+                if let Some(p) = partials.iter_mut().find(|p| p.party == from) {
+                    p.proof = Some(Proof {
+                        challenge,
+                        response,
+                    });
+                }
+            }
+            public.combine(&x, &partials)?
+        }
+    };
     Ok(ThresholdSigned {
         signature: i2osp(&combined.signature, public.public.size())?,
         used: combined.used,

@@ -608,8 +608,12 @@ impl ThresholdPublic {
         Integer::from_digits(&digest[..(CHALLENGE_BITS / 8) as usize], Order::Msf)
     }
 
-    /// Whether `partial`'s proof of correctness verifies for `x` (public, variable time).
+    /// Whether `partial`'s proof of correctness verifies for `x` (public, variable time); a
+    /// partial without its proof does not.
     pub fn verify_partial(&self, x: &Integer, partial: &PartialSignature) -> bool {
+        let Some(proof) = &partial.proof else {
+            return false;
+        };
         let n = self.public.n();
         let (Ok(sizes), Some(position)) = (self.sizes(), self.position(partial.party)) else {
             return false;
@@ -617,16 +621,16 @@ impl ThresholdPublic {
         let key = &self.keys[position - 1];
         let x_tilde = self.proof_base(&sizes, x);
         let sigma_sq = Integer::from(partial.value.square_ref()) % n;
-        let minus_c = Integer::from(-&partial.challenge);
+        let minus_c = Integer::from(-&proof.challenge);
         // Two exponentiations each (GMP's windowed ones; the long one by the response).
         let both = |b1: &Integer, b2: &Integer| -> Result<Integer> {
-            Ok(pow_public(b1, &partial.response, n)? * pow_public(b2, &minus_c, n)? % n)
+            Ok(pow_public(b1, &proof.response, n)? * pow_public(b2, &minus_c, n)? % n)
         };
         let (Ok(v_commit), Ok(x_commit)) = (both(&self.base, key), both(&x_tilde, &sigma_sq))
         else {
             return false;
         };
-        self.challenge(partial.party, x, &partial.value, &v_commit, &x_commit) == partial.challenge
+        self.challenge(partial.party, x, &partial.value, &v_commit, &x_commit) == proof.challenge
     }
 
     /// Combines partial signatures of `x` from the given parties with their integer Lagrange
@@ -662,29 +666,47 @@ impl ThresholdPublic {
         Ok((check == *x).then_some(y))
     }
 
-    /// Combines the partial signatures of `x` (the encoded message) from at least `t + 1`
-    /// distinct signers: the standard RSA signature `y` (`y^e = x`, checked before it is
-    /// returned), and which partials were wrong and left out.
-    ///
-    /// Optimistic: the first `t + 1` (by party) are combined; if the result fails the check
-    /// with `e`, every proof is verified, the parties whose proofs fail are excluded and `t + 1`
-    /// of the others combined. Fewer than `t + 1` valid partials is an error naming the wrong
-    /// ones ([`ThresholdError::WrongPartials`]); valid proofs that still do not combine, an
-    /// error naming the parties among which one is wrong ([`ThresholdError::DoNotCombine`]).
-    pub fn combine(&self, x: &Integer, partials: &[PartialSignature]) -> Result<Combined> {
+    /// The optimistic combination: the first `t + 1` (by party) of the partial signatures of
+    /// `x` (the encoded message) from at least `t + 1` distinct signers, combined and checked
+    /// with `e`; `None` when they do not make a valid signature (then [`Self::combine`], with
+    /// the proofs, names the wrong ones). Proofs are not looked at.
+    pub fn try_combine(
+        &self,
+        x: &Integer,
+        partials: &[PartialSignature],
+    ) -> Result<Option<Combined>> {
         let sizes = self.sizes()?;
         let mut sorted: Vec<&PartialSignature> = partials.iter().collect();
         sorted.sort_by_key(|p| p.party);
         let signers: Vec<PartyId> = sorted.iter().map(|p| p.party).collect();
         self.check_signers(&signers)?;
         let need = self.threshold + 1;
-        if let Some(y) = self.combine_exactly(&sizes, x, &sorted[..need])? {
-            return Ok(Combined {
+        Ok(self
+            .combine_exactly(&sizes, x, &sorted[..need])?
+            .map(|y| Combined {
                 signature: y,
                 used: signers[..need].to_vec(),
                 excluded: Vec::new(),
-            });
+            }))
+    }
+
+    /// Combines the partial signatures of `x` (the encoded message) from at least `t + 1`
+    /// distinct signers: the standard RSA signature `y` (`y^e = x`, checked before it is
+    /// returned), and which partials were wrong and left out.
+    ///
+    /// Optimistic ([`Self::try_combine`]); if the result fails the check with `e`, every
+    /// proof is verified, the parties whose proofs fail (or are missing) are excluded and
+    /// `t + 1` of the others combined. Fewer than `t + 1` valid partials is an error naming the
+    /// wrong ones ([`ThresholdError::WrongPartials`]); valid proofs that still do not combine,
+    /// an error naming the parties among which one is wrong ([`ThresholdError::DoNotCombine`]).
+    pub fn combine(&self, x: &Integer, partials: &[PartialSignature]) -> Result<Combined> {
+        if let Some(combined) = self.try_combine(x, partials)? {
+            return Ok(combined);
         }
+        let sizes = self.sizes()?;
+        let need = self.threshold + 1;
+        let mut sorted: Vec<&PartialSignature> = partials.iter().collect();
+        sorted.sort_by_key(|p| p.party);
         let (valid, wrong): (Vec<&PartialSignature>, Vec<&PartialSignature>) =
             sorted.iter().partition(|p| self.verify_partial(x, p));
         let wrong: Vec<PartyId> = wrong.iter().map(|p| p.party).collect();
@@ -710,16 +732,24 @@ impl ThresholdPublic {
     }
 }
 
-/// One signer's partial signature `x^(2 Delta s_j)` with its proof of correctness.
+/// One signer's partial signature `x^(2 Delta s_j)`, with its proof of correctness once the
+/// signer sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartialSignature {
     /// The signer.
     pub party: PartyId,
     /// `sigma_j = x^(2 Delta s_j) mod N`.
     pub value: Integer,
-    /// The proof's challenge `c` (128 bits).
+    /// The proof that `log_v v_j = log_(x^(4 Delta)) sigma_j^2`.
+    pub proof: Option<Proof>,
+}
+
+/// A proof of correctness of a partial signature (Shoup's, made non-interactive).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proof {
+    /// The challenge `c` (128 bits).
     pub challenge: Integer,
-    /// The proof's response `z = r + c s_j`.
+    /// The response `z = r + c s_j`.
     pub response: Integer,
 }
 
@@ -774,14 +804,9 @@ impl ThresholdShare {
         self.public.position(self.party).unwrap_or(0)
     }
 
-    /// This party's partial signature of `x` with its proof: `x^(2 Delta s_j)`, and for a
-    /// secret `r` below `2^nonce_bits`, `c = H(.., v^r, (x^(4 Delta))^r)` and `z = r + c s_j`
-    /// (the three exponentiations by secrets in constant time, the two by `r` interleaved).
-    pub fn partial_sign(
-        &self,
-        x: &Integer,
-        entropy: &mut dyn EntropySource,
-    ) -> Result<PartialSignature> {
+    /// This party's partial signature of `x`: `x^(2 Delta s_j)`, in constant time, without its
+    /// proof (sent only when a combination fails: [`Self::prove`]).
+    pub fn partial(&self, x: &Integer) -> Result<PartialSignature> {
         let sizes = self.public.sizes()?;
         let n = self.public.public.n();
         if Integer::from(x.gcd_ref(n)) != 1 {
@@ -789,6 +814,24 @@ impl ThresholdShare {
         }
         let exponent = SecretInt::new(Integer::from(self.share() * &sizes.delta) << 1u32);
         let value = pow_secret(x, exponent.expose(), n, sizes.partial_exponent_bits())?;
+        Ok(PartialSignature {
+            party: self.party,
+            value,
+            proof: None,
+        })
+    }
+
+    /// The proof of correctness of this party's partial `sigma` of `x`: for a secret `r` below
+    /// `2^nonce_bits`, `c = H(.., v^r, (x^(4 Delta))^r)` and `z = r + c s_j` (the two
+    /// exponentiations by `r` in constant time, interleaved).
+    pub fn prove(
+        &self,
+        x: &Integer,
+        sigma: &Integer,
+        entropy: &mut dyn EntropySource,
+    ) -> Result<Proof> {
+        let sizes = self.public.sizes()?;
+        let n = self.public.public.n();
         let mut rng = Drbg::new(entropy)?;
         let nonce = SecretInt::new(rng.below(&(Integer::from(1) << sizes.nonce_bits())));
         let x_tilde = self.public.proof_base(&sizes, x);
@@ -799,14 +842,23 @@ impl ThresholdShare {
         )?;
         let challenge = self
             .public
-            .challenge(self.party, x, &value, &v_commit, &x_commit);
+            .challenge(self.party, x, sigma, &v_commit, &x_commit);
         let response = nonce.expose() + Integer::from(&challenge * self.share());
-        Ok(PartialSignature {
-            party: self.party,
-            value,
+        Ok(Proof {
             challenge,
             response,
         })
+    }
+
+    /// [`Self::partial`] with its proof, for a combiner that checks every partial.
+    pub fn partial_sign(
+        &self,
+        x: &Integer,
+        entropy: &mut dyn EntropySource,
+    ) -> Result<PartialSignature> {
+        let mut partial = self.partial(x)?;
+        partial.proof = Some(self.prove(x, &partial.value, entropy)?);
+        Ok(partial)
     }
 }
 

@@ -80,8 +80,13 @@ pub mod step {
     /// A threshold signature's first step: the request, a salt, the cluster, threshold, epoch
     /// and public fingerprint.
     pub const THRESHOLD_REQUEST: u16 = 60;
-    /// A threshold signature's second step: the partial signature and its proof.
+    /// A threshold signature's second step: the partial signature.
     pub const THRESHOLD_PARTIAL: u16 = 61;
+    /// A threshold signature's third step: whether the sender's combination verified.
+    pub const THRESHOLD_STATUS: u16 = 62;
+    /// A threshold signature's fourth step, only when a combination failed: the proof of
+    /// correctness of the sender's partial.
+    pub const THRESHOLD_PROOF: u16 = 63;
     /// Restart reports, phase 1 (what each party observed).
     pub const ABORT: u16 = u16::MAX;
     /// A stop announced to every member ([`super::Kind::Fatal`]).

@@ -293,13 +293,16 @@ fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
         .bytes(&[1])
         .bytes(&[0xff; 32]);
     let mut partial = Writer::new();
-    partial
-        .int(&n)
+    partial.int(&n);
+    let mut proof = Writer::new();
+    proof
         .int(&below_bits(CHALLENGE_BITS))
         .int(&below_bits(sizes.response_bits()));
     for (s, payload) in [
         (step::THRESHOLD_REQUEST, request.finish()),
         (step::THRESHOLD_PARTIAL, partial.finish()),
+        (step::THRESHOLD_STATUS, vec![1]),
+        (step::THRESHOLD_PROOF, proof.finish()),
     ] {
         assert_eq!(
             bounds.payload_limit(Kind::Data, s),

@@ -323,6 +323,29 @@ fn a_wrong_partial_is_named_and_left_out_while_t_plus_one_remain() {
             assert!(!signed.used.contains(&3));
         }
     }
+    // An outside combiner (no secret) given partials with their proofs: the same rule.
+    let x = Integer::from(123_456_789u64);
+    let mut partials: Vec<_> = [1usize, 2, 4, 5]
+        .iter()
+        .map(|&j| {
+            shares[j - 1]
+                .partial_sign(&x, &mut SeededEntropy::new(&[j as u8]))
+                .unwrap()
+        })
+        .collect();
+    partials[0].value += 1u32;
+    let combined = shares[0].public.combine(&x, &partials).unwrap();
+    assert_eq!(combined.excluded, vec![1]);
+    assert_eq!(combined.used, vec![2, 4, 5]);
+    assert_eq!(public.public_op(&combined.signature).unwrap(), x);
+    // Without proofs, a wrong partial cannot be told apart: none is trusted.
+    for p in &mut partials {
+        p.proof = None;
+    }
+    assert!(matches!(
+        shares[0].public.combine(&x, &partials),
+        Err(Error::Threshold(ThresholdError::WrongPartials { .. }))
+    ));
     // Exactly t + 1, one lying: an error naming it, no signature.
     for (me, out) in sign(
         &shares,
