@@ -20,8 +20,9 @@
 //! - verification data: a public square `v` of `Z_N*` (hashed from the session), Feldman-style
 //!   commitments `v^(a_l)` to every dealt coefficient (each receiver checks its sub-share
 //!   against them), and the verification keys `v_j = v^(s_j)` everyone derives from them;
-//! - each partial carries Shoup's proof that `log_v v_j = log_(x^(4 Delta)) sigma_j^2`
-//!   (Fiat-Shamir with SHA-256, 128-bit challenges), so a wrong partial is named.
+//! - when a combination fails its check with `e`, each signer sends Shoup's proof that
+//!   `log_v v_j = log_(x^(4 Delta)) sigma_j^2` (Fiat-Shamir with SHA-256, 128-bit challenges),
+//!   so a wrong partial is named ([`ThresholdShare::prove`], [`ThresholdPublic::combine`]).
 //!
 //! **Hiding.** For `t` colluders `T` and one honest dealer, the map `f -> f + h` with
 //! `h(x) = (u' - u) Delta prod_{j in T} (j - x) / prod_{j in T} j` (integer coefficients: the
