@@ -137,13 +137,7 @@ impl Start<'_> {
 }
 
 fn halt(e: Halt) -> Error {
-    match e {
-        Halt::Fatal(e) => e,
-        Halt::Failed(parties, reason) => Error::PartyFailed {
-            party: parties.first().copied().unwrap_or(0),
-            reason: Failure::WhileResharing(Box::new(reason)),
-        },
-    }
+    e.into_error(Failure::WhileResharing)
 }
 
 fn bad(sender: PartyId, reason: impl Into<MessageProblem>) -> Error {

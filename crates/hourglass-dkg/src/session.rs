@@ -26,6 +26,21 @@ pub enum Halt {
     Fatal(Error),
 }
 
+impl Halt {
+    /// The error of a run that cannot continue without every member (a signature, a reshare):
+    /// the first failed party is named with what was observed of it, wrapped by `needed` (what
+    /// the run needed it for).
+    pub fn into_error(self, needed: fn(Box<Failure>) -> Failure) -> Error {
+        match self {
+            Halt::Fatal(e) => e,
+            Halt::Failed(parties, reason) => Error::PartyFailed {
+                party: parties.first().copied().unwrap_or(0),
+                reason: needed(Box::new(reason)),
+            },
+        }
+    }
+}
+
 impl From<Error> for Halt {
     fn from(e: Error) -> Self {
         Halt::Fatal(e)

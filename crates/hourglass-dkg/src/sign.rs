@@ -50,23 +50,11 @@ impl Scheme {
 }
 
 fn halt(e: Halt) -> Error {
-    match e {
-        Halt::Fatal(e) => e,
-        Halt::Failed(parties, reason) => Error::PartyFailed {
-            party: parties.first().copied().unwrap_or(0),
-            reason: Failure::WhileSigning(Box::new(reason)),
-        },
-    }
+    e.into_error(Failure::WhileSigning)
 }
 
 fn halt_threshold(e: Halt) -> Error {
-    match e {
-        Halt::Fatal(e) => e,
-        Halt::Failed(parties, reason) => Error::PartyFailed {
-            party: parties.first().copied().unwrap_or(0),
-            reason: Failure::WhileSigningWithThreshold(Box::new(reason)),
-        },
-    }
+    e.into_error(Failure::WhileSigningWithThreshold)
 }
 
 /// Checks a signer's request digest and salt against this party's, keeping the salt of the
