@@ -23,7 +23,7 @@
 //! | transcript signature | fingerprint (32), scheme (2), signature (at most [`MAX_SIGNATURE_BYTES`]) |
 //! | signing request | request digest (32), salt (the hash's length) |
 //! | partial signature | one value below `N` |
-//! | reshare agreement | cluster identity (32), threshold (8), epoch (4), kind (1), fingerprint (32) |
+//! | reshare agreement | cluster identity (32), generation session (16), modulus hash (32), threshold (8), epoch (4), kind (1), fingerprint (32) |
 //! | reshare sharing | in a refresh, the dealer's signed quotient and its residue below `k!`; `t + 1` commitments below `N`; the sub-share (offset to be non-negative) |
 //! | reshare confirmation | fingerprint (32) |
 //! | threshold request | request digest (32), salt, and the claim of the reshare agreement |
@@ -58,8 +58,9 @@ use crate::{LinkRejection, ParamError, Result};
 /// or a signature in flight; 8 leaves room without letting `k - 1` peers pin much memory.
 pub const PENDING_FRAMES: u64 = 8;
 
-/// A [`crate::threshold::Claim`] on the wire: five byte strings of 32, 8, 4, 1 and 32 bytes.
-const CLAIM_BYTES: usize = (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32);
+/// A [`crate::threshold::Claim`] on the wire: seven byte strings of 32, 16, 32, 8, 4, 1 and 32
+/// bytes.
+const CLAIM_BYTES: usize = (4 + 32) + (4 + 16) + (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32);
 
 /// The length of a value below `2^bits` on the wire: a 4-byte length and the magnitude.
 fn int_len(bits: u32) -> usize {

@@ -1199,6 +1199,21 @@ pub enum SignatureError {
     WrongPartial,
 }
 
+/// What differs between two shares of different clusters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterDifference {
+    /// Another generation session.
+    #[error("another generation session")]
+    Session,
+    /// Another modulus.
+    #[error("another modulus")]
+    Modulus,
+    /// The same session and modulus, another cluster name or public exponent.
+    #[error("another cluster name or public exponent")]
+    NameOrExponent,
+}
+
 /// Why a threshold operation (reshare, refresh, signing with `t + 1` shares) cannot go on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -1235,11 +1250,14 @@ pub enum ThresholdError {
         /// The signers.
         signers: Vec<PartyId>,
     },
-    /// A party whose share is of another cluster (another name, session or modulus).
-    #[error("party {party} holds a share of another cluster (another name, generation session or modulus)")]
+    /// A party whose share is of another cluster: another generation session, another modulus,
+    /// or another cluster name or public exponent (the first that differs).
+    #[error("party {party} holds a share of another cluster: {differs}")]
     OtherCluster {
         /// The party.
         party: PartyId,
+        /// What differs.
+        differs: ClusterDifference,
     },
     /// A party with another threshold: `t` is fixed at reshare, and nobody changes it on
     /// another party's word.

@@ -390,6 +390,8 @@ impl AnyShare {
         match self {
             AnyShare::Additive(s) => Claim {
                 cluster_id: crate::threshold::cluster_id(&s.cluster, &s.session, &s.public),
+                session: s.session,
+                modulus: crate::threshold::modulus_hash(&s.public),
                 threshold: 0,
                 epoch: 0,
                 threshold_share: false,

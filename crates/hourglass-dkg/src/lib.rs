@@ -48,10 +48,10 @@ pub mod transport;
 pub mod wire;
 
 pub use error::{
-    CertStep, CertificateProblem, ConfigError, ConfigProblem, Error, Failure, IoOp, LinkLoss,
-    LinkRejection, MessageProblem, ParamError, ShareError, ShareField, SignatureError,
-    SignatureFault, ThresholdError, TlsError, TranscriptField, TranscriptProblem, TrustError,
-    WireError,
+    CertStep, CertificateProblem, ClusterDifference, ConfigError, ConfigProblem, Error, Failure,
+    IoOp, LinkLoss, LinkRejection, MessageProblem, ParamError, ShareError, ShareField,
+    SignatureError, SignatureFault, ThresholdError, TlsError, TranscriptField, TranscriptProblem,
+    TrustError, WireError,
 };
 pub use hourglass_arith::Integer;
 pub use transport::PartyId;

@@ -128,6 +128,8 @@ impl Start<'_> {
     fn claim(&self) -> Claim {
         Claim {
             cluster_id: crate::threshold::cluster_id(self.cluster, &self.session, self.public),
+            session: self.session,
+            modulus: crate::threshold::modulus_hash(self.public),
             threshold: self.threshold,
             epoch: self.epoch,
             threshold_share: self.refreshing(),
@@ -180,14 +182,14 @@ fn run(
     let sizes = Sizes::new(start.public.bits(), start.members.len(), start.threshold)?;
     let bounds = FrameBounds::resharing(&sizes, start.refreshing());
     let mut session = Session::new(transport, start.members.to_vec(), timeout, bounds);
-    let outcome = run_session(&mut session, start, &sizes, entropy);
+    let outcome = run_session(&mut session, start, &sizes, entropy).map_err(|e| session.explain(e));
     if let Err(e) = &outcome {
         let culprits: Vec<PartyId> = match e {
             Error::Reported { .. } | Error::PartyFailed { .. } => return outcome,
             Error::BadMessage { sender, .. } => vec![*sender],
             Error::Threshold(
                 ThresholdError::BadSubShare { dealer: party }
-                | ThresholdError::OtherCluster { party }
+                | ThresholdError::OtherCluster { party, .. }
                 | ThresholdError::OtherThreshold { party, .. }
                 | ThresholdError::OtherEpoch { party, .. }
                 | ThresholdError::OtherVerification { party, .. }

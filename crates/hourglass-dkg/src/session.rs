@@ -626,6 +626,19 @@ impl<'t> Session<'t> {
         }
     }
 
+    /// `e`, or, when `e` is a party's failure (a closed link, a failed send), the stop another
+    /// party announced just before: a party that stops tells the others why and then closes
+    /// its links, so its reason, when it arrives within a moment, says more than the link.
+    pub fn explain(&mut self, e: Error) -> Error {
+        if !matches!(e, Error::PartyFailed { .. }) {
+            return e;
+        }
+        match self.drain_announcements(FATAL_LINGER * 2) {
+            Err(reported @ Error::Reported { .. }) => reported,
+            _ => e,
+        }
+    }
+
     /// Takes events until `wait` has passed, returning the first stop another party announces.
     fn drain_announcements(&mut self, wait: Duration) -> Result<()> {
         let deadline = Instant::now() + wait;

@@ -272,7 +272,7 @@ pub fn sign_threshold(
     claim.write(&mut w);
     let replies = session
         .broadcast(1, step::THRESHOLD_REQUEST, w.finish())
-        .map_err(halt_threshold)?;
+        .map_err(|h| session.explain(halt_threshold(h)))?;
     let mut chosen = (share.party, salt);
     for (&from, payload) in &replies {
         let bad = |reason: WireError| Error::BadMessage {
@@ -294,7 +294,7 @@ pub fn sign_threshold(
     w.int(&mine.value);
     let replies = session
         .broadcast(1, step::THRESHOLD_PARTIAL, w.finish())
-        .map_err(halt_threshold)?;
+        .map_err(|h| session.explain(halt_threshold(h)))?;
     let mut partials = vec![mine];
     for (&from, payload) in &replies {
         let mut r = Reader::new(payload);
@@ -318,7 +318,7 @@ pub fn sign_threshold(
             step::THRESHOLD_STATUS,
             vec![u8::from(optimistic.is_none())],
         )
-        .map_err(halt_threshold)?;
+        .map_err(|h| session.explain(halt_threshold(h)))?;
     let mut failed_somewhere = optimistic.is_none();
     for (&from, payload) in &replies {
         match payload.as_slice() {
@@ -342,7 +342,7 @@ pub fn sign_threshold(
             partials[0].proof = Some(proof);
             let replies = session
                 .broadcast(1, step::THRESHOLD_PROOF, w.finish())
-                .map_err(halt_threshold)?;
+                .map_err(|h| session.explain(halt_threshold(h)))?;
             let challenge_bound = Integer::from(1) << CHALLENGE_BITS;
             let response_bound = Integer::from(1) << sizes.response_bits();
             for (&from, payload) in &replies {

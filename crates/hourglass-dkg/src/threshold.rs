@@ -53,7 +53,7 @@ use sha2::{Digest, Sha256};
 
 use crate::rng::Drbg;
 use crate::transport::PartyId;
-use crate::{ParamError, Result, SignatureError, ThresholdError};
+use crate::{ClusterDifference, ParamError, Result, SignatureError, ThresholdError};
 
 /// The statistical security of the sharing and of the proofs' masks, in bits.
 pub const STATISTICAL_BITS: u32 = 128;
@@ -412,6 +412,10 @@ pub struct ThresholdPublic {
 pub struct Claim {
     /// The cluster's identity ([`cluster_id`]).
     pub cluster_id: [u8; 32],
+    /// The generation session.
+    pub session: [u8; 16],
+    /// SHA-256 of the modulus ([`modulus_hash`]).
+    pub modulus: [u8; 32],
     /// The threshold (the one asked for, in a reshare).
     pub threshold: usize,
     /// The share's epoch (0 for an n-of-n share).
@@ -424,9 +428,11 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// Appends the claim to a payload: five byte strings (32, 8, 4, 1 and 32 bytes).
+    /// Appends the claim to a payload: seven byte strings (32, 16, 32, 8, 4, 1 and 32 bytes).
     pub fn write(&self, w: &mut crate::wire::Writer) {
         w.bytes(&self.cluster_id)
+            .bytes(&self.session)
+            .bytes(&self.modulus)
             .bytes(&(self.threshold as u64).to_be_bytes())
             .bytes(&self.epoch.to_be_bytes())
             .bytes(&[u8::from(self.threshold_share)])
@@ -437,12 +443,16 @@ impl Claim {
     pub fn read(r: &mut crate::wire::Reader<'_>) -> std::result::Result<Self, crate::WireError> {
         let short = crate::WireError::Truncated;
         let cluster_id = <[u8; 32]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
+        let session = <[u8; 16]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
+        let modulus = <[u8; 32]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
         let threshold = <[u8; 8]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
         let epoch = <[u8; 4]>::try_from(r.bytes()?).map_err(|_| short.clone())?;
         let kind = r.bytes()?;
         let fingerprint = <[u8; 32]>::try_from(r.bytes()?).map_err(|_| short)?;
         Ok(Claim {
             cluster_id,
+            session,
+            modulus,
             threshold: usize::try_from(u64::from_be_bytes(threshold)).unwrap_or(usize::MAX),
             epoch: u32::from_be_bytes(epoch),
             threshold_share: kind == [1],
@@ -450,12 +460,22 @@ impl Claim {
         })
     }
 
-    /// Checks `party`'s claim `theirs` against this party's, in order: the cluster, the kind
+    /// Checks `party`'s claim `theirs` against this party's, in order: the cluster (saying
+    /// which of the session, the modulus or the rest differs), the kind
     /// of share, the threshold (fixed at reshare: nobody changes it on another's word), the
     /// epoch (naming who missed a refresh), the public data.
     pub fn check(&self, party: PartyId, theirs: &Claim) -> Result<()> {
-        if theirs.cluster_id != self.cluster_id {
-            return Err(ThresholdError::OtherCluster { party }.into());
+        let differs = if theirs.session != self.session {
+            Some(ClusterDifference::Session)
+        } else if theirs.modulus != self.modulus {
+            Some(ClusterDifference::Modulus)
+        } else if theirs.cluster_id != self.cluster_id {
+            Some(ClusterDifference::NameOrExponent)
+        } else {
+            None
+        };
+        if let Some(differs) = differs {
+            return Err(ThresholdError::OtherCluster { party, differs }.into());
         }
         if theirs.threshold_share != self.threshold_share {
             return Err(ThresholdError::OtherKind {
@@ -491,6 +511,11 @@ impl Claim {
     }
 }
 
+/// SHA-256 of a public key's modulus (minimal big-endian).
+pub fn modulus_hash(public: &PublicKey) -> [u8; 32] {
+    Sha256::digest(public.n().to_digits::<u8>(Order::Msf)).into()
+}
+
 /// The identity of a cluster: SHA-256 of `"hourglass dkg cluster v1\0"`, the name's length
 /// (u64) and bytes, the generation session, `N` (minimal big-endian) and `e` (u64).
 pub fn cluster_id(name: &str, session: &[u8; 16], public: &PublicKey) -> [u8; 32] {
@@ -519,6 +544,8 @@ impl ThresholdPublic {
     pub fn claim(&self) -> Claim {
         Claim {
             cluster_id: self.cluster_id(),
+            session: self.session,
+            modulus: modulus_hash(&self.public),
             threshold: self.threshold,
             epoch: self.epoch,
             threshold_share: true,

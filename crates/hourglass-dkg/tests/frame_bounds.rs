@@ -244,6 +244,8 @@ fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
     let agreement = || {
         let mut w = Writer::new();
         w.bytes(&[0xff; 32])
+            .bytes(&[0xff; 16])
+            .bytes(&[0xff; 32])
             .bytes(&[0xff; 8])
             .bytes(&[0xff; 4])
             .bytes(&[1])
@@ -287,6 +289,8 @@ fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
     request
         .bytes(&[0xff; 32])
         .bytes(&[0xff; 64])
+        .bytes(&[0xff; 32])
+        .bytes(&[0xff; 16])
         .bytes(&[0xff; 32])
         .bytes(&[0xff; 8])
         .bytes(&[0xff; 4])

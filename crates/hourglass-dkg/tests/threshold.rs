@@ -404,8 +404,10 @@ fn too_few_repeated_or_unknown_signers_and_foreign_shares_are_refused() {
         let err = out.unwrap_err();
         let party = if me == 3 { 1 } else { 3 };
         assert!(
-            matches!(err, Error::Threshold(ThresholdError::OtherCluster { party: p }) if p == party)
-                || err.to_string().contains("another cluster"),
+            matches!(err, Error::Threshold(ThresholdError::OtherCluster { party: p, differs: hourglass_dkg::ClusterDifference::Session }) if p == party)
+                || err
+                    .to_string()
+                    .contains("another cluster: another generation session"),
             "party {me}: {err}"
         );
     }
