@@ -1,11 +1,13 @@
 //! The distributed key generation's share-file and transcript parsers on arbitrary bytes: never
 //! panic; whatever parses serialises and parses back to the same share (cluster, session,
 //! party, members, public key and exponent share) or transcript (v1, or v2 with its
-//! signatures), and serialising that gives the same text. Verifying a parsed transcript against
+//! signatures), and serialising that gives the same text; likewise a version 2 (threshold)
+//! share file. Verifying a parsed transcript against
 //! no pinned certificate, or against a fixed unrelated one, never panics and never succeeds.
 #![no_main]
 
 use hourglass_dkg::keyshare::KeyShare;
+use hourglass_dkg::threshold::ThresholdShare;
 use hourglass_dkg::transcript::{PublicTranscript, SignedTranscript};
 use libfuzzer_sys::fuzz_target;
 
@@ -30,6 +32,17 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(*again.to_json(), *json);
         let t = PublicTranscript::of(&share);
         assert_eq!(PublicTranscript::from_json(&t.to_json()).unwrap(), t);
+    }
+    if let Ok(share) = ThresholdShare::from_json(&text) {
+        let json = share.to_json();
+        let again = match ThresholdShare::from_json(&json) {
+            Ok(s) => s,
+            Err(e) => panic!("a parsed v2 share does not parse after to_json: {e}\n{}", *json),
+        };
+        assert_eq!(again.public, share.public);
+        assert_eq!(again.party, share.party);
+        assert_eq!(again.share(), share.share());
+        assert_eq!(*again.to_json(), *json);
     }
     if let Ok(t) = PublicTranscript::from_json(&text) {
         assert_eq!(PublicTranscript::from_json(&t.to_json()).unwrap(), t);

@@ -21,10 +21,14 @@ use clap::Args;
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
+use hourglass_dkg::keyshare::KeyShare;
 use hourglass_dkg::limits::{ensure_open_files, in_process_open_files};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_limited, Report};
+use hourglass_dkg::reshare::reshare;
+use hourglass_dkg::rng::Drbg;
 use hourglass_dkg::sieve::Sieve;
+use hourglass_dkg::threshold::{PartialSignature, ThresholdShare};
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
 use hourglass_dkg::transport::{memory_mesh, NetSim, Transport};
 use hourglass_dkg::PartyId;
@@ -144,7 +148,8 @@ impl fmt::Display for ScaleConfig {
 pub struct DkgBenchArgs {
     /// Tables to run: 1 (modulus sizes), 2 (LAN vs WAN), 3 (batch size), 4 (party counts),
     /// sieve (sieving bounds), targets (the four full-run targets), keytime (time to key, 3 parties at 2048 and 4096 bits: median and p95),
-    /// scale (full generations, every party its own process, at the configurations of --scale; hours at the defaults).
+    /// scale (full generations, every party its own process, at the configurations of --scale; hours at the defaults),
+    /// threshold (reshare over loopback TLS for 5, 10, 20 parties; a partial signature and a combination at 2048 and 3072 bits).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,sieve")]
     tables: Vec<String>,
     /// Full generations per configuration of Table 1, the targets and the scale table (medians
@@ -648,6 +653,9 @@ pub fn run(args: DkgBenchArgs) -> Result<()> {
         }
         out.insert("keytime".into(), json!(rows));
     }
+    if want("threshold") {
+        out.insert("threshold".into(), threshold_table(&args, &say)?);
+    }
     let mut failed = Vec::new();
     if want("scale") {
         let (table, failures) = scale_table(&args, &say)?;
@@ -1034,6 +1042,196 @@ fn scale_table(
         "party_timeout_seconds": PARTY_TIMEOUT_S, "rows": rows, "targets": targets,
         "paper_table4": PAPER_TABLE4, "paper_iterations": PAPER_ITERATIONS});
     Ok((table, failures))
+}
+
+/// n-of-n shares among parties `1..=k` of a fresh `bits`-bit RSA key, `d` split at random:
+/// the reshare's input. (A benchmark's shortcut: the key is made here, by one process, so that
+/// 20 parties do not first run a generation; the reshare's work does not depend on where the
+/// additive shares came from.) Also the key, for the baseline private operation.
+fn dealt_shares(bits: u32, k: usize) -> Result<(Vec<KeyShare>, hourglass_rsa::PrivateKey)> {
+    use hourglass_arith::secret::SecretInt;
+    use hourglass_dkg::Integer;
+    let key = hourglass_rsa::KeyGenOptions::new(bits, hourglass_rsa::Variant::Crt)
+        .threads(2)
+        .generate(&mut OsEntropy)?;
+    let d = key.secret_components()[0].expose().clone();
+    let mut rng = Drbg::new(&mut OsEntropy)?;
+    let bound = Integer::from(1) << bits;
+    let mut parts: Vec<Integer> = (1..k)
+        .map(|_| rng.below(&bound) - Integer::from(&bound >> 1u32))
+        .collect();
+    parts.insert(0, &d - parts.iter().sum::<Integer>());
+    let members: Vec<PartyId> = (1..=k as PartyId).collect();
+    let shares = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, part)| {
+            KeyShare::new(
+                "bench".into(),
+                [7; 16],
+                i as PartyId + 1,
+                members.clone(),
+                key.public().clone(),
+                SecretInt::new(part),
+            )
+        })
+        .collect();
+    Ok((shares, key))
+}
+
+/// Reshares `shares` to `t = floor((k - 1) / 2)`, every party a thread: over loopback TLS
+/// (`tls`, in a fresh cluster's configurations), or the in-memory mesh. The slowest party's
+/// reshare time (after its links are up) and every party's new share.
+fn timed_reshare(shares: Vec<KeyShare>, tls: bool) -> Result<(f64, Vec<ThresholdShare>)> {
+    let k = shares.len();
+    let t = (k - 1) / 2;
+    let timeout = Duration::from_secs(PARTY_TIMEOUT_S);
+    let dir = tempfile::tempdir().map_err(Error::TempDir)?;
+    let configs = if tls {
+        ensure_open_files(in_process_open_files(k)).map_err(hourglass_dkg::Error::from)?;
+        let base = free_loopback_base_port(k)?;
+        init_cluster(
+            &dir.path().join("c"),
+            k,
+            &settings(shares[0].public.bits(), 1),
+            base,
+            "bench",
+        )?
+    } else {
+        Vec::new()
+    };
+    let ids: Vec<PartyId> = (1..=k as PartyId).collect();
+    let mut mesh = memory_mesh(if tls { &[] } else { &ids[..] }, NetSim::default()).into_iter();
+    let handles: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            let config = configs.get(share.party as usize - 1).cloned();
+            let memory = mesh.next();
+            thread::spawn(move || -> Result<(f64, ThresholdShare)> {
+                let sizes = hourglass_dkg::threshold::Sizes::new(share.public.bits(), k, t)?;
+                let mut transport: Box<dyn Transport> = match (config, memory) {
+                    (Some(path), _) => {
+                        let config = ClusterConfig::load(&path)?;
+                        let options = TlsOptions::new(FrameBounds::resharing(&sizes, false));
+                        Box::new(TlsTransport::connect(&config, share.party, &options)?)
+                    }
+                    (None, Some(m)) => Box::new(m),
+                    (None, None) => return Err(Error::NoParties),
+                };
+                let start = Instant::now();
+                let new = reshare(&mut *transport, &share, t, timeout, &mut OsEntropy)?;
+                Ok((start.elapsed().as_secs_f64(), new))
+            })
+        })
+        .collect();
+    let mut slowest = 0.0f64;
+    let mut out = Vec::with_capacity(k);
+    for h in handles {
+        let (secs, share) = h.join().map_err(|_| Error::PartyPanicked)??;
+        slowest = slowest.max(secs);
+        out.push(share);
+    }
+    Ok((slowest, out))
+}
+
+/// The threshold table: reshare times, a partial signature against the private operations of
+/// the same size, and a combination.
+fn threshold_table(args: &DkgBenchArgs, say: &dyn Fn(String)) -> Result<serde_json::Value> {
+    use crate::stats::time_ms;
+    let runs = args.runs.max(1);
+    say(format!(
+        "\nThreshold RSA from the distributed key (median of {runs} runs; t = floor((k-1)/2))"
+    ));
+    say("Reshare (n-of-n to t-of-k, every party a thread over loopback TLS, after its links are up), 2048 bits:".into());
+    let mut reshare_rows = Vec::new();
+    for k in [5usize, 10, 20] {
+        let mut times = Vec::new();
+        for _ in 0..runs {
+            let (shares, _) = dealt_shares(2048, k)?;
+            times.push(timed_reshare(shares, true)?.0);
+        }
+        let m = Summary::of(&times).median;
+        let target = (k == 20).then_some(10.0);
+        say(format!(
+            "  k = {k:>2}, t = {:>2}: {}{}",
+            (k - 1) / 2,
+            fmt_duration(m),
+            target.map_or(String::new(), |t| format!(
+                " (target within {}: {})",
+                fmt_duration(t),
+                if m <= t { "met" } else { "NOT met" }
+            ))
+        ));
+        reshare_rows.push(json!({"parties": k, "threshold": (k - 1) / 2, "bits": 2048,
+            "seconds": times, "median_seconds": m, "target_seconds": target}));
+    }
+    say("Signing (one party's work; the private operation is RSA-CRT of the same size, which no party can do: nobody knows p and q):".into());
+    let mut sign_rows = Vec::new();
+    let samples = (runs * 10).max(10);
+    for bits in [2048u32, 3072] {
+        for k in [5usize, 20] {
+            let (shares, key) = dealt_shares(bits, k)?;
+            let n_of_n = shares[1].d_share().clone();
+            let (_, threshold) = timed_reshare(shares, false)?;
+            let n = key.public().n().clone();
+            let mut rng = Drbg::new(&mut OsEntropy)?;
+            let x = rng.below(&n);
+            let private = Summary::of(&time_ms(samples, || {
+                key.private_op(&x, &mut OsEntropy).map(drop)
+            })?);
+            let plain = Summary::of(&time_ms(samples, || {
+                hourglass_dkg::protocol::partial_power(&x, &n_of_n, &n).map(drop)
+            })?);
+            // The partial, x^(2 Delta s_j), and its proof (sent only when a combination fails).
+            let partial = Summary::of(&time_ms(samples, || threshold[0].partial(&x).map(drop))?);
+            let sigma = threshold[0].partial(&x)?.value;
+            let proof = Summary::of(&time_ms(samples, || {
+                threshold[0].prove(&x, &sigma, &mut OsEntropy).map(drop)
+            })?);
+            let t = (k - 1) / 2;
+            let partials: Vec<PartialSignature> = threshold[..=t]
+                .iter()
+                .map(|s| s.partial_sign(&x, &mut OsEntropy))
+                .collect::<std::result::Result<_, _>>()?;
+            let public = &threshold[0].public;
+            let combine = Summary::of(&time_ms(samples, || {
+                public.combine(&x, &partials).map(drop)
+            })?);
+            let verify = Summary::of(&time_ms(samples, || {
+                if public.verify_partial(&x, &partials[0]) {
+                    Ok(())
+                } else {
+                    Err(Error::NoParties)
+                }
+            })?);
+            let share_bits = threshold[0].share().significant_bits();
+            let ratio = partial.median / private.median;
+            let combine_target = (t + 1 == 10).then_some(2.0);
+            say(format!(
+                "  {bits} bits, k = {k:>2}, t + 1 = {:>2}: partial {:.2} ms = {ratio:.1}x the RSA-CRT private operation ({:.2} ms; target 3x: {}), {:.1}x an n-of-n partial (m^d_j, {:.2} ms); its proof (only when a combination fails) {:.2} ms; share {share_bits} bits; combination {:.2} ms{}; a proof's verification {:.2} ms",
+                t + 1,
+                partial.median,
+                private.median,
+                if ratio <= 3.0 { "met" } else { "NOT met" },
+                partial.median / plain.median,
+                plain.median,
+                proof.median,
+                combine.median,
+                combine_target.map_or(String::new(), |c| format!(
+                    " (target within {c} ms: {})",
+                    if combine.median <= c { "met" } else { "NOT met" }
+                )),
+                verify.median,
+            ));
+            sign_rows.push(json!({"bits": bits, "parties": k, "signers": t + 1,
+                "share_bits": share_bits, "partial_ms": partial.median,
+                "private_crt_ms": private.median, "n_of_n_partial_ms": plain.median,
+                "partial_over_private": ratio, "proof_ms": proof.median,
+                "combine_ms": combine.median,
+                "combine_target_ms": combine_target, "verify_partial_ms": verify.median}));
+        }
+    }
+    Ok(json!({"reshare": reshare_rows, "signing": sign_rows}))
 }
 
 #[cfg(test)]

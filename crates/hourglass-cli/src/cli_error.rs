@@ -236,6 +236,11 @@ pub enum InputProblem {
     NoPuzzleKeys,
     /// A cluster directory without share files.
     NoShares,
+    /// A signer without a share file in the cluster directory.
+    NoShareOf {
+        /// The signer.
+        party: PartyId,
+    },
     /// Shares of another set of parties than the key was shared among.
     OtherShares {
         /// The parties the key was shared among.
@@ -805,6 +810,9 @@ fn fmt_input(f: &mut fmt::Formatter<'_>, path: &Path, problem: &InputProblem) ->
         InputProblem::NoProofs => write!(f, "{p} holds no proofs"),
         InputProblem::NoPuzzleKeys => write!(f, "no .key files in {p}"),
         InputProblem::NoShares => write!(f, "no share files (party-I.share.json) in {p}"),
+        InputProblem::NoShareOf { party } => {
+            write!(f, "no share file of signer {party} (party-{party}.share.json) in {p}")
+        }
         InputProblem::OtherShares { members, held } => write!(
             f,
             "the key was shared among parties {members:?} but {p} holds shares of {held:?}"
@@ -859,6 +867,7 @@ impl InputProblem {
             | InputProblem::PublicKey
             | InputProblem::NoProofs
             | InputProblem::OtherShares { .. }
+            | InputProblem::NoShareOf { .. }
             | InputProblem::PrivateSet => None,
             InputProblem::NoTimestamp => Some(
                 "the service stamps submissions since schema 3; older receipts state the institution's clock only",
@@ -1223,6 +1232,27 @@ fn certificate_hint(e: &CertificateError) -> Option<&'static str> {
     })
 }
 
+fn threshold_hint(e: &hourglass_dkg::ThresholdError) -> Option<&'static str> {
+    use hourglass_dkg::ThresholdError as T;
+    Some(match e {
+        T::TooFewSigners { .. } | T::DuplicateSigner { .. } | T::UnknownSigner { .. } | T::NotASigner { .. } => {
+            "name at least t + 1 distinct members with --signers (nothing was signed)"
+        }
+        T::WrongPartials { .. } | T::DoNotCombine { .. } => {
+            "nothing was written: sign again with other parties, or with more than t + 1 so that a wrong partial can be left out"
+        }
+        T::OtherEpoch { .. } => {
+            "a party that missed a refresh cannot sign with this epoch: sign with parties of the same epoch (its old share file is useless)"
+        }
+        T::OtherCluster { .. } | T::OtherVerification { .. } => {
+            "every share file must come from the same generation and the same reshare or refresh"
+        }
+        T::OtherKind { .. } => "reshare n-of-n shares once (dkg reshare --threshold T); refresh threshold shares (dkg refresh)",
+        T::OtherThreshold { .. } => "every party gives the same --threshold; after the reshare it is fixed",
+        _ => return None,
+    })
+}
+
 fn dkg_hint(e: &hourglass_dkg::Error) -> Option<&'static str> {
     use hourglass_dkg::Error as E;
     match e {
@@ -1234,7 +1264,8 @@ fn dkg_hint(e: &hourglass_dkg::Error) -> Option<&'static str> {
         E::Config(_) => Some("check the cluster configuration (docs/FORMATS.md section 16)"),
         E::Tls(_) => Some("every party's certificate must be listed in every configuration"),
         E::OpenFiles(_) => Some("each party holds a TLS connection (an open file) to every other party, and `dkg local` two pipes per party process; or run fewer parties on this machine"),
-        E::Share(_) => Some("share files are written by `hourglass dkg party`; see docs/FORMATS.md section 16"),
+        E::Share(_) => Some("share files are written by `hourglass dkg party` (v1) and `dkg reshare` / `dkg refresh` (v2); see docs/FORMATS.md section 16"),
+        E::Threshold(t) => threshold_hint(t),
         E::TranscriptSignature { .. } => Some("no key was kept: the named party's key does not match the certificate the others pin, or it deviated from the protocol"),
         E::Untrusted(_) => Some("check the transcript against the committee members' certificates (a cluster's certs/ directory); docs/FORMATS.md section 16.6"),
         E::Certificates { .. } => Some("give a PEM file of CERTIFICATE blocks, or a directory of *.pem / *.crt files"),

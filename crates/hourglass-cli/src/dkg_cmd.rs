@@ -1,5 +1,7 @@
 //! `hourglass dkg ...`: distributed RSA key generation among parties that do not trust each
-//! other (Boneh-Franklin), over mutually authenticated TLS, and signing with the shares.
+//! other (Boneh-Franklin), over mutually authenticated TLS, and signing with the shares: with
+//! every share, or after a reshare to threshold shares with any `t + 1` (and refreshes of
+//! those to new epochs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
@@ -9,11 +11,13 @@ use clap::{Args, Subcommand};
 use hourglass_dkg::adversary::{parse_adversary, Deviant, Deviation};
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster, ClusterConfig};
-use hourglass_dkg::keyshare::KeyShare;
+use hourglass_dkg::keyshare::AnyShare;
 use hourglass_dkg::limits::{ensure_open_files, PROCESS_OPEN_FILES};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_signed, Progress, Report, SignedGeneration};
-use hourglass_dkg::sign::{sign_jointly, Scheme};
+use hourglass_dkg::reshare::{refresh, reshare};
+use hourglass_dkg::sign::{sign_jointly, sign_threshold, Scheme};
+use hourglass_dkg::threshold::{Sizes, ThresholdShare};
 use hourglass_dkg::tls::{TlsOptions, TlsTransport};
 use hourglass_dkg::transcript::{read_certificates, SignedTranscript};
 use hourglass_dkg::transport::{NetSim, Transport};
@@ -24,7 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{CliError, InputProblem, IoOp, LocalRun, OutputProblem, Usage};
 use crate::files::{
-    check_output, read_input, write_output, write_shared_output, DirOutput, Sensitivity,
+    check_output, read_input, write_output, write_output_replacing, write_shared_output, DirOutput,
+    Sensitivity,
 };
 use crate::progress::ReportArgs;
 use hourglass_arith::entropy::EntropyArgs;
@@ -76,14 +81,58 @@ pairs (iterations), batches, and per party the time, bytes sent and peak residen
     #[command(after_help = "Examples:
   hourglass dkg sign --cluster cluster -i contract.pdf -o contract.sig
   hourglass dkg sign --cluster cluster -i contract.pdf -o contract.sig --pss
+  hourglass dkg sign --cluster cluster --signers 1,4,5 -i contract.pdf -o contract.sig   (after dkg reshare)
+  hourglass dkg sign --cluster cluster --signers 1,2,3,5 --adversary 3:wrong-partial -i contract.pdf -o c.sig
+      (party 3 lies: its partial is named and left out, and the three others sign)
   openssl dgst -sha256 -verify cluster/public.pem -signature contract.sig contract.pdf
-  (for --pss add: -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:-1)")]
+  (for --pss add: -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:-1)
+With n-of-n shares (from a generation) every party signs. With threshold shares (from dkg
+reshare) any t + 1 sign: --signers names them (default: every share in the directory); fewer
+than t + 1, a party named twice or one without a share is refused before anything runs. A
+wrong partial signature is named (its proof of correctness fails) and left out while t + 1
+valid ones remain, with a warning; otherwise the command fails naming it. The signature is
+checked with the public key before it is written.")]
     Sign(SignArgs),
-    /// One party's part of a joint signature (every party runs this with the same file).
+    /// One party's part of a joint signature (every signer runs this with the same file).
     #[command(after_help = "Examples:
   hourglass dkg party-sign --config party.toml --id 2 -i contract.pdf
-  hourglass dkg party-sign --config party.toml --id 1 -i contract.pdf -o contract.sig --pss")]
+  hourglass dkg party-sign --config party.toml --id 1 -i contract.pdf -o contract.sig --pss
+  hourglass dkg party-sign --config party.toml --id 4 --signers 1,4,5 -i contract.pdf -o contract.sig
+With a threshold share, every signer runs it with the same --signers list and connects to
+those parties only.")]
     PartySign(PartySignArgs),
+    /// Turn a cluster directory's n-of-n shares into t-of-k shares: afterwards any t + 1 sign.
+    #[command(after_help = "Examples:
+  hourglass dkg reshare --cluster cluster --threshold 2
+  hourglass dkg sign --cluster cluster --signers 1,4,5 -i contract.pdf -o contract.sig
+Runs every party's dkg party-reshare (a reshare needs every share of d). Nobody ever holds d:
+each party deals its share of d by Shamir's scheme over the integers to the others, over the
+cluster's TLS links. Each party-I.share.json is rewritten in place (atomically, mode 0600) as a
+version 2 file of epoch 1, once every party has checked the new sharing; the public key does
+not change. t is fixed here and checked at every use: 1 <= t and 2t + 1 <= parties. Any t
+parties learn nothing of d (docs/FORMATS.md section 16.7).")]
+    Reshare(ReshareArgs),
+    /// One party's part of a reshare (every party runs this with the same threshold).
+    #[command(after_help = "Examples:
+  hourglass dkg party-reshare --config party.toml --id 2 --threshold 2
+Rewrites this party's share file (default: party-I.share.json beside the configuration) in
+place, atomically, mode 0600, once every party has checked the new sharing. A party asked for
+another threshold than the others is refused, naming it: nobody changes t on another's word.")]
+    PartyReshare(PartyReshareArgs),
+    /// Refresh a cluster directory's threshold shares to a new epoch (same key, t and parties).
+    #[command(after_help = "Examples:
+  hourglass dkg refresh --cluster cluster
+Runs every party's dkg party-refresh. Every share changes and the epoch goes up by one; the
+key, t and the parties stay. Shares of different epochs never sign together (refused by
+epoch; even relabelled, they make no signature), so a copy of an old share file is useless.
+A party whose share is of another epoch is named (it missed a refresh).")]
+    Refresh(RefreshArgs),
+    /// One party's part of a refresh (every party runs this at the same time).
+    #[command(after_help = "Examples:
+  hourglass dkg party-refresh --config party.toml --id 2
+Rewrites this party's share file in place, atomically, mode 0600, once every party has checked
+the new epoch's sharing.")]
+    PartyRefresh(PartyRefreshArgs),
 }
 
 /// Generation settings shared by `init` and `local`.
@@ -246,7 +295,9 @@ struct LocalArgs {
     /// Run party ID deviating from the protocol, for tests and demonstrations (repeatable):
     /// false-abort (accuses every other party), garbage (malformed frames), silent (stops
     /// answering mid-run), wrong-share (a wrong share of d in the final test), wrong-signature
-    /// (a damaged signature of the transcript). The others finish without it, or stop (naming it
+    /// (a damaged signature of the transcript), wrong-partial (a wrong partial power of the
+    /// final test message: as wrong-share here; in dkg sign with threshold shares, the liar is
+    /// named and left out). The others finish without it, or stop (naming it
     /// where they can tell); they never remove an honest party and never produce a wrong key.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
     adversary: Vec<String>,
@@ -263,6 +314,15 @@ struct SignArgs {
     /// Cluster directory (party-I.toml and party-I.share.json files).
     #[arg(long)]
     cluster: PathBuf,
+    /// The parties that sign, with threshold shares (at least t + 1; default: every share in
+    /// the directory).
+    #[arg(long, value_delimiter = ',', value_name = "ID,ID,...")]
+    signers: Option<Vec<PartyId>>,
+    /// Run signer ID deviating from the protocol, for tests and demonstrations:
+    /// wrong-partial (a wrong partial signature: named and left out while t + 1 valid ones
+    /// remain), or any behaviour of dkg local --adversary.
+    #[arg(long, value_name = "ID:BEHAVIOUR")]
+    adversary: Option<String>,
     /// File to sign.
     #[arg(short, long)]
     input: PathBuf,
@@ -327,13 +387,101 @@ struct PartySignArgs {
     /// Write the signature here (any party may; all compute the same signature).
     #[arg(short, long)]
     out: Option<PathBuf>,
+    /// The parties that sign, with a threshold share (at least t + 1, this one among them;
+    /// every signer gives the same list).
+    #[arg(long, value_delimiter = ',', value_name = "ID,ID,...")]
+    signers: Option<Vec<PartyId>>,
     #[command(flatten)]
     scheme: SchemeArgs,
     /// Seconds to wait for the other parties.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
+    /// Print what was done as JSON on standard output (the signers used and left out).
+    #[arg(long)]
+    json: bool,
+    /// TESTING ONLY: deviate from the protocol (what `dkg sign --adversary` runs).
+    #[arg(long, value_name = "BEHAVIOUR", hide = true)]
+    deviate: Option<String>,
     #[command(flatten)]
     entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct ReshareArgs {
+    /// Cluster directory (party-I.toml and party-I.share.json files: every party's).
+    #[arg(long)]
+    cluster: PathBuf,
+    /// The threshold t: any t + 1 parties sign, any t learn nothing (1 <= t, 2t + 1 <= parties).
+    #[arg(long, value_name = "T")]
+    threshold: usize,
+    /// Seconds each party waits for the others.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+#[derive(Args, Debug)]
+struct RefreshArgs {
+    /// Cluster directory (party-I.toml and party-I.share.json files: every party's).
+    #[arg(long)]
+    cluster: PathBuf,
+    /// Seconds each party waits for the others.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// What `party-reshare` and `party-refresh` share.
+#[derive(Args, Debug)]
+struct PartyResharingArgs {
+    /// This party's cluster configuration.
+    #[arg(long)]
+    config: PathBuf,
+    /// This party's id.
+    #[arg(long)]
+    id: PartyId,
+    /// This party's share, rewritten in place (default: party-I.share.json beside the
+    /// configuration).
+    #[arg(long)]
+    share: Option<PathBuf>,
+    /// Seconds to wait for the other parties.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Print what was done as JSON on standard output.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    entropy: EntropyArgs,
+}
+
+#[derive(Args, Debug)]
+struct PartyReshareArgs {
+    #[command(flatten)]
+    party: PartyResharingArgs,
+    /// The threshold t (every party gives the same).
+    #[arg(long, value_name = "T")]
+    threshold: usize,
+}
+
+#[derive(Args, Debug)]
+struct PartyRefreshArgs {
+    #[command(flatten)]
+    party: PartyResharingArgs,
+}
+
+/// What `party-reshare`, `party-refresh` and `party-sign --json` print.
+#[derive(Debug, Serialize, Deserialize)]
+struct ThresholdReport {
+    party: PartyId,
+    threshold: usize,
+    epoch: u32,
+    #[serde(default)]
+    used: Vec<PartyId>,
+    #[serde(default)]
+    excluded: Vec<PartyId>,
+    seconds: f64,
 }
 
 /// What `dkg party --json` prints.
@@ -439,6 +587,12 @@ pub fn run(args: DkgArgs) -> Result<(), CliError> {
         DkgCommand::Local(a) => run_local(a),
         DkgCommand::Sign(a) => run_sign(a),
         DkgCommand::PartySign(a) => run_party_sign(a),
+        DkgCommand::Reshare(a) => {
+            run_resharing(&a.cluster, Some(a.threshold), a.timeout, &a.report)
+        }
+        DkgCommand::Refresh(a) => run_resharing(&a.cluster, None, a.timeout, &a.report),
+        DkgCommand::PartyReshare(a) => run_party_resharing(a.party, Some(a.threshold)),
+        DkgCommand::PartyRefresh(a) => run_party_resharing(a.party, None),
     }
 }
 
@@ -597,10 +751,7 @@ fn run_party(args: PartyArgs) -> Result<(), CliError> {
         share: share_file.display().to_string(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&summary).map_err(CliError::Json)?
-        );
+        print_json(&summary)?;
     } else {
         println!(
             "party {me}: {}-bit modulus with parties {:?} in {:.1} s ({} candidate pairs in {} batches, {} biprimality tests, {:.1} MB sent, peak memory {})",
@@ -868,52 +1019,139 @@ fn run_local(args: LocalArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Prints `value` as one line of JSON on standard output.
+fn print_json(value: &impl Serialize) -> Result<(), CliError> {
+    println!("{}", serde_json::to_string(value).map_err(CliError::Json)?);
+    Ok(())
+}
+
+/// Why `--signers` does not go with n-of-n shares.
+const NOT_THRESHOLD_SHARES: &str = "--signers needs threshold shares: n-of-n shares (from a generation) sign with every member; reshare them first (dkg reshare --threshold T) to sign with any t + 1";
+
+/// A `--deviate` behaviour by name.
+fn deviation(name: Option<&str>) -> Result<Option<Deviation>, CliError> {
+    name.map(|d| {
+        Deviation::from_name(d)
+            .ok_or_else(|| CliError::from(Usage::value("--deviate", d, "no such behaviour")))
+    })
+    .transpose()
+}
+
+/// `transport`, deviating as told.
+fn deviating(transport: TlsTransport, how: Option<Deviation>) -> Box<dyn Transport> {
+    match how {
+        Some(d) => Box::new(Deviant::new(transport, d)),
+        None => Box::new(transport),
+    }
+}
+
 fn run_party_sign(args: PartySignArgs) -> Result<(), CliError> {
     let (scheme, hash) = args.scheme.parse()?;
+    let how = deviation(args.deviate.as_deref())?;
     let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
     let share_file = args
         .share
         .clone()
         .unwrap_or_else(|| share_path(&config_dir(&config), args.id));
-    let share = KeyShare::load(&share_file).map_err(CliError::from)?;
+    let share = AnyShare::load(&share_file).map_err(CliError::from)?;
     let data = read_input(&args.input, "input")?;
     let digest = hash.digest(&data);
     let timeout = seconds(args.timeout, "--timeout")?;
-    let options = TlsOptions {
-        connect_timeout: timeout,
-        ..TlsOptions::new(FrameBounds::signing(
-            share.public.bits(),
-            share.members.len(),
-            hash,
-        ))
-    };
     let mut entropy = args.entropy.source()?;
-    let mut transport =
-        TlsTransport::connect(&config, args.id, &options).map_err(CliError::from)?;
-    let sig = sign_jointly(
-        &mut transport,
-        &share,
-        scheme,
-        hash,
-        &digest,
-        timeout,
-        entropy.as_mut(),
-    )
-    .map_err(CliError::from)?;
-    drop(transport);
+    let start = Instant::now();
+    let (sig, report) = match &share {
+        AnyShare::Additive(share) => {
+            if args.signers.as_ref().is_some_and(|s| *s != share.members) {
+                return Err(Usage::Conflict(NOT_THRESHOLD_SHARES).into());
+            }
+            let options = TlsOptions {
+                connect_timeout: timeout,
+                ..TlsOptions::new(FrameBounds::signing(
+                    share.public.bits(),
+                    share.members.len(),
+                    hash,
+                ))
+            };
+            let tls = TlsTransport::connect(&config, args.id, &options).map_err(CliError::from)?;
+            let mut transport = deviating(tls, how);
+            let sig = sign_jointly(
+                &mut *transport,
+                share,
+                scheme,
+                hash,
+                &digest,
+                timeout,
+                entropy.as_mut(),
+            )
+            .map_err(CliError::from)?;
+            let report = ThresholdReport {
+                party: args.id,
+                threshold: share.members.len() - 1,
+                epoch: 0,
+                used: share.members.clone(),
+                excluded: Vec::new(),
+                seconds: start.elapsed().as_secs_f64(),
+            };
+            (sig, report)
+        }
+        AnyShare::Threshold(share) => {
+            let signers = args.signers.clone().ok_or(Usage::Conflict(
+                "a threshold share signs with the parties named in --signers (the same list at every signer)",
+            ))?;
+            share
+                .public
+                .check_signers(&signers)
+                .map_err(CliError::from)?;
+            let sizes = share.public.sizes().map_err(CliError::from)?;
+            let options = TlsOptions {
+                connect_timeout: timeout,
+                ..TlsOptions::new(FrameBounds::threshold_signing(&sizes, signers.len(), hash))
+            };
+            let among = config.among(&signers).map_err(CliError::from)?;
+            let tls = TlsTransport::connect(&among, args.id, &options).map_err(CliError::from)?;
+            let mut transport = deviating(tls, how);
+            let signed = sign_threshold(
+                &mut *transport,
+                share,
+                &signers,
+                scheme,
+                hash,
+                &digest,
+                timeout,
+                entropy.as_mut(),
+            )
+            .map_err(CliError::from)?;
+            for party in &signed.excluded {
+                eprintln!(
+                    "hourglass: warning: party {party}'s partial signature is wrong (its proof of correctness does not verify); it was left out and parties {:?} signed",
+                    signed.used
+                );
+            }
+            let report = ThresholdReport {
+                party: args.id,
+                threshold: share.public.threshold,
+                epoch: share.public.epoch,
+                used: signed.used.clone(),
+                excluded: signed.excluded.clone(),
+                seconds: start.elapsed().as_secs_f64(),
+            };
+            (signed.signature, report)
+        }
+    };
     if let Some(out) = &args.out {
         write_output(out, &sig, Sensitivity::Public)?;
+    }
+    if args.json {
+        print_json(&report)?;
     }
     Ok(())
 }
 
-fn run_sign(args: SignArgs) -> Result<(), CliError> {
-    args.scheme.parse()?;
-    check_output(&args.out)?;
-    // Every party with a share in the directory signs.
+/// The ids of the share files (`party-I.share.json`) in a cluster directory, sorted.
+fn held_shares(cluster: &Path) -> Result<Vec<PartyId>, CliError> {
     let mut ids: Vec<PartyId> = Vec::new();
-    let entries = std::fs::read_dir(&args.cluster)
-        .map_err(|e| CliError::io(IoOp::List("cluster"), &args.cluster, e))?;
+    let entries =
+        std::fs::read_dir(cluster).map_err(|e| CliError::io(IoOp::List("cluster"), cluster, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(id) = name
@@ -926,19 +1164,263 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
     }
     ids.sort_unstable();
     if ids.is_empty() {
-        return Err(CliError::input(&args.cluster, InputProblem::NoShares));
+        return Err(CliError::input(cluster, InputProblem::NoShares));
     }
-    // Check the shares belong together before starting any process.
-    let first = KeyShare::load(&share_path(&args.cluster, ids[0])).map_err(CliError::from)?;
-    if first.members != ids {
+    Ok(ids)
+}
+
+/// Loads the share files of `ids` in `cluster` and checks, before any process starts, that
+/// they sign or reshare together: every one against the first (the library's rule), naming
+/// the file that differs.
+fn shares_together(cluster: &Path, ids: &[PartyId]) -> Result<Vec<AnyShare>, CliError> {
+    let shares = ids
+        .iter()
+        .map(|&id| AnyShare::load(&share_path(cluster, id)).map_err(CliError::from))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = shares[0].claim();
+    for share in &shares[1..] {
+        first
+            .check(share.party(), &share.claim())
+            .map_err(|e| CliError::from(e).with_path(share_path(cluster, share.party())))?;
+    }
+    Ok(shares)
+}
+
+/// Runs `dkg party-ARGS` for each party of `ids` in the cluster directory and returns the
+/// standard output of each (`ignore`: a deviating party, whose outcome does not count).
+fn run_parties(
+    cluster: &Path,
+    ids: &[PartyId],
+    what: &'static str,
+    args_of: impl Fn(PartyId) -> Vec<String>,
+    ignore: &[PartyId],
+) -> Result<Vec<(PartyId, Vec<u8>)>, CliError> {
+    ensure_open_files(coordinator_open_files(ids.len())).map_err(hourglass_dkg::Error::from)?;
+    let mut parties = Parties(Vec::new());
+    for &id in ids {
+        let mut a = vec![
+            "dkg".to_string(),
+            String::new(),
+            "--config".into(),
+            cluster
+                .join(format!("party-{id}.toml"))
+                .display()
+                .to_string(),
+            "--id".into(),
+            id.to_string(),
+        ];
+        let extra = args_of(id);
+        a[1] = extra[0].clone();
+        a.extend(extra.into_iter().skip(1));
+        parties.0.push((id, Some(spawn_self(&a)?)));
+    }
+    parties.wait_all(what, ignore)
+}
+
+fn run_resharing(
+    cluster: &Path,
+    threshold: Option<usize>,
+    timeout: f64,
+    report: &ReportArgs,
+) -> Result<(), CliError> {
+    seconds(timeout, "--timeout")?;
+    let ids = held_shares(cluster)?;
+    let shares = shares_together(cluster, &ids)?;
+    let members = shares[0].members().to_vec();
+    if members != ids {
         return Err(CliError::input(
-            &args.cluster,
-            InputProblem::OtherShares {
-                members: first.members.clone(),
-                held: ids,
-            },
+            cluster,
+            InputProblem::OtherShares { members, held: ids },
         ));
     }
+    // The library's rules, before any process starts: the kind of share, and the threshold.
+    let me = ids[0];
+    let t = match (&shares[0], threshold) {
+        (AnyShare::Additive(s), Some(t)) => {
+            Sizes::new(s.public.bits(), s.members.len(), t).map_err(CliError::from)?;
+            t
+        }
+        (AnyShare::Threshold(s), None) => s.public.threshold,
+        (share, _) => {
+            return Err(CliError::from(hourglass_dkg::Error::from(
+                hourglass_dkg::ThresholdError::OtherKind {
+                    party: me,
+                    threshold: matches!(share, AnyShare::Threshold(_)),
+                },
+            )))
+        }
+    };
+    let (what, command) = match threshold {
+        Some(_) => ("the reshare", "party-reshare"),
+        None => ("the refresh", "party-refresh"),
+    };
+    let start = Instant::now();
+    let outputs = run_parties(
+        cluster,
+        &ids,
+        what,
+        |_| {
+            let mut a = vec![
+                command.to_string(),
+                "--json".into(),
+                "--timeout".into(),
+                timeout.to_string(),
+            ];
+            if let Some(t) = threshold {
+                a.extend(["--threshold".into(), t.to_string()]);
+            }
+            a
+        },
+        &[],
+    )?;
+    let first: ThresholdReport = outputs
+        .first()
+        .map(|(id, out)| {
+            serde_json::from_slice(out).map_err(|source| LocalRun::Report { party: *id, source })
+        })
+        .ok_or(LocalRun::NoneFinished)??;
+    let elapsed = start.elapsed().as_secs_f64();
+    report.result(serde_json::json!({
+        "cluster": cluster, "parties": ids, "threshold": t, "epoch": first.epoch,
+        "seconds": elapsed,
+    }));
+    report.info(format_args!(
+        "{} parties {} the key to threshold t = {t} (epoch {}) in {elapsed:.1} s: any {} of them sign, any {t} learn nothing",
+        ids.len(),
+        if threshold.is_some() { "reshared" } else { "refreshed" },
+        first.epoch,
+        t + 1
+    ));
+    report.info(format_args!(
+        "  shares: {}/party-I.share.json (version 2, rewritten in place, mode 0600)",
+        cluster.display()
+    ));
+    Ok(())
+}
+
+fn run_party_resharing(args: PartyResharingArgs, threshold: Option<usize>) -> Result<(), CliError> {
+    let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
+    let share_file = args
+        .share
+        .clone()
+        .unwrap_or_else(|| share_path(&config_dir(&config), args.id));
+    let held = AnyShare::load(&share_file).map_err(CliError::from)?;
+    let timeout = seconds(args.timeout, "--timeout")?;
+    let mut entropy = args.entropy.source()?;
+    let start = Instant::now();
+    let connect = |sizes: &Sizes, refreshing: bool| {
+        let options = TlsOptions {
+            connect_timeout: timeout,
+            ..TlsOptions::new(FrameBounds::resharing(sizes, refreshing))
+        };
+        let among = config.among(held.members())?;
+        TlsTransport::connect(&among, args.id, &options)
+    };
+    let new: ThresholdShare = match (&held, threshold) {
+        (AnyShare::Additive(share), Some(t)) => {
+            let sizes =
+                Sizes::new(share.public.bits(), share.members.len(), t).map_err(CliError::from)?;
+            let mut tls = connect(&sizes, false).map_err(CliError::from)?;
+            reshare(&mut tls, share, t, timeout, entropy.as_mut())
+        }
+        (AnyShare::Threshold(share), None) => {
+            let sizes = share.public.sizes().map_err(CliError::from)?;
+            let mut tls = connect(&sizes, true).map_err(CliError::from)?;
+            refresh(&mut tls, share, timeout, entropy.as_mut())
+        }
+        (share, _) => Err(hourglass_dkg::ThresholdError::OtherKind {
+            party: args.id,
+            threshold: matches!(share, AnyShare::Threshold(_)),
+        }
+        .into()),
+    }
+    .map_err(CliError::from)?;
+    // The same party's share moving to a new epoch: replaced in place, atomically.
+    write_output_replacing(&share_file, new.to_json().as_bytes(), Sensitivity::Secret)?;
+    let report = ThresholdReport {
+        party: args.id,
+        threshold: new.public.threshold,
+        epoch: new.public.epoch,
+        used: new.public.members.clone(),
+        excluded: Vec::new(),
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    if args.json {
+        print_json(&report)?;
+    } else {
+        eprintln!(
+            "party {}: share of epoch {} (threshold t = {}) written to {} (mode 0600)",
+            args.id,
+            report.epoch,
+            report.threshold,
+            share_file.display()
+        );
+    }
+    Ok(())
+}
+
+fn run_sign(args: SignArgs) -> Result<(), CliError> {
+    args.scheme.parse()?;
+    check_output(&args.out)?;
+    let ids = held_shares(&args.cluster)?;
+    let first = AnyShare::load(&share_path(&args.cluster, ids[0])).map_err(CliError::from)?;
+    let (signers, threshold) = match &first {
+        AnyShare::Additive(share) => {
+            // Every party with a share in the directory signs.
+            if share.members != ids {
+                return Err(CliError::input(
+                    &args.cluster,
+                    InputProblem::OtherShares {
+                        members: share.members.clone(),
+                        held: ids,
+                    },
+                ));
+            }
+            if args.signers.as_ref().is_some_and(|s| *s != share.members) {
+                return Err(Usage::Conflict(NOT_THRESHOLD_SHARES).into());
+            }
+            (ids.clone(), None)
+        }
+        AnyShare::Threshold(share) => {
+            let signers = args.signers.clone().unwrap_or_else(|| ids.clone());
+            share
+                .public
+                .check_signers(&signers)
+                .map_err(CliError::from)?;
+            if let Some(&party) = signers.iter().find(|s| !ids.contains(s)) {
+                return Err(CliError::input(
+                    &args.cluster,
+                    InputProblem::NoShareOf { party },
+                ));
+            }
+            (signers, Some(share.public.threshold))
+        }
+    };
+    let mut sorted = signers.clone();
+    sorted.sort_unstable();
+    // Check the shares belong together before starting any process.
+    shares_together(&args.cluster, &sorted)?;
+    let adversary = args
+        .adversary
+        .as_deref()
+        .map(|spec| -> Result<_, CliError> {
+            let (id, how) = parse_adversary(spec)?;
+            if !sorted.contains(&id) {
+                return Err(Usage::value(
+                    "--adversary",
+                    spec,
+                    format!("party {id} is not a signer"),
+                )
+                .into());
+            }
+            Ok((id, how))
+        })
+        .transpose()?;
+    let ignore: Vec<PartyId> = adversary.iter().map(|(id, _)| *id).collect();
+    let writer = *sorted
+        .iter()
+        .find(|id| !ignore.contains(id))
+        .unwrap_or(&sorted[0]);
     let tmp = tempfile::Builder::new()
         .prefix(".dkg-sign.")
         .tempdir_in(
@@ -949,39 +1431,59 @@ fn run_sign(args: SignArgs) -> Result<(), CliError> {
         )
         .map_err(|e| CliError::io(IoOp::WriteBeside, &args.out, e))?;
     let sig_tmp = tmp.path().join("sig");
-    ensure_open_files(coordinator_open_files(ids.len())).map_err(hourglass_dkg::Error::from)?;
-    let mut parties = Parties(Vec::new());
-    for &id in &ids {
-        let mut a = vec![
-            "dkg".to_string(),
-            "party-sign".into(),
-            "--config".into(),
-            args.cluster
-                .join(format!("party-{id}.toml"))
-                .display()
-                .to_string(),
-            "--id".into(),
-            id.to_string(),
-            "-i".into(),
-            args.input.display().to_string(),
-        ];
-        a.extend(args.scheme.to_args());
-        if id == ids[0] {
-            a.push("-o".into());
-            a.push(sig_tmp.display().to_string());
-        }
-        parties.0.push((id, Some(spawn_self(&a)?)));
-    }
-    parties.wait_all("joint signing", &[])?;
+    let list = sorted
+        .iter()
+        .map(PartyId::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let outputs = run_parties(
+        &args.cluster,
+        &sorted,
+        "joint signing",
+        |id| {
+            let mut a = vec![
+                "party-sign".to_string(),
+                "-i".into(),
+                args.input.display().to_string(),
+                "--json".into(),
+            ];
+            a.extend(args.scheme.to_args());
+            if threshold.is_some() {
+                a.extend(["--signers".into(), list.clone()]);
+            }
+            if id == writer {
+                a.extend(["-o".into(), sig_tmp.display().to_string()]);
+            }
+            if let Some((_, how)) = adversary.filter(|(a, _)| *a == id) {
+                a.extend(["--deviate".into(), how.name().into()]);
+            }
+            a
+        },
+        &ignore,
+    )?;
     let sig = read_input(&sig_tmp, "signature")?;
+    let signed: ThresholdReport = outputs
+        .iter()
+        .find(|(id, _)| *id == writer)
+        .map(|(id, out)| {
+            serde_json::from_slice(out).map_err(|source| LocalRun::Report { party: *id, source })
+        })
+        .ok_or(LocalRun::NoneFinished)??;
     write_output(&args.out, &sig, Sensitivity::Public)?;
+    for party in &signed.excluded {
+        eprintln!(
+            "hourglass: warning: party {party}'s partial signature was wrong (its proof of correctness does not verify): it was left out, and parties {:?} signed",
+            signed.used
+        );
+    }
     args.report.result(serde_json::json!({
-        "signature": args.out, "input": args.input, "parties": ids, "bytes": sig.len(),
+        "signature": args.out, "input": args.input, "parties": sorted, "bytes": sig.len(),
         "scheme": if args.scheme.pss { "pss" } else { "pkcs1v15" },
+        "threshold": threshold, "used": signed.used, "excluded": signed.excluded,
     }));
     args.report.info(format_args!(
         "{} parties signed {} ({} bytes) -> {}",
-        ids.len(),
+        signed.used.len(),
         args.input.display(),
         sig.len(),
         args.out.display()

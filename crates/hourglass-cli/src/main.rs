@@ -199,6 +199,8 @@ fn unencryptable_key_output(matches: &clap::ArgMatches) -> Option<&'static str> 
         ("dkg", Some(("init", _))) => Some("a cluster's TLS keys (PEM for rustls)"),
         ("dkg", Some(("party", _))) => Some("a key share (JSON)"),
         ("dkg", Some(("local", _))) => Some("a cluster's key shares (JSON) and TLS keys"),
+        ("dkg", Some(("reshare" | "refresh", _))) => Some("a cluster's key shares (JSON)"),
+        ("dkg", Some(("party-reshare" | "party-refresh", _))) => Some("a key share (JSON)"),
         ("serve", _) => Some("the service's keys (receipt-signing key, vault key)"),
         _ => None,
     }

@@ -17,6 +17,12 @@
 //! - [`Deviation::WrongSignature`]: follows the protocol but damages its signature of the
 //!   transcript. Every other member finds that it does not verify under its certificate and
 //!   stops naming it; no transcript (and no share) is written.
+//! - [`Deviation::WrongPartial`]: follows the protocol but sends a wrong (well-formed) partial
+//!   signature: in a threshold signature, its proof of correctness then fails, so every other
+//!   signer names it and leaves it out (the signature still comes out while `t + 1` valid
+//!   partials remain; with exactly `t + 1` signers it is an error naming it); in a
+//!   generation, its partial power of the final test message is wrong, and no key comes out
+//!   (as with `WrongShare`, which cannot be told apart there).
 
 use std::time::Instant;
 
@@ -39,16 +45,20 @@ pub enum Deviation {
     WrongShare,
     /// Sends a damaged signature of the transcript (its last byte changed).
     WrongSignature,
+    /// Sends wrong, well-formed partial signatures (a threshold signature's, the generation's
+    /// final test).
+    WrongPartial,
 }
 
 impl Deviation {
     /// Every behaviour, with its name on the command line.
-    pub const ALL: [(Deviation, &'static str); 5] = [
+    pub const ALL: [(Deviation, &'static str); 6] = [
         (Deviation::FalseAbort, "false-abort"),
         (Deviation::Garbage, "garbage"),
         (Deviation::Silent, "silent"),
         (Deviation::WrongShare, "wrong-share"),
         (Deviation::WrongSignature, "wrong-signature"),
+        (Deviation::WrongPartial, "wrong-partial"),
     ];
 
     /// Parses a command-line name.
@@ -156,6 +166,22 @@ impl<T: Transport> Transport for Deviant<T> {
                 // The payload is one length-prefixed value: change its last byte, keeping it
                 // well formed and (almost surely) in range.
                 if let Some(last) = wrong.payload.last_mut() {
+                    *last ^= 1;
+                }
+                self.inner.send(to, wrong.encode())
+            }
+            Deviation::WrongPartial
+                if frame.kind == Kind::Data
+                    && [FINAL_TEST_STEP, step::THRESHOLD_PARTIAL].contains(&frame.tag.step) =>
+            {
+                let mut wrong = frame;
+                // The partial is the payload's first value (a 4-byte length, then its bytes):
+                // change its last byte, keeping it well formed and (almost surely) in range.
+                let len = wrong
+                    .payload
+                    .get(..4)
+                    .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize);
+                if let Some(last) = wrong.payload.get_mut(3 + len) {
                     *last ^= 1;
                 }
                 self.inner.send(to, wrong.encode())

@@ -23,6 +23,13 @@
 //! | transcript signature | fingerprint (32), scheme (2), signature (at most [`MAX_SIGNATURE_BYTES`]) |
 //! | signing request | request digest (32), salt (the hash's length) |
 //! | partial signature | one value below `N` |
+//! | reshare agreement | cluster identity (32), generation session (16), modulus hash (32), threshold (8), epoch (4), kind (1), fingerprint (32) |
+//! | reshare sharing | in a refresh, the dealer's signed quotient and its residue below `k!`; `t + 1` commitments below `N`; the sub-share (offset to be non-negative) |
+//! | reshare confirmation | fingerprint (32) |
+//! | threshold request | request digest (32), salt, and the claim of the reshare agreement |
+//! | threshold partial | the partial below `N` |
+//! | threshold status | one byte: whether the sender's combination verified |
+//! | threshold proof | the 128-bit challenge, the response |
 //!
 //! where `k` is the number of parties of the cluster, `t` its threshold, `B` the batch, `M` the
 //! sieving modulus, and `size_i` the number of values at level `i` of the tree over the `t + 1`
@@ -39,6 +46,7 @@ use hourglass_rsa::HashAlg;
 use crate::params::Settings;
 use crate::protocol::PUBLIC_EXPONENT;
 use crate::sieve::{tree_levels, Sieve};
+use crate::threshold::{Sizes, CHALLENGE_BITS};
 use crate::wire::{
     step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES, STEP_AT,
 };
@@ -49,6 +57,10 @@ use crate::{LinkRejection, ParamError, Result};
 /// this party's message), so it has at most two data frames and a few short restart reports
 /// or a signature in flight; 8 leaves room without letting `k - 1` peers pin much memory.
 pub const PENDING_FRAMES: u64 = 8;
+
+/// A [`crate::threshold::Claim`] on the wire: seven byte strings of 32, 16, 32, 8, 4, 1 and 32
+/// bytes.
+const CLAIM_BYTES: usize = (4 + 32) + (4 + 16) + (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32);
 
 /// The length of a value below `2^bits` on the wire: a 4-byte length and the magnitude.
 fn int_len(bits: u32) -> usize {
@@ -153,6 +165,52 @@ impl FrameBounds {
             (4 + 32) + (4 + hash.output_len()),
         );
         b.set(Kind::Data, step::SIGN_PARTIAL, int_len(bits));
+        b
+    }
+
+    /// The bounds of a reshare (`refresh` false: from n-of-n shares) or a refresh (`refresh`
+    /// true: from threshold shares) of a sharing of these `sizes`.
+    pub fn resharing(sizes: &Sizes, refresh: bool) -> Self {
+        let parties = sizes.parties;
+        let mut b = FrameBounds::with_reports(parties);
+        b.set(
+            Kind::Hello,
+            step::HELLO,
+            (4 + 32) + (4 + 16) + parties * (4 + 4) + (4 + 32),
+        );
+        b.set(Kind::Data, step::RESHARE_AGREE, CLAIM_BYTES);
+        let residues = if refresh {
+            (4 + 1) + int_len(sizes.quotient_bits()) + int_len(sizes.delta.significant_bits())
+        } else {
+            0
+        };
+        b.set(
+            Kind::Data,
+            step::RESHARE_DEAL,
+            residues
+                + (sizes.threshold + 1) * int_len(sizes.bits)
+                + int_len(sizes.sub_share_bits()),
+        );
+        b.set(Kind::Data, step::RESHARE_CONFIRM, 4 + 32);
+        b
+    }
+
+    /// The bounds of a threshold signature among `signers` with shares of these `sizes`,
+    /// hashing with `hash`.
+    pub fn threshold_signing(sizes: &Sizes, signers: usize, hash: HashAlg) -> Self {
+        let mut b = FrameBounds::with_reports(signers);
+        b.set(
+            Kind::Data,
+            step::THRESHOLD_REQUEST,
+            (4 + 32) + (4 + hash.output_len()) + CLAIM_BYTES,
+        );
+        b.set(Kind::Data, step::THRESHOLD_PARTIAL, int_len(sizes.bits));
+        b.set(Kind::Data, step::THRESHOLD_STATUS, 1);
+        b.set(
+            Kind::Data,
+            step::THRESHOLD_PROOF,
+            int_len(CHALLENGE_BITS) + int_len(sizes.response_bits()),
+        );
         b
     }
 

@@ -253,6 +253,28 @@ impl ClusterConfig {
         self.parties.iter().find(|p| p.id == id)
     }
 
+    /// The same configuration with only the parties `ids` (this party among them): for a
+    /// threshold signature among some members, whose transport then connects to those alone.
+    pub fn among(&self, ids: &[PartyId]) -> Result<Self> {
+        if !ids.contains(&self.own_id) {
+            return Err(ConfigError::NotMember {
+                party: self.own_id,
+                members: ids.to_vec(),
+            }
+            .into());
+        }
+        if let Some(&missing) = ids.iter().find(|&&id| self.party(id).is_none()) {
+            return Err(ConfigError::in_file(
+                &self.path,
+                ConfigProblem::PartyNotInCluster { party: missing },
+            )
+            .into());
+        }
+        let mut restricted = self.clone();
+        restricted.parties.retain(|p| ids.contains(&p.id));
+        Ok(restricted)
+    }
+
     /// Every party's identifier, in increasing order.
     pub fn ids(&self) -> Vec<PartyId> {
         let mut ids: Vec<PartyId> = self.parties.iter().map(|p| p.id).collect();

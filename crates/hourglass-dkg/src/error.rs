@@ -90,6 +90,9 @@ pub enum Error {
     /// The joint signature did not verify.
     #[error("the combined signature does not verify: {0}")]
     Signature(#[from] SignatureError),
+    /// A threshold reshare, refresh or signature cannot go on (see [`ThresholdError`]).
+    #[error("{0}")]
+    Threshold(#[from] ThresholdError),
     /// A member's signature of the transcript, in the round that ends a generation, is wrong:
     /// the generation stops and nothing is written (every member must sign the same transcript).
     #[error("party {party}'s signature of the transcript {fault}: the generation stops and no transcript is written")]
@@ -227,6 +230,12 @@ pub enum Failure {
     /// It failed while signing, which needs every member.
     #[error("{0} (signing needs every member)")]
     WhileSigning(Box<Failure>),
+    /// It failed while signing with threshold shares, which needs every signer named.
+    #[error("{0} (signing needs every signer named: name others, at least t + 1)")]
+    WhileSigningWithThreshold(Box<Failure>),
+    /// It failed during a reshare or refresh, which needs every member.
+    #[error("{0} (a reshare or refresh needs every member)")]
+    WhileResharing(Box<Failure>),
     /// It failed in the round of transcript signatures, which needs every member's.
     #[error("{0} (the transcript needs every member's signature)")]
     WhileSigningTranscript(Box<Failure>),
@@ -879,6 +888,15 @@ pub enum ShareField {
     N,
     /// The share of `d`.
     DShare,
+    /// The threshold share (v2).
+    Share,
+    /// The verification base (v2).
+    VerificationBase,
+    /// A member's verification key (v2).
+    VerificationKey {
+        /// The member.
+        member: PartyId,
+    },
 }
 
 impl std::fmt::Display for ShareField {
@@ -886,6 +904,11 @@ impl std::fmt::Display for ShareField {
         f.write_str(match self {
             ShareField::N => "n",
             ShareField::DShare => "d_share",
+            ShareField::Share => "share",
+            ShareField::VerificationBase => "verification_base",
+            ShareField::VerificationKey { member } => {
+                return write!(f, "verification key of member {member}")
+            }
         })
     }
 }
@@ -907,7 +930,11 @@ pub enum ShareError {
     #[error("not a share file: {0}")]
     Json(#[source] serde_json::Error),
     /// Another format.
-    #[error("format {found:?}, expected {:?}", crate::keyshare::SHARE_FORMAT)]
+    #[error(
+        "format {found:?}, expected {:?} or {:?}",
+        crate::keyshare::SHARE_FORMAT,
+        crate::keyshare::THRESHOLD_SHARE_FORMAT
+    )]
     Format {
         /// The format in the file.
         found: String,
@@ -933,6 +960,32 @@ pub enum ShareError {
     /// A share larger than the modulus.
     #[error("d_share is larger than the modulus")]
     ShareTooLarge,
+    /// A threshold the members cannot carry (v2): `1 <= t` and `2t + 1 <= members`.
+    #[error("threshold {threshold} with {members} members (1 <= t and 2t + 1 <= members)")]
+    Threshold {
+        /// The threshold.
+        threshold: usize,
+        /// The members.
+        members: usize,
+    },
+    /// An epoch of 0 in a v2 file (the reshare makes epoch 1).
+    #[error("epoch must be at least 1 (the reshare makes epoch 1)")]
+    Epoch,
+    /// Not one verification key per member (v2).
+    #[error("{keys} verification keys for {members} members")]
+    VerificationKeys {
+        /// Keys listed.
+        keys: usize,
+        /// Members listed.
+        members: usize,
+    },
+    /// A value outside its range (v2): a verification value not in `1..N`, a share not
+    /// positive or longer than the sharing allows.
+    #[error("{field} is out of range")]
+    OutOfRange {
+        /// The field.
+        field: ShareField,
+    },
     /// A committee transcript that is not usable.
     #[error("transcript: {0}")]
     Transcript(#[source] TranscriptProblem),
@@ -1144,4 +1197,147 @@ pub enum SignatureError {
     /// A partial signature is wrong.
     #[error("a partial signature is wrong (a share does not belong to this key, or a fault)")]
     WrongPartial,
+}
+
+/// What differs between two shares of different clusters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterDifference {
+    /// Another generation session.
+    #[error("another generation session")]
+    Session,
+    /// Another modulus.
+    #[error("another modulus")]
+    Modulus,
+    /// The same session and modulus, another cluster name or public exponent.
+    #[error("another cluster name or public exponent")]
+    NameOrExponent,
+}
+
+/// Why a threshold operation (reshare, refresh, signing with `t + 1` shares) cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ThresholdError {
+    /// Fewer signers than `t + 1`.
+    #[error("threshold t = {threshold} needs at least {needed} signers, {got} given")]
+    TooFewSigners {
+        /// The threshold.
+        threshold: usize,
+        /// `t + 1`.
+        needed: usize,
+        /// The signers given.
+        got: usize,
+    },
+    /// A signer named twice.
+    #[error("party {party} is named twice among the signers")]
+    DuplicateSigner {
+        /// The party.
+        party: PartyId,
+    },
+    /// A signer that holds no share.
+    #[error("party {party} is not a member of the cluster (members: {members:?})")]
+    UnknownSigner {
+        /// The party.
+        party: PartyId,
+        /// The members.
+        members: Vec<PartyId>,
+    },
+    /// This party is not among the signers it was asked to sign with.
+    #[error("party {party} is not among the signers {signers:?}")]
+    NotASigner {
+        /// This party.
+        party: PartyId,
+        /// The signers.
+        signers: Vec<PartyId>,
+    },
+    /// A party whose share is of another cluster: another generation session, another modulus,
+    /// or another cluster name or public exponent (the first that differs).
+    #[error("party {party} holds a share of another cluster: {differs}")]
+    OtherCluster {
+        /// The party.
+        party: PartyId,
+        /// What differs.
+        differs: ClusterDifference,
+    },
+    /// A party with another threshold: `t` is fixed at reshare, and nobody changes it on
+    /// another party's word.
+    #[error("party {party} has threshold {theirs}, this party {ours}: t is fixed at reshare, and nobody changes it on another party's word")]
+    OtherThreshold {
+        /// The party.
+        party: PartyId,
+        /// Its threshold.
+        theirs: usize,
+        /// This party's.
+        ours: usize,
+    },
+    /// A party whose share is of another epoch.
+    #[error("party {party} holds a share of epoch {theirs}, this party of epoch {ours}: {}", if theirs < ours { format!("party {party} missed a refresh (its share file is an old copy)") } else { "this party missed a refresh (its share file is an old copy)".to_string() })]
+    OtherEpoch {
+        /// The party.
+        party: PartyId,
+        /// Its epoch.
+        theirs: u32,
+        /// This party's.
+        ours: u32,
+    },
+    /// A party whose share is of the same epoch but other verification data (another reshare
+    /// or refresh of this cluster).
+    #[error("party {party} holds a share of epoch {epoch} with other public verification data (another reshare or refresh of this cluster)")]
+    OtherVerification {
+        /// The party.
+        party: PartyId,
+        /// The epoch.
+        epoch: u32,
+    },
+    /// A party with an n-of-n share where a threshold one is needed, or the other way round.
+    #[error("party {party} holds {}", if *.threshold { "a threshold (v2) share: refresh it (dkg refresh), it is already reshared" } else { "an n-of-n (v1) share: reshare it first (dkg reshare --threshold T)" })]
+    OtherKind {
+        /// The party.
+        party: PartyId,
+        /// Whether its share is a threshold one.
+        threshold: bool,
+    },
+    /// Partial signatures whose proofs of correctness do not verify, with too few valid ones
+    /// left to sign.
+    #[error("the partial signatures of parties {wrong:?} are wrong (their proofs of correctness do not verify); {valid} valid partials remain and {needed} are needed: no signature")]
+    WrongPartials {
+        /// The parties whose partials are wrong.
+        wrong: Vec<PartyId>,
+        /// Valid partials left.
+        valid: usize,
+        /// `t + 1`.
+        needed: usize,
+    },
+    /// Partials whose proofs verify but that do not combine into a valid signature.
+    #[error("the partial signatures do not combine into a valid signature: one of parties {parties:?} is wrong")]
+    DoNotCombine {
+        /// The parties among which one is wrong.
+        parties: Vec<PartyId>,
+    },
+    /// A dealer's sub-share that is not the one its commitments promise.
+    #[error("party {dealer} dealt this party a sub-share that does not match its commitments")]
+    BadSubShare {
+        /// The dealer.
+        dealer: PartyId,
+    },
+    /// The dealt sharings do not make the key (`C_0^e != v^Delta`).
+    #[error("the dealt shares do not make the key (a share file is damaged or of another key, or a party deviated): nothing is written")]
+    DealtSumWrong,
+    /// The refresh's public residues do not add up to a multiple of `k!`.
+    #[error("the refresh's public residues do not add up to a multiple of k! (a party deviated): nothing is written")]
+    ResidueSum,
+    /// A party disagrees on the new epoch's public data.
+    #[error(
+        "party {party} ends the reshare with other public verification data: nothing is written"
+    )]
+    Disagree {
+        /// The party.
+        party: PartyId,
+    },
+    /// A secret to deal longer than the sharing allows.
+    #[error("a share to deal is longer than the sharing's bound")]
+    DealtTooLarge,
+    /// A threshold share outside its bound.
+    #[error("the threshold share is outside its bound")]
+    ShareOutOfRange,
 }

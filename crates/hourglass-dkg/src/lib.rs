@@ -1,4 +1,5 @@
-//! Distributed RSA key generation among many parties, and signing with the shares.
+//! Distributed RSA key generation among many parties, and signing with the shares: with every
+//! share, or, after a reshare, with any `t + 1`.
 //!
 //! `k` parties jointly generate an RSA modulus `N = pq` and additive shares `d_1 + ... + d_k = d`
 //! of the private exponent for `e = 65537`, such that no party ever learns `p`, `q` or `d`
@@ -17,7 +18,10 @@
 //!   member with its party key in the round that ends [`protocol::generate_signed`], and
 //!   checked by anyone who trusts the members' certificates
 //!   ([`transcript::SignedTranscript::verify`]);
-//! - [`limits`]: the open-file limit a cluster needs (a socket per link), raised at start.
+//! - [`limits`]: the open-file limit a cluster needs (a socket per link), raised at start;
+//! - [`reshare`] and [`threshold`]: from the n-of-n shares to a `t`-of-`k` sharing of `d`
+//!   with no dealer (and proactive refreshes to new epochs), so that any `t + 1` members sign
+//!   ([`sign::sign_threshold`]) with partial signatures whose proofs name a wrong one.
 #![deny(unsafe_code)]
 
 pub mod adversary;
@@ -32,19 +36,22 @@ pub mod keyshare;
 pub mod limits;
 pub mod params;
 pub mod protocol;
+pub mod reshare;
 pub mod rng;
 pub mod session;
 pub mod sieve;
 pub mod sign;
+pub mod threshold;
 pub mod tls;
 pub mod transcript;
 pub mod transport;
 pub mod wire;
 
 pub use error::{
-    CertStep, CertificateProblem, ConfigError, ConfigProblem, Error, Failure, IoOp, LinkLoss,
-    LinkRejection, MessageProblem, ParamError, ShareError, ShareField, SignatureError,
-    SignatureFault, TlsError, TranscriptField, TranscriptProblem, TrustError, WireError,
+    CertStep, CertificateProblem, ClusterDifference, ConfigError, ConfigProblem, Error, Failure,
+    IoOp, LinkLoss, LinkRejection, MessageProblem, ParamError, ShareError, ShareField,
+    SignatureError, SignatureFault, ThresholdError, TlsError, TranscriptField, TranscriptProblem,
+    TrustError, WireError,
 };
 pub use hourglass_arith::Integer;
 pub use transport::PartyId;

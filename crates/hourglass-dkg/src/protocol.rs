@@ -447,13 +447,7 @@ fn exchange_transcript_signatures(
         .bytes(&mine.signature);
     let replies = session
         .exchange_signatures(w.finish())
-        .map_err(|halt| match halt {
-            Halt::Fatal(e) => e,
-            Halt::Failed(parties, reason) => Error::PartyFailed {
-                party: parties.first().copied().unwrap_or(0),
-                reason: Failure::WhileSigningTranscript(Box::new(reason)),
-            },
-        })?;
+        .map_err(|halt| halt.into_error(Failure::WhileSigningTranscript))?;
     let mut signatures = vec![mine];
     for (&from, payload) in &replies {
         let malformed = |e: WireError| Error::BadMessage {

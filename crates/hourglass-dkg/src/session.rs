@@ -26,6 +26,21 @@ pub enum Halt {
     Fatal(Error),
 }
 
+impl Halt {
+    /// The error of a run that cannot continue without every member (a signature, a reshare):
+    /// the first failed party is named with what was observed of it, wrapped by `needed` (what
+    /// the run needed it for).
+    pub fn into_error(self, needed: fn(Box<Failure>) -> Failure) -> Error {
+        match self {
+            Halt::Fatal(e) => e,
+            Halt::Failed(parties, reason) => Error::PartyFailed {
+                party: parties.first().copied().unwrap_or(0),
+                reason: needed(Box::new(reason)),
+            },
+        }
+    }
+}
+
 impl From<Error> for Halt {
     fn from(e: Error) -> Self {
         Halt::Fatal(e)
@@ -608,6 +623,19 @@ impl<'t> Session<'t> {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// `e`, or, when `e` is a party's failure (a closed link, a failed send), the stop another
+    /// party announced just before: a party that stops tells the others why and then closes
+    /// its links, so its reason, when it arrives within a moment, says more than the link.
+    pub fn explain(&mut self, e: Error) -> Error {
+        if !matches!(e, Error::PartyFailed { .. }) {
+            return e;
+        }
+        match self.drain_announcements(FATAL_LINGER * 2) {
+            Err(reported @ Error::Reported { .. }) => reported,
+            _ => e,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Signing with the shares: every member raises the encoded message to its share, and the
 //! product is a standard RSA signature (PKCS#1 v1.5 or PSS, RFC 8017) that any verifier
-//! accepts with the public key.
+//! accepts with the public key. With threshold shares ([`sign_threshold`]), any `t + 1`
+//! members sign instead (docs/FORMATS.md section 16.7).
 //!
 //! Rounds: (1) every member broadcasts what it was asked to sign (the digest, the padding,
 //! the hash, the key) and a fresh salt; all must agree, and the salt of the lowest member is
@@ -22,9 +23,13 @@ use crate::bounds::FrameBounds;
 use crate::keyshare::KeyShare;
 use crate::protocol::partial_power;
 use crate::session::{Halt, Session};
-use crate::transport::Transport;
+use crate::threshold::{Claim, PartialSignature, Proof, ThresholdShare, CHALLENGE_BITS};
+use crate::transport::{PartyId, Transport};
 use crate::wire::{step, Reader, Writer};
-use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
+use crate::{
+    ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError,
+    ThresholdError, WireError,
+};
 
 /// The signature scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,29 +50,68 @@ impl Scheme {
 }
 
 fn halt(e: Halt) -> Error {
-    match e {
-        Halt::Fatal(e) => e,
-        Halt::Failed(parties, reason) => Error::PartyFailed {
-            party: parties.first().copied().unwrap_or(0),
-            reason: Failure::WhileSigning(Box::new(reason)),
-        },
-    }
+    e.into_error(Failure::WhileSigning)
 }
 
-/// The encoded message representative for `digest` under `scheme`.
+fn halt_threshold(e: Halt) -> Error {
+    e.into_error(Failure::WhileSigningWithThreshold)
+}
+
+/// Checks a signer's request digest and salt against this party's, keeping the salt of the
+/// lowest signer in `chosen`.
+fn agree_on_request(
+    from: PartyId,
+    theirs: &[u8],
+    their_salt: Vec<u8>,
+    request: &[u8; 32],
+    hash: HashAlg,
+    chosen: &mut (PartyId, Vec<u8>),
+) -> Result<()> {
+    let refuse = |reason| {
+        Err(Error::BadMessage {
+            sender: from,
+            reason,
+        })
+    };
+    if theirs != request {
+        return refuse(MessageProblem::SignsOther);
+    }
+    if their_salt.len() != hash.output_len() {
+        return refuse(MessageProblem::SaltLength);
+    }
+    if from < chosen.0 {
+        *chosen = (from, their_salt);
+    }
+    Ok(())
+}
+
+/// The encoded message representative for `digest` under `scheme` for the key `public`.
 pub fn encode(
-    share: &KeyShare,
+    public: &hourglass_rsa::PublicKey,
     scheme: Scheme,
     hash: HashAlg,
     digest: &[u8],
     salt: &[u8],
 ) -> Result<Integer> {
-    let k = share.public.size();
+    let k = public.size();
     let em = match scheme {
         Scheme::Pkcs1v15 => hazmat::pkcs1v15_encode(hash, digest, k)?,
-        Scheme::Pss => hazmat::pss_encode(hash, digest, salt, share.public.bits() - 1)?,
+        Scheme::Pss => hazmat::pss_encode(hash, digest, salt, public.bits() - 1)?,
     };
     Ok(os2ip(&em))
+}
+
+/// Checks a digest's length against its hash.
+fn check_digest(hash: HashAlg, digest: &[u8]) -> Result<()> {
+    if digest.len() != hash.output_len() {
+        return Err(ParamError::DigestLength {
+            hash,
+            want: hash.output_len(),
+            got: digest.len(),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// Produces the signature of `digest` (a `hash` digest of the message) together with the
@@ -81,14 +125,7 @@ pub fn sign_jointly(
     timeout: Duration,
     entropy: &mut dyn EntropySource,
 ) -> Result<Vec<u8>> {
-    if digest.len() != hash.output_len() {
-        return Err(ParamError::DigestLength {
-            hash,
-            want: hash.output_len(),
-            got: digest.len(),
-        }
-        .into());
-    }
+    check_digest(hash, digest)?;
     if transport.me() != share.party {
         return Err(ConfigError::OtherPartysShare {
             share: share.party,
@@ -126,23 +163,9 @@ pub fn sign_jointly(
         let theirs = r.bytes().map_err(bad)?;
         let their_salt = r.bytes().map_err(bad)?.to_vec();
         r.end().map_err(bad)?;
-        if theirs != request {
-            return Err(Error::BadMessage {
-                sender: from,
-                reason: MessageProblem::SignsOther,
-            });
-        }
-        if their_salt.len() != hash.output_len() {
-            return Err(Error::BadMessage {
-                sender: from,
-                reason: MessageProblem::SaltLength,
-            });
-        }
-        if from < chosen.0 {
-            chosen = (from, their_salt);
-        }
+        agree_on_request(from, theirs, their_salt, &request, hash, &mut chosen)?;
     }
-    let m = encode(share, scheme, hash, digest, &chosen.1)?;
+    let m = encode(&share.public, scheme, hash, digest, &chosen.1)?;
     // Round 2: partial signatures.
     let partial = partial_power(&m, share.d_share(), &n)?;
     let mut w = Writer::new();
@@ -166,6 +189,186 @@ pub fn sign_jointly(
         return Err(SignatureError::WrongPartial.into());
     }
     Ok(i2osp(&s, share.public.size())?)
+}
+
+/// A threshold signature, and the signers whose partials were wrong and left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThresholdSigned {
+    /// The signature (as long as the modulus), checked with the public key.
+    pub signature: Vec<u8>,
+    /// The `t + 1` signers whose partials made it.
+    pub used: Vec<PartyId>,
+    /// Signers whose partial signatures were wrong (their proofs did not verify).
+    pub excluded: Vec<PartyId>,
+}
+
+/// Produces the signature of `digest` with threshold shares, together with the other
+/// `signers` (at least `t + 1` members, each named once; every signer runs this with the same
+/// list and digest at the same time).
+///
+/// Rounds: (1) every signer sends the request digest (the cluster, scheme, hash, digest and
+/// signer list), a fresh salt, and its cluster identity, threshold, epoch and public
+/// fingerprint, each compared on its own (a signer of another epoch is named as having missed
+/// a refresh; the threshold is the one fixed at reshare, at every signer); the lowest signer's
+/// salt is used for PSS. (2) every signer sends its partial signature
+/// ([`ThresholdShare::partial`]) and combines the first `t + 1`
+/// ([`crate::threshold::ThresholdPublic::try_combine`]), checking the result with `e`. (3)
+/// every signer says whether its combination verified; if all did, that is the signature.
+/// (4) otherwise every signer sends the proof of correctness of its partial
+/// ([`ThresholdShare::prove`]) and every signer combines with them
+/// ([`crate::threshold::ThresholdPublic::combine`]): wrong partials are named and left out
+/// while `t + 1` valid ones remain. No signature is returned unchecked.
+#[allow(clippy::too_many_arguments)]
+pub fn sign_threshold(
+    transport: &mut dyn Transport,
+    share: &ThresholdShare,
+    signers: &[PartyId],
+    scheme: Scheme,
+    hash: HashAlg,
+    digest: &[u8],
+    timeout: Duration,
+    entropy: &mut dyn EntropySource,
+) -> Result<ThresholdSigned> {
+    check_digest(hash, digest)?;
+    let public = &share.public;
+    if transport.me() != share.party {
+        return Err(ConfigError::OtherPartysShare {
+            share: share.party,
+            me: transport.me(),
+        }
+        .into());
+    }
+    public.check_signers(signers)?;
+    let mut signers = signers.to_vec();
+    signers.sort_unstable();
+    if !signers.contains(&share.party) {
+        return Err(ThresholdError::NotASigner {
+            party: share.party,
+            signers,
+        }
+        .into());
+    }
+    let sizes = public.sizes()?;
+    let n = public.public.n().clone();
+    let bounds = FrameBounds::threshold_signing(&sizes, signers.len(), hash);
+    let mut session = Session::new(transport, signers.clone(), timeout, bounds);
+    let claim = public.claim();
+    let cluster_id = claim.cluster_id;
+    let mut request = Sha256::new();
+    request.update(b"hourglass dkg threshold signing request v1\0");
+    request.update(cluster_id);
+    request.update([scheme.code()]);
+    request.update(hash.name().as_bytes());
+    request.update([0]);
+    request.update(digest);
+    for s in &signers {
+        request.update(s.to_be_bytes());
+    }
+    let request: [u8; 32] = request.finalize().into();
+    let mut salt = vec![0u8; hash.output_len()];
+    entropy.fill(&mut salt)?;
+    let mut w = Writer::new();
+    w.bytes(&request).bytes(&salt);
+    claim.write(&mut w);
+    let replies = session
+        .broadcast(1, step::THRESHOLD_REQUEST, w.finish())
+        .map_err(|h| session.explain(halt_threshold(h)))?;
+    let mut chosen = (share.party, salt);
+    for (&from, payload) in &replies {
+        let bad = |reason: WireError| Error::BadMessage {
+            sender: from,
+            reason: reason.into(),
+        };
+        let mut r = Reader::new(payload);
+        let theirs = r.bytes().map_err(bad)?;
+        let their_salt = r.bytes().map_err(bad)?.to_vec();
+        let their_claim = Claim::read(&mut r).map_err(bad)?;
+        r.end().map_err(bad)?;
+        claim.check(from, &their_claim)?;
+        agree_on_request(from, theirs, their_salt, &request, hash, &mut chosen)?;
+    }
+    let x = encode(&public.public, scheme, hash, digest, &chosen.1)?;
+    // Round 2: the partials, combined optimistically.
+    let mine = share.partial(&x)?;
+    let mut w = Writer::new();
+    w.int(&mine.value);
+    let replies = session
+        .broadcast(1, step::THRESHOLD_PARTIAL, w.finish())
+        .map_err(|h| session.explain(halt_threshold(h)))?;
+    let mut partials = vec![mine];
+    for (&from, payload) in &replies {
+        let mut r = Reader::new(payload);
+        let bad = |reason: WireError| Error::BadMessage {
+            sender: from,
+            reason: reason.into(),
+        };
+        let value = r.int_below(&n).map_err(bad)?;
+        r.end().map_err(bad)?;
+        partials.push(PartialSignature {
+            party: from,
+            value,
+            proof: None,
+        });
+    }
+    let optimistic = public.try_combine(&x, &partials)?;
+    // Round 3: did everyone's combination verify? If so, no proof is needed.
+    let replies = session
+        .broadcast(
+            1,
+            step::THRESHOLD_STATUS,
+            vec![u8::from(optimistic.is_none())],
+        )
+        .map_err(|h| session.explain(halt_threshold(h)))?;
+    let mut failed_somewhere = optimistic.is_none();
+    for (&from, payload) in &replies {
+        match payload.as_slice() {
+            [0] => {}
+            [1] => failed_somewhere = true,
+            _ => {
+                return Err(Error::BadMessage {
+                    sender: from,
+                    reason: WireError::Truncated.into(),
+                })
+            }
+        }
+    }
+    let combined = match optimistic {
+        Some(combined) if !failed_somewhere => combined,
+        _ => {
+            // Round 4: every signer proves its partial, and the wrong ones are named.
+            let proof = share.prove(&x, &partials[0].value, entropy)?;
+            let mut w = Writer::new();
+            w.int(&proof.challenge).int(&proof.response);
+            partials[0].proof = Some(proof);
+            let replies = session
+                .broadcast(1, step::THRESHOLD_PROOF, w.finish())
+                .map_err(|h| session.explain(halt_threshold(h)))?;
+            let challenge_bound = Integer::from(1) << CHALLENGE_BITS;
+            let response_bound = Integer::from(1) << sizes.response_bits();
+            for (&from, payload) in &replies {
+                let mut r = Reader::new(payload);
+                let bad = |reason: WireError| Error::BadMessage {
+                    sender: from,
+                    reason: reason.into(),
+                };
+                let challenge = r.int_below(&challenge_bound).map_err(bad)?;
+                let response = r.int_below(&response_bound).map_err(bad)?;
+                r.end().map_err(bad)?;
+                if let Some(p) = partials.iter_mut().find(|p| p.party == from) {
+                    p.proof = Some(Proof {
+                        challenge,
+                        response,
+                    });
+                }
+            }
+            public.combine(&x, &partials)?
+        }
+    };
+    Ok(ThresholdSigned {
+        signature: i2osp(&combined.signature, public.public.size())?,
+        used: combined.used,
+        excluded: combined.excluded,
+    })
 }
 
 #[cfg(test)]

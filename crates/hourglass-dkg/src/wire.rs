@@ -69,6 +69,24 @@ pub mod step {
     pub const SIGN_REQUEST: u16 = 1;
     /// A joint signature's second step: the partial signature.
     pub const SIGN_PARTIAL: u16 = 2;
+    /// A reshare's or refresh's first step: the cluster, the threshold, the epoch, the kind of
+    /// share and its public fingerprint, compared field by field.
+    pub const RESHARE_AGREE: u16 = 50;
+    /// A reshare's or refresh's sharing: each dealer's commitments and the receiver's
+    /// sub-share (and, in a refresh, the dealer's public residues).
+    pub const RESHARE_DEAL: u16 = 51;
+    /// A reshare's or refresh's last step: the fingerprint of the new epoch's public data.
+    pub const RESHARE_CONFIRM: u16 = 52;
+    /// A threshold signature's first step: the request, a salt, the cluster, threshold, epoch
+    /// and public fingerprint.
+    pub const THRESHOLD_REQUEST: u16 = 60;
+    /// A threshold signature's second step: the partial signature.
+    pub const THRESHOLD_PARTIAL: u16 = 61;
+    /// A threshold signature's third step: whether the sender's combination verified.
+    pub const THRESHOLD_STATUS: u16 = 62;
+    /// A threshold signature's fourth step, only when a combination failed: the proof of
+    /// correctness of the sender's partial.
+    pub const THRESHOLD_PROOF: u16 = 63;
     /// Restart reports, phase 1 (what each party observed).
     pub const ABORT: u16 = u16::MAX;
     /// A stop announced to every member ([`super::Kind::Fatal`]).

@@ -231,3 +231,89 @@ fn a_generations_frames_reach_their_bounds() {
         bounds.payload_limit(Kind::Hello, step::HELLO)
     );
 }
+
+/// The reshare's, refresh's and threshold signature's frames: the largest legitimate one of
+/// each step passes, one byte more is refused (100 parties, t = 49, 4096 bits, SHA-512).
+#[test]
+fn the_largest_threshold_frames_pass_and_one_byte_more_does_not() {
+    use hourglass_dkg::threshold::{Sizes, CHALLENGE_BITS};
+    use hourglass_rsa::HashAlg;
+    let sizes = Sizes::new(4096, 100, 49).unwrap();
+    let n = (Integer::from(1) << 4096u32) - 1u32;
+    let below_bits = |bits: u32| (Integer::from(1) << bits) - 1u32;
+    let agreement = || {
+        let mut w = Writer::new();
+        w.bytes(&[0xff; 32])
+            .bytes(&[0xff; 16])
+            .bytes(&[0xff; 32])
+            .bytes(&[0xff; 8])
+            .bytes(&[0xff; 4])
+            .bytes(&[1])
+            .bytes(&[0xff; 32]);
+        w.finish()
+    };
+    let deal = |refresh: bool| {
+        let mut w = Writer::new();
+        if refresh {
+            w.bytes(&[1])
+                .int(&below_bits(sizes.quotient_bits()))
+                .int(&Integer::from(&sizes.delta - 1u32));
+        }
+        for _ in 0..=sizes.threshold {
+            w.int(&n);
+        }
+        w.int(&below_bits(sizes.sub_share_bits()));
+        w.finish()
+    };
+    let mut confirm = Writer::new();
+    confirm.bytes(&[0xff; 32]);
+    let confirm = confirm.finish();
+    for refresh in [false, true] {
+        let bounds = FrameBounds::resharing(&sizes, refresh);
+        for (s, payload) in [
+            (step::RESHARE_AGREE, agreement()),
+            (step::RESHARE_DEAL, deal(refresh)),
+            (step::RESHARE_CONFIRM, confirm.clone()),
+        ] {
+            assert_eq!(
+                bounds.payload_limit(Kind::Data, s),
+                payload.len(),
+                "step {s}"
+            );
+            bounds.check(Kind::Data, s, payload.len()).unwrap();
+            assert!(bounds.check(Kind::Data, s, payload.len() + 1).is_err());
+        }
+    }
+    let bounds = FrameBounds::threshold_signing(&sizes, 50, HashAlg::Sha512);
+    let mut request = Writer::new();
+    request
+        .bytes(&[0xff; 32])
+        .bytes(&[0xff; 64])
+        .bytes(&[0xff; 32])
+        .bytes(&[0xff; 16])
+        .bytes(&[0xff; 32])
+        .bytes(&[0xff; 8])
+        .bytes(&[0xff; 4])
+        .bytes(&[1])
+        .bytes(&[0xff; 32]);
+    let mut partial = Writer::new();
+    partial.int(&n);
+    let mut proof = Writer::new();
+    proof
+        .int(&below_bits(CHALLENGE_BITS))
+        .int(&below_bits(sizes.response_bits()));
+    for (s, payload) in [
+        (step::THRESHOLD_REQUEST, request.finish()),
+        (step::THRESHOLD_PARTIAL, partial.finish()),
+        (step::THRESHOLD_STATUS, vec![1]),
+        (step::THRESHOLD_PROOF, proof.finish()),
+    ] {
+        assert_eq!(
+            bounds.payload_limit(Kind::Data, s),
+            payload.len(),
+            "step {s}"
+        );
+        bounds.check(Kind::Data, s, payload.len()).unwrap();
+        assert!(bounds.check(Kind::Data, s, payload.len() + 1).is_err());
+    }
+}
