@@ -9,7 +9,7 @@ use hourglass_arith::entropy::EntropyArgs;
 use hourglass_log::checkpoint::{hash_to_base64, LogPins, VerifiedCheckpoint};
 use hourglass_log::client::verify_log;
 use hourglass_log::http::HttpLog;
-use hourglass_log::keys::{KeyRole, SigningKey, VerifierKey, MAX_KEY_TEXT_BYTES};
+use hourglass_log::keys::{KeyRole, SigningKey, MAX_KEY_TEXT_BYTES};
 use hourglass_log::witness::KnownCheckpoint;
 use hourglass_timelock::receipt::{EntryFilter, EntrySummary, ReceiptEntry, ReceiptVerdict};
 use serde_json::{json, Value};
@@ -183,50 +183,8 @@ pub fn run(args: LogArgs) -> Result<(), CliError> {
     }
 }
 
-/// Reads a verifier key file of `role`.
-pub fn load_verifier_key(path: &Path, role: KeyRole) -> Result<VerifierKey, CliError> {
-    let bytes = read_input_limited(path, "verifier key", MAX_KEY_TEXT_BYTES as u64 + 2)?;
-    let key = std::str::from_utf8(&bytes)
-        .map_err(|_| hourglass_log::LogError::Malformed {
-            what: "verifier key",
-            why: "not text".into(),
-        })
-        .and_then(VerifierKey::parse)
-        .map_err(|e| CliError::from(e).with_path(path))?;
-    key.expect_role(role)
-        .map_err(|e| CliError::from(e).with_path(path))?;
-    Ok(key)
-}
-
-/// The log pins of `--log-key`, `--witness-key` and `--witness-quorum` (the default quorum:
-/// every witness given).
-pub fn load_pins(
-    log_key: &Path,
-    witness_keys: &[PathBuf],
-    quorum: Option<usize>,
-) -> Result<LogPins, CliError> {
-    let log = load_verifier_key(log_key, KeyRole::Log)?;
-    let witnesses = witness_keys
-        .iter()
-        .map(|p| load_verifier_key(p, KeyRole::Witness))
-        .collect::<Result<Vec<_>, _>>()?;
-    let quorum = quorum.unwrap_or(witnesses.len());
-    if quorum > witnesses.len() {
-        return Err(Usage::Range {
-            flag: "--witness-quorum",
-            must: format!(
-                "be at most the number of --witness-key given ({})",
-                witnesses.len()
-            )
-            .into(),
-        }
-        .into());
-    }
-    Ok(LogPins::new(log, witnesses, quorum)?)
-}
-
 fn pins(a: &PinArgs) -> Result<LogPins, CliError> {
-    load_pins(&a.log_key, &a.witness_key, a.witness_quorum)
+    crate::log_keys::load_pins(&a.log_key, &a.witness_key, a.witness_quorum)
 }
 
 fn keygen(a: KeygenArgs) -> Result<(), CliError> {
@@ -458,7 +416,7 @@ fn witness(a: WitnessArgs) -> Result<(), CliError> {
     let logs = a
         .log_key
         .iter()
-        .map(|p| load_verifier_key(p, KeyRole::Log))
+        .map(|p| crate::log_keys::load_verifier_key(p, KeyRole::Log))
         .collect::<Result<Vec<_>, _>>()?;
     crate::serve_cmd::init_tracing();
     let name = key.verifier().encode();

@@ -13,6 +13,7 @@ mod files;
 mod inputs;
 mod key_files;
 mod log_cmd;
+mod log_keys;
 mod output_file;
 mod progress;
 mod puzzle_cmd;

@@ -135,7 +135,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     for (url, key) in &a.witnesses {
         config.witnesses.push(hourglass_serve::WitnessSpec {
             url: url.clone(),
-            key: crate::log_cmd::load_verifier_key(key, hourglass_log::keys::KeyRole::Witness)?,
+            key: crate::log_keys::load_verifier_key(key, hourglass_log::keys::KeyRole::Witness)?,
         });
     }
     if let Some(q) = a.witness_quorum {

@@ -780,7 +780,7 @@ fn check_receipt_cmd(a: CheckReceiptArgs) -> Result<(), CliError> {
     let pins = a
         .log_key
         .as_deref()
-        .map(|k| crate::log_cmd::load_pins(k, &a.witness_key, a.witness_quorum))
+        .map(|k| crate::log_keys::load_pins(k, &a.witness_key, a.witness_quorum))
         .transpose()?;
     if let Some(out) = &a.output {
         crate::files::check_output(out)?;
