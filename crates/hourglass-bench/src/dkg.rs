@@ -1217,7 +1217,7 @@ fn threshold_table(args: &DkgBenchArgs, say: &dyn Fn(String)) -> Result<serde_js
             let ratio = partial.median / private.median;
             let combine_target = (t + 1 == 10).then_some(2.0);
             say(format!(
-                "  {bits} bits, k = {k:>2}, t + 1 = {:>2}: partial {:.2} ms = {ratio:.1}x our RSA-CRT private operation ({:.2} ms; target 3x: {}), {:.1}x OpenSSL {}'s ({:.2} ms), {:.1}x an n-of-n partial (m^d_j, {:.2} ms); its proof (only when a combination fails) {:.2} ms; share {share_bits} bits; combination {:.2} ms{}; a proof's verification {:.2} ms",
+                "  {bits} bits, k = {k:>2}, t + 1 = {:>2}: partial {:.2} ms = {ratio:.1}x our RSA-CRT private operation ({:.2} ms; target 3x: {}), {:.1}x {}'s ({:.2} ms), {:.1}x an n-of-n partial (m^d_j, {:.2} ms); its proof (only when a combination fails) {:.2} ms; share {share_bits} bits; combination {:.2} ms{}; a proof's verification {:.2} ms",
                 t + 1,
                 partial.median,
                 private.median,
