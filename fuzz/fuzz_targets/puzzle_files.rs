@@ -4,7 +4,8 @@
 #![no_main]
 
 use hourglass_timelock::public::PublicSet;
-use hourglass_timelock::submission::{Bundle, PuzzleSet};
+use hourglass_timelock::submission::PuzzleSet;
+use hourglass_timelock::Bundle;
 use hourglass_timelock::{PuzzleKey, PuzzlePublicKey, Solution};
 use libfuzzer_sys::fuzz_target;
 
