@@ -13,8 +13,16 @@ use crate::error::{LogError, Result};
 use crate::keys::{KeyRole, SigningKey, VerifierKey};
 use crate::tree::{Hash, MAX_TREE_SIZE};
 
-/// The largest checkpoint read: the text and up to 100 signatures.
-pub const MAX_CHECKPOINT_BYTES: usize = 32 * 1024;
+/// The most signatures a checkpoint may carry (`signed_note`'s limit): the log's and at most
+/// [`MAX_WITNESSES`] cosignatures.
+pub const MAX_SIGNATURES: usize = 100;
+/// The most witnesses a log asks, or a verifier pins.
+pub const MAX_WITNESSES: usize = MAX_SIGNATURES - 1;
+/// The largest checkpoint read: the text (an origin of the longest key name, a size, a root)
+/// and [`MAX_SIGNATURES`] signature lines by keys of the longest name, each `— NAME BASE64\n`
+/// with the 4-byte id, the 8-byte time and the 64-byte signature (about 37 KB in all), rounded
+/// up.
+pub const MAX_CHECKPOINT_BYTES: usize = 64 * 1024;
 
 /// A checkpoint with its signatures, parsed but not yet verified.
 #[derive(Debug)]
@@ -77,6 +85,11 @@ impl LogPins {
             return Err(LogError::Settings(format!(
                 "a quorum of {quorum} witnesses needs at least {quorum} witness keys ({} given)",
                 witnesses.len()
+            )));
+        }
+        if witnesses.len() > MAX_WITNESSES {
+            return Err(LogError::Settings(format!(
+                "at most {MAX_WITNESSES} witnesses (a checkpoint carries at most {MAX_SIGNATURES} signatures)"
             )));
         }
         Ok(Self {
@@ -512,6 +525,45 @@ mod tests {
             c.verify(&pins),
             Err(LogError::BadSignature { .. })
         ));
+    }
+
+    #[test]
+    fn the_largest_legitimate_checkpoint_fits_and_one_signature_more_is_refused() {
+        let long = |c: char| c.to_string().repeat(crate::keys::MAX_KEY_NAME_BYTES);
+        let log = key(&long('l'), KeyRole::Log);
+        let mut c =
+            SignedCheckpoint::sign(log.name(), MAX_TREE_SIZE, leaf_hash(b"r"), &log).unwrap();
+        let witnesses: Vec<SigningKey> = (0..MAX_WITNESSES)
+            .map(|i| key(&format!("{}{i:02}", &long('w')[..254]), KeyRole::Witness))
+            .collect();
+        let mut lines = Vec::new();
+        for w in &witnesses {
+            lines.extend(c.cosignature_line(w, i64::MAX as u64).unwrap());
+        }
+        c = c.with_signature_lines(&lines).unwrap();
+        let bytes = c.to_bytes();
+        assert!(bytes.len() <= MAX_CHECKPOINT_BYTES, "{}", bytes.len());
+        let pins = LogPins::new(
+            log.verifier(),
+            witnesses.iter().map(SigningKey::verifier).collect(),
+            MAX_WITNESSES,
+        )
+        .unwrap();
+        assert_eq!(
+            SignedCheckpoint::parse(&bytes)
+                .unwrap()
+                .verify(&pins)
+                .unwrap()
+                .cosignatures
+                .len(),
+            MAX_WITNESSES
+        );
+        let extra = key("one.more", KeyRole::Witness);
+        let more = [bytes, c.cosignature_line(&extra, 0).unwrap()].concat();
+        assert!(SignedCheckpoint::parse(&more).is_err());
+        let mut too_many = pins.witnesses().to_vec();
+        too_many.push(extra.verifier());
+        assert!(LogPins::new(log.verifier(), too_many, 1).is_err());
     }
 
     #[test]

@@ -77,6 +77,13 @@ impl LogService {
                 witnesses.len()
             )));
         }
+        let most = hourglass_log::checkpoint::MAX_WITNESSES;
+        if witnesses.len() > most {
+            return Err(Error::Log(format!(
+                "at most {most} --witness (a checkpoint carries at most {} signatures)",
+                most + 1
+            )));
+        }
         for (i, w) in witnesses.iter().enumerate() {
             w.key
                 .expect_role(hourglass_log::keys::KeyRole::Witness)

@@ -194,11 +194,19 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         // (the institution's clock), handed out at once outside the log: stamping them now
         // would change their time, and a log entry needs the token's time.
         let issued = match &token {
-            Some(token) => Issued::ForLog(
-                sign_receipt(&statement, token, st.data.receipt_key(), &mut OsEntropy)?
-                    .entry()
-                    .to_vec(),
-            ),
+            Some(token) => {
+                let signed =
+                    sign_receipt(&statement, token, st.data.receipt_key(), &mut OsEntropy)?;
+                let limit = hourglass_log::tiles::MAX_ENTRY_BYTES;
+                if signed.entry().len() > limit {
+                    return Err(Error::Log(format!(
+                        "the signed receipt is {} bytes, more than a log entry holds ({limit}): \
+                         is the TSA certificate chain (--tsa-cert) that long?",
+                        signed.entry().len()
+                    )));
+                }
+                Issued::ForLog(signed.entry().to_vec())
+            }
             None => Issued::Unlogged(
                 sign_receipt_v1(&statement, st.data.receipt_key(), &mut OsEntropy)?.unlogged()?,
             ),

@@ -47,8 +47,9 @@ const STATEMENT_HEADER_V1: &str = "hourglass-receipt v1";
 const STATEMENT_HEADER_V2: &str = "hourglass-receipt v2";
 /// The first line of a version 3 statement.
 const STATEMENT_HEADER_V3: &str = "hourglass-receipt v3";
-/// The largest receipt file we parse.
-pub const MAX_RECEIPT_BYTES: usize = 64 * 1024;
+/// The largest receipt file we parse: the largest entry a log holds (64 KiB), the largest
+/// checkpoint (64 KiB), each escaped once more in JSON, and the longest proof.
+pub const MAX_RECEIPT_BYTES: usize = 320 * 1024;
 /// The longest reason a statement carries (longer ones are cut).
 const MAX_REASON_CHARS: usize = 500;
 
