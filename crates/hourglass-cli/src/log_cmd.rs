@@ -265,6 +265,16 @@ fn entry_line(e: &Value) -> String {
     )
 }
 
+/// Says that the receipts listed are in the log but were not checked to be the institution's
+/// (anyone able to write to the log could have added them).
+fn unchecked_signatures(unchecked: bool, listed: usize) {
+    if unchecked && listed > 0 {
+        println!(
+            "signatures: not checked (the entries are in the log; pass --institution KEY to check that the institution signed each)"
+        );
+    }
+}
+
 fn print_checkpoint(c: &VerifiedCheckpoint, pins: &LogPins) {
     println!(
         "log: {}, size {} (root {})",
@@ -339,6 +349,7 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
         for e in &entries {
             println!("{}", entry_line(e));
         }
+        unchecked_signatures(institution.is_none(), entries.len());
         if valid {
             println!(
                 "state: {} (size {})",
@@ -394,6 +405,7 @@ fn search(a: SearchArgs) -> Result<(), CliError> {
         for e in &found {
             println!("{}", entry_line(e));
         }
+        unchecked_signatures(institution.is_none(), found.len());
     }
     if found.is_empty() {
         return Err(crate::cli_error::NegativeVerdict::NoLogEntries.into());
