@@ -8,6 +8,8 @@ bash scripts/build-host-gmp.sh
 features=(--features hourglass/host-gmp)
 cargo fmt --all --check
 cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
+# Each crate alone and with each of its features, and the fuzz targets.
+bash scripts/check-crates.sh
 cargo test --workspace "${features[@]}"
 # The same arithmetic and RSA tests as a CPU without AVX-512 IFMA runs them (the MULX/ADX
 # kernels and GMP's constant-time exponentiation), on any machine.

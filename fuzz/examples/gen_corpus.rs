@@ -234,7 +234,7 @@ fn checkpoints() -> Vec<(String, Vec<u8>)> {
 /// `timestamp_token`): every accepted hash, with and without a nonce, the TSA's policy and
 /// another, and a nonce with its top bit set.
 fn timestamp_queries() -> Vec<(String, Vec<u8>)> {
-    use hourglass_timelock::timestamp::{PolicyId, Query};
+    use hourglass_timestamp::{PolicyId, Query};
     let mut rng = SeededEntropy::new(b"hourglass fuzz corpus timestamp queries");
     let other = PolicyId::parse("1.2.3.4.1").expect("a policy");
     let mut seeds = Vec::new();
@@ -262,18 +262,31 @@ fn timestamp_queries() -> Vec<(String, Vec<u8>)> {
 /// The fixed TSA's replies to `queries` (granted, with and without its certificates, and
 /// rejections) and the bare tokens inside the granted ones.
 fn fixed_tsa_tokens(queries: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
-    use hourglass_timelock::timestamp::token_of;
+    use hourglass_timestamp::token_of;
     let fixed = hourglass_fuzz::fuzz_tsa();
     let mut rng = SeededEntropy::new(b"hourglass fuzz corpus timestamp tokens");
     let mut seeds = Vec::new();
     for (name, query) in queries {
-        let reply = fixed
-            .tsa
-            .reply(query, &[1], hourglass_fuzz::tsa_time(), &mut rng);
-        if let Ok(token) = token_of(&reply) {
-            seeds.push((format!("fixed-token-{name}"), token));
+        for (kind, tsa) in [("rsa", &fixed.tsa), ("ec", &fixed.ec_tsa)] {
+            let reply = tsa.reply(query, &[1], hourglass_fuzz::tsa_time(), &mut rng);
+            if let Ok(token) = token_of(&reply) {
+                seeds.push((format!("fixed-{kind}-token-{name}"), token));
+            }
+            seeds.push((format!("fixed-{kind}-reply-{name}"), reply));
         }
-        seeds.push((format!("fixed-reply-{name}"), reply));
+    }
+    // The real authorities' tokens and replies (ECDSA P-384 and RSA).
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/hourglass-timestamp/tests/data/tsa");
+    if let Ok(dirs) = std::fs::read_dir(&real) {
+        for dir in dirs.flatten() {
+            for file in ["token.der", "reply.tsr"] {
+                if let Ok(bytes) = std::fs::read(dir.path().join(file)) {
+                    let name = dir.file_name().to_string_lossy().into_owned();
+                    seeds.push((format!("real-{name}-{file}"), bytes));
+                }
+            }
+        }
     }
     seeds
 }

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_rsa::padding::Pss;
 use hourglass_rsa::{HashAlg, KeyGenOptions, PrivateKey, Variant};
-use hourglass_timelock::receipt::check_receipt;
+use hourglass_receipt::check_receipt;
 use libfuzzer_sys::fuzz_target;
 
 fn key() -> &'static PrivateKey {

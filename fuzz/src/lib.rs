@@ -17,13 +17,11 @@ use hourglass_rsa::encoding::{
     KeyFormat,
 };
 use hourglass_rsa::{Integer, KeyGenOptions, PrivateKey, PublicKey, Variant};
-use hourglass_timelock::certificate::{
-    CaCertificate, CertificateOptions, TsaAnchor, TsaCertificate, ValidityPeriod,
+use hourglass_timestamp::{
+    anchors_from_pem, granted_reply, token_of, verify_token, FailInfo, PolicyId, Query,
+    TimestampError, TokenInfo, Tsa, TsaAnchor, TsaCertificate, TsaKey, TsaKeyType,
 };
-use hourglass_timelock::timestamp::{
-    granted_reply, token_of, verify_token, FailInfo, PolicyId, Query, TimestampError, TokenInfo,
-    Tsa,
-};
+use hourglass_x509::{pem_certificates, CaCertificate, CertificateOptions, ValidityPeriod};
 
 /// Every output form.
 pub const FORMATS: [KeyFormat; 5] = [
@@ -128,32 +126,55 @@ pub fn tsa_time() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(TSA_TIME_UNIX)
 }
 
-/// The timestamp authority of the `timestamp_*` targets: a 1024-bit CA and a 1024-bit TSA
-/// key (insecure, fixed seeds), the TSA certificate the CA issued, and the [`Tsa`] serving
-/// [`PolicyId::hourglass`] with that chain.
+/// The timestamp authorities of the `timestamp_*` targets: a 2048-bit CA, and under it an
+/// RSA-2048 and an ECDSA P-384 authority (insecure, fixed seeds), each a [`Tsa`] serving
+/// [`PolicyId::hourglass`] with that chain; and, beside the CA, the anchors of six real
+/// authorities (crates/hourglass-timestamp/tests/data/tsa: sigstore's ECDSA P-384 in production
+/// and staging, FreeTSA, DigiCert, GlobalSign and Microsoft on RSA), so that mutations of their
+/// tokens reach every signature and path check.
 pub struct FuzzTsa {
     /// The CA's key (the corpus generator hands it to OpenSSL to certify its own TSA key).
     pub ca_key: PrivateKey,
-    /// The self-signed CA certificate: the one anchor the targets verify against.
+    /// The self-signed CA certificate.
     pub ca: CaCertificate,
-    /// The authority.
+    /// The RSA authority.
     pub tsa: Tsa,
-    /// `[TsaAnchor::from(ca)]`.
+    /// The ECDSA P-384 authority.
+    pub ec_tsa: Tsa,
+    /// The fixed CA, then the real authorities' anchors.
     pub anchors: Vec<TsaAnchor>,
+    /// The certificates a verifier is given beside the tokens (sigstore production's chain).
+    pub untrusted: Vec<Vec<u8>>,
 }
 
-/// The fixed authority, made once per process (the same keys and certificates in every
+/// The anchors of the real authorities' tokens, and the certificates their tokens lack.
+const REAL_ANCHORS: [&[u8]; 6] = [
+    include_bytes!("../../crates/hourglass-timestamp/tests/data/tsa/sigstore-prod-2026-ecdsa-p384-nocert/ca.pem"),
+    include_bytes!("../../crates/hourglass-timestamp/tests/data/tsa/sigstage-2025-ecdsa-p384-sha384-embedded/ca.pem"),
+    include_bytes!("../../crates/hourglass-timestamp/tests/data/tsa/freetsa-2025-rsa4096-embedded/ca.pem"),
+    include_bytes!("../../crates/hourglass-timestamp/tests/data/tsa/digicert-2025-rsa4096-sha512/ca.pem"),
+    include_bytes!("../../crates/hourglass-timestamp/tests/data/tsa/globalsign-advanced-g4-2021-4certs-crosscert/ca.pem"),
+    include_bytes!("../../crates/hourglass-timestamp/tests/data/tsa/microsoft-2024-rsa4096-fractional-gentime/ca.pem"),
+];
+const REAL_UNTRUSTED: &[u8] = include_bytes!(
+    "../../crates/hourglass-timestamp/tests/data/tsa/sigstore-prod-2026-ecdsa-p384-nocert/chain.pem"
+);
+
+/// The fixed authorities, made once per process (the same keys and certificates in every
 /// process: they come from [`SeededEntropy`] with fixed seeds).
 pub fn fuzz_tsa() -> &'static FuzzTsa {
     static TSA: OnceLock<FuzzTsa> = OnceLock::new();
     TSA.get_or_init(|| {
         let mut rng = SeededEntropy::new(b"hourglass fuzz timestamp authority");
-        let ca_key = KeyGenOptions::new(1024, Variant::Crt)
+        let ca_key = KeyGenOptions::new(2048, Variant::Crt)
             .generate(&mut rng)
             .expect("the fuzz CA key");
-        let tsa_key = KeyGenOptions::new(1024, Variant::Crt)
-            .generate(&mut rng)
-            .expect("the fuzz TSA key");
+        let tsa_key = TsaKey::Rsa(
+            KeyGenOptions::new(2048, Variant::Crt)
+                .generate(&mut rng)
+                .expect("the fuzz TSA key"),
+        );
+        let ec_key = TsaKey::generate(TsaKeyType::EcdsaP384, &mut rng).expect("the fuzz EC key");
         let validity = ValidityPeriod {
             not_before: UNIX_EPOCH + Duration::from_secs(TSA_VALIDITY_UNIX.0),
             not_after: UNIX_EPOCH + Duration::from_secs(TSA_VALIDITY_UNIX.1),
@@ -164,21 +185,36 @@ pub fn fuzz_tsa() -> &'static FuzzTsa {
         };
         let ca = CaCertificate::self_signed(&ca_key, &options("hourglass fuzz TSA CA"), &mut rng)
             .expect("the fuzz CA certificate");
-        let cert = TsaCertificate::issue(
-            tsa_key.public(),
-            &ca,
-            &ca_key,
-            &options("hourglass fuzz TSA"),
-            &mut rng,
-        )
-        .expect("the fuzz TSA certificate");
-        let tsa =
-            Tsa::new(tsa_key, cert, vec![ca.clone()], PolicyId::hourglass()).expect("the fuzz TSA");
+        let mut authority = |key: TsaKey, cn: &str| {
+            let cert = TsaCertificate::issue(
+                key.spki().expect("the fuzz key's SPKI"),
+                &ca,
+                &ca_key,
+                &options(cn),
+                &mut rng,
+            )
+            .expect("the fuzz TSA certificate");
+            Tsa::new(
+                key,
+                cert,
+                vec![ca.certificate().clone()],
+                PolicyId::hourglass(),
+            )
+            .expect("the fuzz TSA")
+        };
+        let tsa = authority(tsa_key, "hourglass fuzz TSA");
+        let ec_tsa = authority(ec_key, "hourglass fuzz EC TSA");
+        let mut anchors = vec![TsaAnchor::from(ca.clone())];
+        for pem in REAL_ANCHORS {
+            anchors.extend(anchors_from_pem(pem).expect("a real authority's anchor"));
+        }
         FuzzTsa {
             ca_key,
-            anchors: vec![TsaAnchor::from(ca.clone())],
             ca,
             tsa,
+            ec_tsa,
+            anchors,
+            untrusted: pem_certificates(REAL_UNTRUSTED).expect("sigstore's chain"),
         }
     })
 }
@@ -214,14 +250,28 @@ pub fn check_timestamp_query(data: &[u8]) {
     }
 
     let fixed = fuzz_tsa();
+    for tsa in [&fixed.tsa, &fixed.ec_tsa] {
+        check_reply(data, &parsed, tsa, fixed);
+    }
+}
+
+/// One fixed authority's reply to a query, checked as [`check_timestamp_query`] says.
+fn check_reply(
+    data: &[u8],
+    parsed: &Result<Query, hourglass_timestamp::Rejection>,
+    tsa: &Tsa,
+    fixed: &FuzzTsa,
+) {
     let mut rng = SeededEntropy::new(data);
-    let reply = fixed.tsa.reply(data, &[1], tsa_time(), &mut rng);
+    let reply = tsa.reply(data, &[1], tsa_time(), &mut rng);
     let other_policy = parsed
         .as_ref()
-        .is_ok_and(|q| q.policy().is_some_and(|p| p != fixed.tsa.policy()));
+        .is_ok_and(|q| q.policy().is_some_and(|p| p != tsa.policy()));
     match token_of(&reply) {
         Ok(token) => {
-            let q = parsed.expect("the TSA granted a query Query::parse refuses");
+            let q = parsed
+                .as_ref()
+                .expect("the TSA granted a query Query::parse refuses");
             assert!(!other_policy, "the TSA granted another policy than its own");
             // Without certReq the token carries no certificate: the verifier is given it.
             let extra = if q.cert_req() {
@@ -231,27 +281,32 @@ pub fn check_timestamp_query(data: &[u8]) {
                     verify_token(&token, &[], &fixed.anchors),
                     Err(TimestampError::NoSignerCertificate)
                 ));
-                vec![fixed.tsa.certificate().to_der().to_vec()]
+                vec![tsa.certificate().to_der().to_vec()]
             };
             let verified = verify_token(&token, &extra, &fixed.anchors)
                 .unwrap_or_else(|e| panic!("the TSA's own token does not verify: {e}"));
-            let info = &verified.info;
-            assert_eq!(info.hash, q.hash());
+            let info = verified.info();
+            assert_eq!(info.hash(), q.hash());
             assert_eq!(
-                info.imprint,
+                info.imprint(),
                 q.imprint(),
                 "the token's imprint is not the query's"
             );
-            assert_eq!(info.nonce.as_deref(), q.nonce(), "the nonce is not echoed");
-            assert_eq!(info.policy, fixed.tsa.policy().to_string());
-            assert_eq!(info.gen_time, tsa_time());
+            assert_eq!(info.nonce(), q.nonce(), "the nonce is not echoed");
+            assert_eq!(info.policy(), tsa.policy().to_string());
+            assert_eq!(info.gen_time(), tsa_time());
+            assert_eq!(
+                info.latest(),
+                tsa_time() + Duration::from_secs(1),
+                "the latest time is genTime plus the 1 s accuracy"
+            );
             assert_eq!(&TokenInfo::of_token(&reply).expect("reads the reply"), info);
             assert_eq!(&TokenInfo::of_token(&token).expect("reads the token"), info);
             q.token_of_reply(&reply)
                 .unwrap_or_else(|e| panic!("the TSA's reply does not answer its query: {e}"));
         }
         Err(TimestampError::Refused { fail_info, .. }) => {
-            let fail = match &parsed {
+            let fail = match parsed {
                 Err(rejection) => rejection.fail.name(),
                 Ok(_) if other_policy => FailInfo::UnacceptedPolicy.name(),
                 Ok(_) => panic!("the TSA refused a query that parses, under its own policy"),
@@ -266,28 +321,37 @@ pub fn check_timestamp_query(data: &[u8]) {
     }
 }
 
-/// The `timestamp_token` oracle: `verify_token` (against the fixed CA), `TokenInfo::of_token`
-/// and `token_of` never panic, and agree: what verifies reads, with the same `TokenInfo`; what
-/// reads has a token. `token_of` is idempotent, and a token wrapped by `granted_reply` comes
-/// back unchanged.
+/// The `timestamp_token` oracle: `verify_token` (against the fixed CA and the real authorities'
+/// anchors), `TokenInfo::of_token` and `token_of` never panic, and agree: what verifies reads,
+/// with the same `TokenInfo`, and chains to one of the anchors along a path that starts at its
+/// signer; what reads has a token, and a latest time no earlier than its genTime. `token_of`
+/// is idempotent, and a token wrapped by `granted_reply` comes back unchanged.
 pub fn check_timestamp_token(data: &[u8]) {
     let fixed = fuzz_tsa();
-    let verified = verify_token(data, &[], &fixed.anchors);
+    let verified = verify_token(data, &fixed.untrusted, &fixed.anchors);
     let info = TokenInfo::of_token(data);
     let token = token_of(data);
     match &verified {
         Ok(v) => {
             assert_eq!(
                 info.as_ref().ok(),
-                Some(&v.info),
+                Some(v.info()),
                 "verified but reads otherwise"
             );
-            assert_eq!(v.anchor, fixed.ca.subject());
+            assert!(
+                fixed.anchors.iter().any(|a| a.name() == v.anchor()),
+                "verified under an anchor nobody pinned"
+            );
+            assert_eq!(v.path().first().map(String::as_str), Some(v.tsa()));
+            assert_eq!(v.path().last().map(String::as_str), Some(v.anchor()));
         }
         Err(e) => touch_timestamp_error(e),
     }
     match &info {
-        Ok(_) => assert!(token.is_ok(), "TokenInfo reads what token_of refuses"),
+        Ok(i) => {
+            assert!(token.is_ok(), "TokenInfo reads what token_of refuses");
+            assert!(i.latest() >= i.gen_time_whole(), "latest before genTime");
+        }
         Err(e) => touch_timestamp_error(e),
     }
     match &token {

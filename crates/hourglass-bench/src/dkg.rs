@@ -344,6 +344,9 @@ fn rounds_per_batch(k: usize) -> u32 {
 
 /// Runs `hourglass bench dkg`.
 pub fn run(args: DkgBenchArgs) -> Result<()> {
+    if !args.json {
+        crate::machine::print_line();
+    }
     if args.runs == 0 || args.batches == 0 {
         return Err(Error::NotPositive {
             options: "--runs and --batches",
@@ -1004,7 +1007,7 @@ fn scale_table(
     ));
     say("Paper 001's future work: 2048-bit keys with 50 nodes, 1024-bit keys with 100 nodes (no figures).".into());
     say(format!(
-        "Targets (issue #28, loopback, median of 3 full generations{}):",
+        "Targets (loopback, median of 3 full generations{}):",
         if args.runs == 3 {
             String::new()
         } else {

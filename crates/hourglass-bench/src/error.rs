@@ -150,7 +150,7 @@ pub enum Error {
     Log(String),
     /// A token of the TSA benchmark did not read or verify.
     #[error("TSA benchmark: {0}")]
-    Timestamp(#[from] hourglass_timelock::timestamp::TimestampError),
+    Timestamp(#[from] hourglass_timestamp::TimestampError),
 }
 
 /// A configuration of the scale table whose full generation failed.
@@ -237,6 +237,12 @@ impl std::fmt::Display for Disagreement {
 }
 
 impl Error {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): never
+    /// (a benchmark judges nothing).
+    pub fn is_verdict(&self) -> bool {
+        false
+    }
+
     /// What the user can do about it, for the errors they can act on. Errors wrapped from the
     /// scheme crates ([`Error::Rsa`], [`Error::Arith`], ...) carry no hint here: the caller maps
     /// them as it maps those crates' errors everywhere else.

@@ -7,10 +7,11 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
+use crate::error::{Error, Result};
 use crate::openssl_baseline;
+use crate::plot::write_plot;
 use crate::plot::{render, Panel, Series};
 use crate::stats::Summary;
-use crate::{write_plot, Error, Result};
 use hourglass_arith::atomic::Existing;
 use hourglass_arith::entropy::EntropyArgs;
 use hourglass_rsa::cli::KeygenShape;
@@ -55,10 +56,13 @@ struct Report {
 
 /// Runs the benchmark.
 pub fn run(a: KeygenBenchArgs, existing: Existing) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     if a.count == 0 {
         return Err(Error::ZeroCount { option: "--count" });
     }
-    crate::check_plot(a.plot.as_deref(), existing)?;
+    crate::plot::check_plot(a.plot.as_deref(), existing)?;
     let opts = a.shape.options()?;
     let mut rng = a.entropy.source()?;
     let mut ours = Vec::with_capacity(a.count);

@@ -23,18 +23,18 @@ use hourglass_log::http::HttpLog;
 use hourglass_log::keys::{KeyRole, SigningKey, VerifierKey};
 use hourglass_log::tiles::bundles_for;
 use hourglass_log::tree::{append, leaf_hash, prove_inclusion, root, HashMemo};
-use hourglass_rsa::{HashAlg, KeyGenOptions, PrivateKey, Variant};
-use hourglass_timelock::certificate::{CaCertificate, CertificateOptions, TsaCertificate};
-use hourglass_timelock::receipt::{
+use hourglass_receipt::{
     check_receipt, sign_receipt, ReceiptEntry, ReceiptVerdict, SignedReceipt, Statement,
 };
-use hourglass_timelock::timestamp::{PolicyId, Query, Tsa};
+use hourglass_rsa::{HashAlg, KeyGenOptions, PrivateKey, Variant};
+use hourglass_timestamp::{PolicyId, Query, Tsa, TsaCertificate, TsaKey};
+use hourglass_x509::{CaCertificate, CertificateOptions};
 use serde::Serialize;
 
 use crate::stats::Summary;
 use crate::{Error, Result};
 
-/// The issue's targets on this 2-core machine.
+/// The issue's targets, on a 2-core machine.
 const TARGET_APPEND_SECS: f64 = 10.0;
 const TARGET_PROOF_MS: f64 = 1.0;
 const TARGET_VERIFY_SECS: f64 = 10.0;
@@ -119,16 +119,22 @@ fn real_receipt(origin: &str) -> Result<(SignedReceipt, PrivateKey)> {
         &mut rng,
     )
     .map_err(log_error)?;
-    let tsa_key = KeyGenOptions::new(3072, Variant::Crt).generate(&mut rng)?;
+    let tsa_key = TsaKey::Rsa(KeyGenOptions::new(3072, Variant::Crt).generate(&mut rng)?);
     let cert = TsaCertificate::issue(
-        tsa_key.public(),
+        tsa_key.spki().map_err(log_error)?,
         &ca,
         &institution,
         &CertificateOptions::days("bench TSA", 3650),
         &mut rng,
     )
     .map_err(log_error)?;
-    let tsa = Tsa::new(tsa_key, cert, vec![ca], PolicyId::hourglass()).map_err(log_error)?;
+    let tsa = Tsa::new(
+        tsa_key,
+        cert,
+        vec![ca.certificate().clone()],
+        PolicyId::hourglass(),
+    )
+    .map_err(log_error)?;
     let bundle_sha256 = HashAlg::Sha256.digest(b"a bundle");
     let query = Query::for_digest(HashAlg::Sha256, &bundle_sha256, None, None)?;
     let token = tsa.stamp(&query, &[1], SystemTime::now(), &mut rng)?;
@@ -277,7 +283,7 @@ fn verify_from_scratch(
     let prepared =
         hourglass_serve::bench::log_sequencer(&data, origin, a.verify_entries, signed.entry())
             .map_err(log_error)?;
-    let served = crate::served::serve(Some(&data))?;
+    let served = crate::served::serve(Some(&data), &[])?;
     let prefix = format!("{}/log", served.base);
     let source = HttpLog::new(&prefix).map_err(log_error)?;
     let key_text = source
@@ -322,6 +328,9 @@ fn verify_from_scratch(
 
 /// Runs `hourglass bench log`.
 pub fn run(a: LogBenchArgs) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     let quiet = a.quiet || a.json;
     let say = |m: &str| {
         if !quiet {

@@ -2,6 +2,10 @@
 
 use std::fmt::Write;
 
+use hourglass_arith::atomic::Existing;
+
+use crate::error::{Error, Result};
+
 /// One named series of y values (x is the index, or the given labels).
 pub struct Series<'a> {
     /// Legend text.
@@ -185,6 +189,52 @@ pub fn render(panels: &[Panel<'_>]) -> String {
     svg
 }
 
+/// Refuses, before any measurement, a plot path that is an existing regular file when it may
+/// not be replaced.
+pub(crate) fn check_plot(path: Option<&std::path::Path>, existing: Existing) -> Result<()> {
+    match path {
+        Some(p) if existing == Existing::Refuse && p.is_file() => Err(Error::OutputExists {
+            path: p.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Writes a plot (SVG): `-` is standard output; a device or a pipe (`--plot /dev/null`, a
+/// FIFO) is written in place, since renaming a temporary file over it would replace it with a
+/// regular file; anything else whole or not at all, an existing file refused unless
+/// `existing` says to replace it.
+pub(crate) fn write_plot(path: &std::path::Path, svg: &str, existing: Existing) -> Result<()> {
+    use std::io::Write;
+    let failed = |source: std::io::Error| {
+        if source.kind() == std::io::ErrorKind::AlreadyExists {
+            Error::OutputExists {
+                path: path.to_path_buf(),
+            }
+        } else {
+            Error::Write {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    };
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(svg.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(Error::Stdout);
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(svg.as_bytes()).and_then(|()| f.flush()))
+            .map_err(failed);
+    }
+    hourglass_arith::atomic::write_atomic(path, svg.as_bytes(), 0o644, existing).map_err(failed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +263,31 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("t &lt;1&gt;"));
+    }
+
+    #[test]
+    fn plots_refuse_replace_and_never_turn_a_device_into_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plot.svg");
+        std::fs::write(&path, "old").unwrap();
+        let err = write_plot(&path, "<svg/>", Existing::Refuse).unwrap_err();
+        assert!(err.to_string().contains("already exists"), "{err}");
+        assert!(err.hint().is_some_and(|h| h.contains("--force")));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        write_plot(&path, "<svg/>", Existing::Replace).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "<svg/>");
+        // --force --plot /dev/null (as root, a rename would replace the device node).
+        write_plot(
+            std::path::Path::new("/dev/null"),
+            "<svg/>",
+            Existing::Replace,
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let kind = std::fs::metadata("/dev/null").unwrap().file_type();
+            assert!(kind.is_char_device(), "/dev/null is no longer a device");
+        }
     }
 }

@@ -15,8 +15,8 @@ use hourglass_arith::squaring::{measure_rate, square_k_times, Outcome, SquaringR
 use hourglass_arith::Integer;
 use serde::Serialize;
 
+use crate::args::parse_bits_list;
 use crate::openssl_baseline::montgomery_squarings;
-use crate::parse_bits_list;
 use crate::{Disagreement, Error, Result};
 
 /// Arguments of the puzzle benchmark.
@@ -114,6 +114,9 @@ fn verification_ms(bits: u32) -> Result<f64> {
 
 /// Runs the benchmark.
 pub fn run(a: PuzzleBenchArgs) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     if !(0.05..=600.0).contains(&a.seconds) {
         return Err(Error::SecondsOutOfRange {
             min: 0.05,

@@ -11,11 +11,12 @@ use hourglass_rsa::padding::i2osp;
 use hourglass_rsa::{Countermeasures, KeyGenOptions, PrivateKey, Variant};
 use serde::Serialize;
 
+use crate::args::parse_bits_list;
+use crate::error::{Error, Result};
 use crate::openssl_baseline::{self, OpensslKey};
-use crate::parse_bits_list;
+use crate::plot::write_plot;
 use crate::plot::{render, Panel, Series};
 use crate::stats::{median_ratio, time_alternately_ms, time_ms, time_round_robin_ms, Summary};
-use crate::{write_plot, Error, Result};
 use hourglass_arith::atomic::Existing;
 use hourglass_arith::entropy::EntropyArgs;
 
@@ -178,10 +179,13 @@ fn against_openssl(
 
 /// Runs the benchmark.
 pub fn run(a: RsaBenchArgs, existing: Existing) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     if a.runs == 0 {
         return Err(Error::ZeroCount { option: "--runs" });
     }
-    crate::check_plot(a.plot.as_deref(), existing)?;
+    crate::plot::check_plot(a.plot.as_deref(), existing)?;
     let mut rng = a.entropy.source()?;
     let mut reports = Vec::new();
     for &bits in &a.bits {

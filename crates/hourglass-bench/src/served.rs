@@ -27,8 +27,8 @@ fn serve_error(why: impl Into<String>) -> Error {
 }
 
 /// Starts this executable's `serve` on the data directory `data` (a fresh one when `None`),
-/// any free loopback port, no rate limit, and waits until it listens.
-pub(crate) fn serve(data: Option<&Path>) -> Result<Served> {
+/// any free loopback port, no rate limit, with `extra` arguments, and waits until it listens.
+pub(crate) fn serve(data: Option<&Path>, extra: &[&str]) -> Result<Served> {
     let exe = std::env::current_exe().map_err(Error::CurrentExe)?;
     let dir = match data {
         Some(_) => None,
@@ -49,6 +49,7 @@ pub(crate) fn serve(data: Option<&Path>) -> Result<Served> {
             "--data",
         ])
         .arg(&data)
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -108,6 +108,9 @@ fn model(kernel: Kernel, ctx: &MontContext) -> Option<(f64, f64, String)> {
 
 /// Runs `hourglass bench squaring`.
 pub fn run(a: SquaringBenchArgs) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     if !(0.01..=60.0).contains(&a.seconds) {
         return Err(Error::SecondsOutOfRange {
             min: 0.01,

@@ -63,6 +63,9 @@ struct Report {
 
 /// Runs the benchmark.
 pub fn run(a: SubmitBenchArgs) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     if a.links == 0 || a.links > 1000 || a.squarings == 0 || a.runs == 0 {
         return Err(Error::NotPositive {
             options: "--links (1 to 1000), --squarings and --runs",
@@ -136,7 +139,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<()> {
     let document = verifier.digest(DOCUMENT).map_err(Error::Io)?;
     let public_samples = time_ms(a.runs, || -> Result<()> {
         let v = verifier.verify(&bundle, &document, &verify_options, &mut OsEntropy)?;
-        if v.valid {
+        if v.is_valid() {
             Ok(())
         } else {
             Err(Error::BundleRejected {
@@ -173,7 +176,7 @@ pub fn run(a: SubmitBenchArgs) -> Result<()> {
         let document = verifier.digest(DOCUMENT).map_err(Error::Io)?;
         let samples = time_ms(a.runs, || -> Result<()> {
             let v = verifier.verify(&pbundle, &document, &verify_options, &mut rng)?;
-            if v.valid {
+            if v.is_valid() {
                 Ok(())
             } else {
                 Err(Error::BundleRejected {

@@ -179,6 +179,9 @@ struct Setup {
 
 /// Runs `hourglass bench vdf`.
 pub fn run(a: VdfBenchArgs) -> Result<()> {
+    if !a.json {
+        crate::machine::print_line();
+    }
     let runs = a.runs.max(3);
     let say = |s: String| {
         if !a.json {

@@ -8,9 +8,10 @@ use clap::{Args, Subcommand};
 use hourglass_rsa::encoding::{encode_private_key, encode_private_key_encrypted, KeyFormat};
 use hourglass_rsa::{KeyGenOptions, Variant};
 use hourglass_timelock::certificate::{
-    check_common_name, CaCertificate, CertificateError, CertificateOptions, PuzzleCertificate,
-    ValidityPeriod, BACKDATE,
+    CaCertificate, CertificateError, CertificateOptions, PuzzleCertificate, ValidityPeriod,
 };
+use hourglass_x509::name::check_common_name;
+use hourglass_x509::BACKDATE;
 
 use crate::cli_error::{CliError, SelfCheck, Usage};
 use crate::files::{check_output, read_input, with_ext, write_output, Sensitivity};

@@ -10,13 +10,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use hourglass_dkg::PartyId;
+use hourglass_receipt::ReceiptError;
 use hourglass_rsa::inspect::Severity;
 use hourglass_rsa::Error as RsaError;
-use hourglass_timelock::certificate::CertificateError;
-use hourglass_timelock::receipt::ReceiptError;
-use hourglass_timelock::timestamp::{TimestampError, TokenRefused};
+use hourglass_timelock::certificate::{CertificateError, PuzzleCertificateError};
 use hourglass_timelock::tlock::TlockError;
 use hourglass_timelock::Rejection;
+use hourglass_timestamp::{TimestampError, TokenRefused};
 
 /// Exit status of an error: bad usage, an unreadable file, malformed input, a failed
 /// computation.
@@ -332,12 +332,14 @@ pub enum LocalRun {
         /// Why.
         source: std::io::Error,
     },
-    /// Some party processes failed.
+    /// Some party processes failed: a negative verdict when one of them gave one (exit
+    /// status 1: it caught a party deviating), an error otherwise.
     Failed {
         /// The step ("the generation", "joint signing").
         what: &'static str,
-        /// Each failed party with its last words (standard error).
-        failures: Vec<(PartyId, String)>,
+        /// Each failed party with its exit status (`None`: a signal ended it) and its last
+        /// words (standard error).
+        failures: Vec<(PartyId, Option<i32>, String)>,
     },
     /// The committee of the public demo could not be generated.
     Committee {
@@ -366,7 +368,7 @@ pub enum LocalRun {
 #[non_exhaustive]
 pub enum SelfCheck {
     /// The certificate just issued does not verify.
-    Certificate(CertificateError),
+    Certificate(PuzzleCertificateError),
     /// The certificate just issued does not give back the puzzle key.
     CertificateKey,
     /// The VDF proof just made does not verify.
@@ -398,11 +400,10 @@ pub enum NegativeVerdict {
     },
     /// A valid bundle that does not prove the document predates the deadline.
     AfterDeadline,
-    /// An authentic receipt for another document.
-    ReceiptOtherDocument,
-    /// An authentic receipt whose verdict is invalid.
-    ReceiptInvalid {
-        /// The receipt's reason.
+    /// A receipt that is authentic but not valid (for another document, or stating an invalid
+    /// submission).
+    Receipt {
+        /// Why, as hourglass-receipt says.
         reason: String,
     },
     /// A VDF proof that does not verify.
@@ -419,10 +420,10 @@ pub enum NegativeVerdict {
         /// How many there are.
         total: usize,
     },
-    /// Entries of a log that are not receipts signed by the institution key given.
-    LogEntriesUnsigned {
-        /// How many.
-        count: usize,
+    /// A log whose audit did not pass (entries that are not the institution's receipts).
+    Log {
+        /// Why, as hourglass-receipt says.
+        reason: String,
     },
     /// A log search found nothing.
     NoLogEntries,
@@ -443,8 +444,10 @@ pub enum LibraryError {
     Timelock(hourglass_timelock::Error),
     /// Time-lock files.
     Tlock(TlockError),
-    /// CA and time-lock certificates.
+    /// CA certificates, and the X.509 form of every certificate.
     Certificate(CertificateError),
+    /// Time-lock certificates.
+    PuzzleCertificate(PuzzleCertificateError),
     /// Submission receipts.
     Receipt(ReceiptError),
     /// RFC 3161 timestamps: queries, replies and tokens.
@@ -461,28 +464,47 @@ pub enum LibraryError {
     Log(hourglass_log::LogError),
 }
 
+impl LibraryError {
+    /// Whether the library calls it a negative verdict (exit status 1) rather than an error:
+    /// each library's own `is_verdict`, nothing decided here.
+    pub fn is_verdict(&self) -> bool {
+        match self {
+            LibraryError::Arith(e) => e.is_verdict(),
+            LibraryError::Rsa(e) => e.is_verdict(),
+            LibraryError::Vdf(e) => e.is_verdict(),
+            LibraryError::Timelock(e) => e.is_verdict(),
+            LibraryError::Tlock(e) => e.is_verdict(),
+            LibraryError::Certificate(e) => e.is_verdict(),
+            LibraryError::PuzzleCertificate(e) => e.is_verdict(),
+            LibraryError::Receipt(e) => e.is_verdict(),
+            LibraryError::Timestamp(e) => e.is_verdict(),
+            LibraryError::TokenRefused(e) => e.is_verdict(),
+            LibraryError::Dkg(e) => e.is_verdict(),
+            LibraryError::Bench(e) => e.is_verdict(),
+            LibraryError::Serve(e) => e.is_verdict(),
+            LibraryError::Log(e) => e.is_verdict(),
+        }
+    }
+}
+
 impl CliError {
     /// The process exit status: [`EXIT_INVALID`] for a negative verdict, [`EXIT_ERROR`] for
     /// everything else. The one place where exit statuses are decided.
     pub fn exit_code(&self) -> u8 {
-        use LibraryError as L;
         match self {
             CliError::Verdict(_) => EXIT_INVALID,
-            // The libraries' negative verdicts: a signature that does not verify, a set whose
-            // origin is refuted by the verifier's pins, a well-formed certificate that fails its
-            // checks, a receipt that is not the institution's.
-            CliError::Library(e) => match &**e {
-                L::Rsa(RsaError::Verification) => EXIT_INVALID,
-                L::Timelock(hourglass_timelock::Error::Trust(t)) if t.is_refutation() => {
-                    EXIT_INVALID
-                }
-                L::Certificate(c) if certificate_refuted(c) => EXIT_INVALID,
-                L::Receipt(r) if r.is_verdict() => EXIT_INVALID,
-                L::Timestamp(t) if t.is_verdict() => EXIT_INVALID,
-                L::TokenRefused(t) if t.error.is_verdict() => EXIT_INVALID,
-                L::Log(l) if l.is_verdict() => EXIT_INVALID,
-                _ => EXIT_ERROR,
-            },
+            // The libraries decide which of their errors are negative verdicts.
+            CliError::Library(e) if e.is_verdict() => EXIT_INVALID,
+            CliError::Library(_) => EXIT_ERROR,
+            // A party process that caught another deviating gave a negative verdict, and so
+            // does the run: the other failures follow from the same deviation.
+            CliError::Local(LocalRun::Failed { failures, .. })
+                if failures
+                    .iter()
+                    .any(|(_, status, _)| *status == Some(i32::from(EXIT_INVALID))) =>
+            {
+                EXIT_INVALID
+            }
             CliError::WithPath { inner, .. }
             | CliError::Sealing { inner, .. }
             | CliError::Hinted { inner, .. }
@@ -928,7 +950,7 @@ impl fmt::Display for LocalRun {
             LocalRun::Wait { party, source } => write!(f, "party {party}: {source}"),
             LocalRun::Failed { what, failures } => {
                 write!(f, "{what} failed:")?;
-                for (party, stderr) in failures {
+                for (party, _, stderr) in failures {
                     write!(f, "\n  party {party}: {stderr}")?;
                 }
                 Ok(())
@@ -972,21 +994,12 @@ impl fmt::Display for NegativeVerdict {
             NegativeVerdict::AfterDeadline => {
                 f.write_str("the document is not proven to predate the deadline")
             }
-            NegativeVerdict::ReceiptOtherDocument => {
-                f.write_str("the receipt is authentic but for another document")
-            }
-            NegativeVerdict::ReceiptInvalid { reason } => write!(
-                f,
-                "the receipt is authentic, and its verdict is invalid: {reason}"
-            ),
+            NegativeVerdict::Receipt { reason } => f.write_str(reason),
             NegativeVerdict::Proof { reason, .. } => write!(f, "invalid proof: {reason}"),
             NegativeVerdict::Proofs { invalid, total } => {
                 write!(f, "{invalid} of {total} proofs are invalid")
             }
-            NegativeVerdict::LogEntriesUnsigned { count } => write!(
-                f,
-                "{count} new entries of the log are not receipts signed by the institution key given"
-            ),
+            NegativeVerdict::Log { reason } => f.write_str(reason),
             NegativeVerdict::NoLogEntries => {
                 f.write_str("the log holds no receipt for what was asked")
             }
@@ -998,18 +1011,6 @@ impl From<NegativeVerdict> for CliError {
     fn from(v: NegativeVerdict) -> Self {
         CliError::Verdict(v)
     }
-}
-
-/// Whether a certificate error is a negative verdict: a well-formed certificate that was
-/// checked and fails (another issuer, an altered signature, outside its validity period).
-fn certificate_refuted(e: &CertificateError) -> bool {
-    matches!(
-        e,
-        CertificateError::WrongIssuer { .. }
-            | CertificateError::BadSignature { .. }
-            | CertificateError::Expired { .. }
-            | CertificateError::NotYetValid { .. }
-    )
 }
 
 /// Whether `e` refuses a checkpoint of another run (another puzzle, file or evaluation), which
@@ -1036,10 +1037,14 @@ impl fmt::Display for LibraryError {
             }
             LibraryError::Timelock(e) => e.fmt(f),
             LibraryError::Tlock(e) => e.fmt(f),
-            LibraryError::Certificate(e) if certificate_refuted(e) => {
+            LibraryError::Certificate(e) if e.is_verdict() => {
                 write!(f, "invalid certificate: {e}")
             }
             LibraryError::Certificate(e) => e.fmt(f),
+            LibraryError::PuzzleCertificate(e) if e.is_verdict() => {
+                write!(f, "invalid certificate: {e}")
+            }
+            LibraryError::PuzzleCertificate(e) => e.fmt(f),
             LibraryError::Receipt(e) => e.fmt(f),
             LibraryError::Timestamp(e) if e.is_verdict() => write!(f, "invalid timestamp: {e}"),
             LibraryError::Timestamp(e) => e.fmt(f),
@@ -1066,6 +1071,7 @@ impl LibraryError {
             LibraryError::Timelock(e) => timelock_hint(e),
             LibraryError::Tlock(e) => tlock_hint(e),
             LibraryError::Certificate(e) => certificate_hint(e),
+            LibraryError::PuzzleCertificate(e) => puzzle_certificate_hint(e),
             LibraryError::Receipt(ReceiptError::Timestamp(e)) => timestamp_hint(e),
             LibraryError::Receipt(ReceiptError::LogNotPinned { .. }) => Some(
                 "pass --log-key with the log's verifier key (the service serves it at /log/key; get it once, from a source you trust)",
@@ -1094,16 +1100,24 @@ fn log_hint(e: &hourglass_log::LogError) -> Option<&'static str> {
 }
 
 fn timestamp_hint(e: &TimestampError) -> Option<&'static str> {
+    use hourglass_timestamp::path::PathProblem as P;
     Some(match e {
-        TimestampError::Certificate(_) => {
-            "pass --tsa-ca with the CA certificate of the TSA you trust (its /tsa-ca.pem, or its published root)"
+        TimestampError::Path {
+            problem: P::NoPath { .. } | P::AnchorNotValidAt { .. },
+            ..
+        } => {
+            "pass --tsa-ca with the CA certificate of the TSA you trust (its /tsa-ca.pem, or its published root), and its intermediates with --untrusted"
         }
-        TimestampError::ImprintMismatch { .. } => "is it the token of this bundle file, byte for byte?",
+        TimestampError::Certificate(_) => "expected PEM or DER X.509 certificates",
+        TimestampError::Anchor(_) => {
+            "--tsa-ca takes the CA certificates (a root, or an intermediate) of the authority you trust"
+        }
+        TimestampError::ImprintMismatch { .. } => "is it the token of this file, byte for byte?",
         TimestampError::NotDer { .. } | TimestampError::Malformed { .. } => {
             "expected an RFC 3161 reply (.tsr) or token, DER"
         }
         TimestampError::NoSignerCertificate => {
-            "stamp again with certReq (hourglass submit stamp always asks for it)"
+            "give the authority's certificate with --untrusted (for sigstore, its chain), or stamp again with certReq (hourglass timestamp stamp always asks for it)"
         }
         _ => return None,
     })
@@ -1216,17 +1230,24 @@ fn certificate_hint(e: &CertificateError) -> Option<&'static str> {
             "ask the institution for a renewed certificate (`hourglass puzzle certify ... --days N`), and check this machine's clock"
         }
         CertificateError::NotYetValid { .. } => "check this machine's clock (`date -u`)",
-        CertificateError::NotTimeLock(_) => {
-            "this is an ordinary X.509 certificate; pass the NAME.crt written by `hourglass puzzle certify`"
-        }
-        CertificateError::BadExponent(_) | CertificateError::BadParameters(_) => {
-            "this is not a valid hourglass time-lock certificate (see docs/FORMATS.md)"
-        }
         CertificateError::KeyMismatch => {
             "--ca-key and --ca-cert must be NAME.key and NAME.crt of the same `hourglass ca new`"
         }
         CertificateError::InvalidOptions(_) => {
             "a common name (--name) has 1 to 64 characters; --days must leave a valid period"
+        }
+        _ => return None,
+    })
+}
+
+fn puzzle_certificate_hint(e: &PuzzleCertificateError) -> Option<&'static str> {
+    Some(match e {
+        PuzzleCertificateError::Certificate(c) => return certificate_hint(c),
+        PuzzleCertificateError::NotTimeLock(_) => {
+            "this is an ordinary X.509 certificate; pass the NAME.crt written by `hourglass puzzle certify`"
+        }
+        PuzzleCertificateError::BadExponent(_) | PuzzleCertificateError::BadParameters(_) => {
+            "this is not a valid hourglass time-lock certificate (see docs/FORMATS.md)"
         }
         _ => return None,
     })
@@ -1325,8 +1346,17 @@ impl From<CertificateError> for LibraryError {
     fn from(e: CertificateError) -> Self {
         match e {
             CertificateError::Rsa(inner) => inner.into(),
-            CertificateError::Key(inner) => inner.into(),
             other => LibraryError::Certificate(other),
+        }
+    }
+}
+
+impl From<PuzzleCertificateError> for LibraryError {
+    fn from(e: PuzzleCertificateError) -> Self {
+        match e {
+            PuzzleCertificateError::Certificate(inner) => inner.into(),
+            PuzzleCertificateError::Key(inner) => inner.into(),
+            other => LibraryError::PuzzleCertificate(other),
         }
     }
 }
@@ -1406,6 +1436,7 @@ library_errors!(
     hourglass_timelock::Error,
     TlockError,
     CertificateError,
+    PuzzleCertificateError,
     ReceiptError,
     TimestampError,
     TokenRefused,
@@ -1570,10 +1601,18 @@ mod tests {
             (
                 LocalRun::Failed {
                     what: "the generation",
-                    failures: vec![(1, "gone".into())],
+                    failures: vec![(1, Some(2), "gone".into()), (2, None, "killed".into())],
                 }
                 .into(),
                 EXIT_ERROR,
+            ),
+            (
+                LocalRun::Failed {
+                    what: "joint signing",
+                    failures: vec![(1, Some(2), "gone".into()), (2, Some(1), "liar".into())],
+                }
+                .into(),
+                EXIT_INVALID,
             ),
             (
                 LocalRun::Committee { stderr: "x".into() }.into(),
@@ -1592,7 +1631,7 @@ mod tests {
             (LocalRun::Transcript(io()).into(), EXIT_ERROR),
             (LocalRun::OtherMembers.into(), EXIT_ERROR),
             (
-                CliError::SelfCheck(SelfCheck::Certificate(CertificateError::KeyMismatch)),
+                CliError::SelfCheck(SelfCheck::Certificate(CertificateError::KeyMismatch.into())),
                 EXIT_ERROR,
             ),
             (CliError::SelfCheck(SelfCheck::CertificateKey), EXIT_ERROR),
@@ -1625,9 +1664,8 @@ mod tests {
                 EXIT_INVALID,
             ),
             (NegativeVerdict::AfterDeadline.into(), EXIT_INVALID),
-            (NegativeVerdict::ReceiptOtherDocument.into(), EXIT_INVALID),
             (
-                NegativeVerdict::ReceiptInvalid { reason: "x".into() }.into(),
+                NegativeVerdict::Receipt { reason: "x".into() }.into(),
                 EXIT_INVALID,
             ),
             (
@@ -1665,6 +1703,46 @@ mod tests {
             (
                 hourglass_dkg::Error::Rsa(RsaError::Verification).into(),
                 EXIT_INVALID,
+            ),
+            (
+                hourglass_dkg::Error::from(hourglass_dkg::ThresholdError::WrongPartials {
+                    wrong: vec![4],
+                    valid: 2,
+                    needed: 3,
+                })
+                .into(),
+                EXIT_INVALID,
+            ),
+            (
+                hourglass_dkg::Error::from(hourglass_dkg::ThresholdError::TooFewSigners {
+                    threshold: 2,
+                    needed: 3,
+                    got: 2,
+                })
+                .into(),
+                EXIT_ERROR,
+            ),
+            (
+                hourglass_dkg::Error::FalseAccusation {
+                    accuser: 2,
+                    accused: vec![1, 3],
+                }
+                .into(),
+                EXIT_INVALID,
+            ),
+            (
+                hourglass_dkg::Error::from(hourglass_dkg::TrustError::MissingSignatures {
+                    members: vec![2],
+                })
+                .into(),
+                EXIT_INVALID,
+            ),
+            (
+                hourglass_dkg::Error::from(hourglass_dkg::TrustError::NotPinned {
+                    members: vec![2],
+                })
+                .into(),
+                EXIT_ERROR,
             ),
             (
                 hourglass_dkg::Error::from(hourglass_dkg::limits::OpenFilesError::HardLimit {

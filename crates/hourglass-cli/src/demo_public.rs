@@ -211,25 +211,29 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     };
     let verdict = verify(&bundle, &paper)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    println!("   trust: {}", verdict.trust.assumption());
-    for l in &verdict.links {
+    println!("   trust: {}", verdict.trust().assumption());
+    for l in verdict.links() {
         println!(
             "   link {}: {} ({} squarings, {})",
-            l.index + 1,
-            if l.valid { "valid" } else { "INVALID" },
-            l.t,
-            format_secs(l.credited_secs)
+            l.index() + 1,
+            if l.is_valid() { "valid" } else { "INVALID" },
+            l.t(),
+            format_secs(l.credited_secs())
         );
     }
     let dating = Dating::new(&verdict, unix_secs(received), None);
     println!(
         "   verified in {ms:.1} ms: {}, {} credited: the paper existed by {} (it was final at {})",
-        if verdict.valid { "valid" } else { "INVALID" },
-        format_secs(verdict.credited_secs),
+        if verdict.is_valid() {
+            "valid"
+        } else {
+            "INVALID"
+        },
+        format_secs(verdict.credited_secs()),
         humantime::format_rfc3339_seconds(dating.predated_to()),
         humantime::format_rfc3339_seconds(finished_at)
     );
-    if !verdict.valid || !verdict.trust.trustless() {
+    if !verdict.is_valid() || !verdict.trust().trustless() {
         return Err(CliError::Demo(DemoFailure::Check(
             "the demo bundle did not verify",
         )));
@@ -239,7 +243,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     let other = verify(&bundle, b"another paper")?;
     println!(
         "   the bundle with another paper: {}",
-        if other.valid {
+        if other.is_valid() {
             "ACCEPTED (bug)"
         } else {
             "rejected: the digest differs"
@@ -252,7 +256,7 @@ pub fn flow(scale: f64, dir: &Path) -> Result<(), CliError> {
     let v = verify(&forged, &paper)?;
     println!(
         "   a link claiming 4x its squarings: {}",
-        v.reason
+        v.reason()
             .map_or("ACCEPTED (bug)".into(), |r| format!("rejected: {r}"))
     );
     println!(

@@ -242,24 +242,24 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     };
     let verdict = verify(&bundle, &paper)?;
     let verify_ms = t.elapsed().as_secs_f64() * 1e3;
-    for l in &verdict.links {
+    for l in verdict.links() {
         println!(
             "   link {}: {} ({})",
-            l.index + 1,
-            if l.valid { "valid" } else { "INVALID" },
-            format_secs(l.credited_secs)
+            l.index() + 1,
+            if l.is_valid() { "valid" } else { "INVALID" },
+            format_secs(l.credited_secs())
         );
     }
     let dating = Dating::new(&verdict, unix_secs(received), Some(unix_secs(deadline)));
     println!(
         "   verified in {verify_ms:.1} ms: credited {}; received {} after the deadline {}; the paper provably existed by {} -> {}",
-        format_secs(verdict.credited_secs),
+        format_secs(verdict.credited_secs()),
         rfc3339(dating.received()),
         rfc3339(deadline),
         rfc3339(dating.predated_to()),
         if dating.before_deadline == Some(true) { "ACCEPTED (predated)" } else { "rejected" }
     );
-    if !verdict.valid {
+    if !verdict.is_valid() {
         return Err(CliError::Demo(DemoFailure::Check(
             "demo: the bundle did not verify",
         )));
@@ -271,7 +271,7 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     let v = verify(&bundle, &other)?;
     println!(
         "   an edited paper: {}",
-        if v.valid {
+        if v.is_valid() {
             "accepted (BUG)"
         } else {
             "rejected: the digest differs"
@@ -286,13 +286,13 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     let v = verify(&forged, &paper)?;
     println!(
         "   an altered solution: {}",
-        if v.valid {
+        if v.is_valid() {
             "accepted (BUG)"
         } else {
             "rejected: c^d != m"
         }
     );
-    if v.valid {
+    if v.is_valid() {
         return Err(CliError::Demo(DemoFailure::Check(
             "demo: a forged bundle verified",
         )));
@@ -323,8 +323,8 @@ fn flow(bits: u32, scale: f64, dir: &Path) -> Result<(), CliError> {
     println!(
         "   {} squarings verified with the trapdoor (m^(2^t mod phi(n)) == c): {}, credited {}",
         open.total_squarings(),
-        if v.valid { "valid" } else { "INVALID" },
-        format_secs(v.credited_secs)
+        if v.is_valid() { "valid" } else { "INVALID" },
+        format_secs(v.credited_secs())
     );
     println!(
         "\ndemo finished in {}.",

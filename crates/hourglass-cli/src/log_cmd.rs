@@ -7,12 +7,10 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 use hourglass_arith::entropy::EntropyArgs;
 use hourglass_log::checkpoint::{hash_to_base64, LogPins, VerifiedCheckpoint};
-use hourglass_log::client::verify_log;
 use hourglass_log::http::HttpLog;
 use hourglass_log::keys::{KeyRole, SigningKey, MAX_KEY_TEXT_BYTES};
 use hourglass_log::witness::KnownCheckpoint;
-use hourglass_timelock::receipt::{EntryFilter, EntrySummary, ReceiptEntry, ReceiptVerdict};
-use serde_json::{json, Value};
+use hourglass_receipt::{audit_log, search_log, EntryFilter, EntrySummary, ReceiptVerdict};
 
 use crate::cli_error::{CliError, IoOp, Usage};
 use crate::files::{
@@ -229,44 +227,42 @@ fn public_path(private: &Path) -> PathBuf {
 }
 
 /// What the output says of an entry (the library's summary, as JSON).
-fn entry_json(index: u64, entry: &[u8], institution: Option<&hourglass_rsa::PublicKey>) -> Value {
-    serde_json::to_value(EntrySummary::of(index, entry, institution)).unwrap_or(Value::Null)
-}
-
-fn entry_line(e: &Value) -> String {
-    if e["type"] != "receipt" {
-        return format!(
-            "  entry {}: not an hourglass receipt ({} bytes: {})",
-            e["index"],
-            e["bytes"],
-            e["problem"].as_str().unwrap_or("")
-        );
+/// One line of `log verify` and `log search` for an entry.
+fn entry_line(e: &EntrySummary) -> String {
+    match e {
+        EntrySummary::Unknown {
+            index,
+            problem,
+            bytes,
+        } => format!("  entry {index}: not an hourglass receipt ({bytes} bytes: {problem})"),
+        EntrySummary::Receipt {
+            index,
+            submission,
+            set,
+            verdict,
+            document_sha256,
+            received,
+            predated_to,
+            signed_by_institution,
+            ..
+        } => {
+            let signed = match signed_by_institution {
+                Some(true) => ", signed by the institution",
+                Some(false) => ", NOT signed by the institution key given",
+                None => "",
+            };
+            let verdict = match verdict {
+                ReceiptVerdict::Valid => format!("valid, existed by {predated_to}"),
+                ReceiptVerdict::Invalid => "invalid".into(),
+            };
+            format!(
+                "  entry {index}: submission {submission} to set '{set}': {verdict} (received {received}), document sha256 {document_sha256}{signed}"
+            )
+        }
     }
-    let signed = match e["signed_by_institution"].as_bool() {
-        Some(true) => ", signed by the institution",
-        Some(false) => ", NOT signed by the institution key given",
-        None => "",
-    };
-    let verdict = if e["verdict"] == ReceiptVerdict::Valid.as_str() {
-        format!(
-            "valid, existed by {}",
-            e["predated_to"].as_str().unwrap_or("")
-        )
-    } else {
-        "invalid".into()
-    };
-    format!(
-        "  entry {}: submission {} to set '{}': {verdict} (received {}), document sha256 {}{signed}",
-        e["index"],
-        e["submission"].as_str().unwrap_or(""),
-        e["set"].as_str().unwrap_or(""),
-        e["received"].as_str().unwrap_or(""),
-        e["document_sha256"].as_str().unwrap_or(""),
-    )
 }
 
-/// Says that the receipts listed are in the log but were not checked to be the institution's
-/// (anyone able to write to the log could have added them).
+/// Whether the entries listed are said to be the institution's without its key.
 fn unchecked_signatures(unchecked: bool, listed: usize) {
     if unchecked && listed > 0 {
         println!(
@@ -305,38 +301,23 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let source = HttpLog::new(&a.log)?;
     let previous = KnownCheckpoint::load(&a.state, pins.log())
         .map_err(|e| CliError::from(e).with_path(&a.state))?;
-    let mut entries = Vec::new();
-    let verified = verify_log(&source, &pins, previous.as_ref(), &mut |index, entry| {
-        entries.push(EntrySummary::of(index, entry, institution.as_ref()));
-        Ok(())
-    })?;
-    let unsigned = entries.iter().filter(|e| e.unsigned()).count();
-    let valid = institution.is_none() || unsigned == 0;
-    // The state advances only on success, the whole log having verified.
-    if valid {
-        write_output_replacing(
-            &a.state,
-            KnownCheckpoint::of(&verified.checkpoint)
-                .to_json()
-                .as_bytes(),
-            Sensitivity::Public,
-        )?;
+    let audit = audit_log(&source, &pins, previous.as_ref(), institution.as_ref())?;
+    // The state advances only when the audit passed, the whole log having verified.
+    if let Some(state) = audit.state_to_save() {
+        write_output_replacing(&a.state, state.to_json().as_bytes(), Sensitivity::Public)?;
     }
-    let entries: Vec<Value> = entries
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
-        .collect();
     if a.json {
-        let out = json!({
-            "valid": valid,
-            "checkpoint": verified.checkpoint.summary(),
-            "previous": previous.as_ref().map(|p| json!({"size": p.size, "root": hash_to_base64(&p.root)})),
-            "new_entries": entries,
-            "trust": pins.trust(),
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-    } else {
-        print_checkpoint(&verified.checkpoint, &pins);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&audit).unwrap_or_default()
+        );
+    }
+    let valid = audit.is_valid();
+    let reason = audit.reason().map(str::to_string);
+    let entries = audit.new_entries().to_vec();
+    let checkpoint = audit.into_checkpoint()?;
+    if !a.json {
+        print_checkpoint(&checkpoint, &pins);
         match &previous {
             Some(p) => println!(
                 "consistent with the checkpoint of size {} saved by the last run (root {})",
@@ -351,21 +332,15 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
         }
         unchecked_signatures(institution.is_none(), entries.len());
         if valid {
-            println!(
-                "state: {} (size {})",
-                a.state.display(),
-                verified.checkpoint.size
-            );
+            println!("state: {} (size {})", a.state.display(), checkpoint.size);
         } else {
             println!("state: {} left as it was", a.state.display());
         }
     }
-    if !valid {
-        return Err(
-            crate::cli_error::NegativeVerdict::LogEntriesUnsigned { count: unsigned }.into(),
-        );
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(crate::cli_error::NegativeVerdict::Log { reason }.into()),
     }
-    Ok(())
 }
 
 fn search(a: SearchArgs) -> Result<(), CliError> {
@@ -378,36 +353,25 @@ fn search(a: SearchArgs) -> Result<(), CliError> {
         (None, None) => return Err(Usage::Give("--document or --set").into()),
     };
     let source = HttpLog::new(&a.log)?;
-    let mut found = Vec::new();
-    let verified = verify_log(&source, &pins, None, &mut |index, entry| {
-        if let Ok(r) = ReceiptEntry::read(entry, None) {
-            if filter.matches(&r.statement) {
-                found.push(entry_json(index, entry, institution.as_ref()));
-            }
-        }
-        Ok(())
-    })?;
+    let search = search_log(&source, &pins, &filter, institution.as_ref())?;
     if a.json {
-        let out = json!({
-            "checkpoint": verified.checkpoint.summary(),
-            "entries_read": verified.entries_read,
-            "found": found,
-            "trust": pins.trust(),
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&search).unwrap_or_default()
+        );
     } else {
-        print_checkpoint(&verified.checkpoint, &pins);
+        print_checkpoint(search.checkpoint(), &pins);
         println!(
             "receipts found: {} of {} entries",
-            found.len(),
-            verified.entries_read
+            search.found().len(),
+            search.entries_read()
         );
-        for e in &found {
+        for e in search.found() {
             println!("{}", entry_line(e));
         }
-        unchecked_signatures(institution.is_none(), found.len());
+        unchecked_signatures(institution.is_none(), search.found().len());
     }
-    if found.is_empty() {
+    if search.found().is_empty() {
         return Err(crate::cli_error::NegativeVerdict::NoLogEntries.into());
     }
     Ok(())

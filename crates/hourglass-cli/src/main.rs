@@ -22,7 +22,7 @@ mod rsa_cmd;
 mod serve_cmd;
 mod submit_cmd;
 mod timelock_cmd;
-mod tsa_cmd;
+mod timestamp_cmd;
 mod vdf_cmd;
 
 use std::process::ExitCode;
@@ -68,6 +68,8 @@ enum Command {
     Submit(submit_cmd::SubmitArgs),
     /// Time-lock encryption of files (Rivest-Shamir-Wagner) and classic RSW puzzles.
     Timelock(timelock_cmd::TimelockArgs),
+    /// RFC 3161 timestamps of any file, from any authority: verify, stamp, inspect.
+    Timestamp(timestamp_cmd::TimestampArgs),
     /// Verifiable delay functions: Wesolowski and Pietrzak proofs in RSA groups.
     Vdf(vdf_cmd::VdfArgs),
     /// Distributed RSA key generation (nobody learns the factors) and signing with the shares.
@@ -240,6 +242,7 @@ fn main() -> ExitCode {
         Command::Ca(args) => ca_cmd::run(args),
         Command::Submit(args) => submit_cmd::run(args),
         Command::Timelock(args) => timelock_cmd::run(args),
+        Command::Timestamp(args) => timestamp_cmd::run(args),
         Command::Vdf(args) => vdf_cmd::run(args),
         Command::Dkg(args) => dkg_cmd::run(args),
         Command::Bench(args) => {

@@ -223,7 +223,8 @@ struct InspectArgs {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
-    /// Exit with status 1 if the verdict is at least this bad.
+    /// Refuse the key (exit status 2, an error: the key is not fit for use) if the verdict is at
+    /// least this bad.
     #[arg(long, value_enum)]
     fail_on: Option<FailOn>,
 }

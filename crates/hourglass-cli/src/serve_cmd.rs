@@ -5,6 +5,7 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use clap::Args;
+use hourglass_timestamp::TsaKeyType;
 
 use crate::cli_error::{CliError, Usage};
 
@@ -57,9 +58,12 @@ pub struct ServeArgs {
     /// by DIR/tsa-ca.pem, a CA made with the receipt key.
     #[arg(long, value_name = "FILE", requires = "tsa_key")]
     tsa_cert: Option<PathBuf>,
-    /// The private key of --tsa-cert (unencrypted PEM).
-    #[arg(long, value_name = "FILE", requires = "tsa_cert")]
-    tsa_key: Option<PathBuf>,
+    /// With --tsa-cert: its private key FILE (unencrypted PEM: RSA, or EC over P-256 or
+    /// P-384). Without it: the kind of key the data directory's own TSA is made with at first
+    /// start, rsa-3072 (the default) or ecdsa-p384; a data directory whose DIR/tsa.key is of
+    /// another kind is refused (move tsa.key and tsa.pem aside to make a new one).
+    #[arg(long, value_name = "KIND|FILE")]
+    tsa_key: Option<String>,
     /// The transparency log's origin (its checkpoints' first line, and its key's name), fixed
     /// when DIR/log.key is made at first start: name it after the log's public URL without the
     /// scheme (e.g. receipts.example.org/log). Default at first start: LISTEN/log.
@@ -111,16 +115,31 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         config.workers = w;
     }
     if let Some(p) = &a.tsa_policy {
-        config.tsa_policy =
-            hourglass_timelock::timestamp::PolicyId::parse(p).map_err(|e| Usage::Value {
-                flag: "--tsa-policy",
-                value: p.clone(),
-                problem: e.to_string().into(),
-            })?;
+        config.tsa_policy = hourglass_timestamp::PolicyId::parse(p).map_err(|e| Usage::Value {
+            flag: "--tsa-policy",
+            value: p.clone(),
+            problem: e.to_string().into(),
+        })?;
     }
-    if let (Some(cert), Some(key)) = (a.tsa_cert, a.tsa_key) {
-        config.tsa_files = Some(hourglass_serve::TsaFiles { cert, key });
-    }
+    config.tsa = match (a.tsa_cert, a.tsa_key) {
+        (Some(cert), Some(key)) => hourglass_serve::TsaSource::Given(hourglass_serve::TsaFiles {
+            cert,
+            key: PathBuf::from(key),
+        }),
+        (None, Some(kind)) => hourglass_serve::TsaSource::Own(Some(match kind.as_str() {
+            "rsa-3072" => TsaKeyType::Rsa3072,
+            "ecdsa-p384" => TsaKeyType::EcdsaP384,
+            _ => {
+                return Err(Usage::Value {
+                    flag: "--tsa-key",
+                    value: kind,
+                    problem: "without --tsa-cert, --tsa-key names the kind of the data directory's own TSA key: rsa-3072 or ecdsa-p384 (to use a key file, give its certificate with --tsa-cert)".into(),
+                }
+                .into())
+            }
+        })),
+        _ => hourglass_serve::TsaSource::Own(None),
+    };
     if let Some(origin) = &a.log_origin {
         if !hourglass_log::keys::valid_key_name(origin) {
             return Err(Usage::Value {
@@ -133,7 +152,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     }
     config.log_origin = a.log_origin;
     for (url, key) in &a.witnesses {
-        config.witnesses.push(hourglass_serve::WitnessSpec {
+        config.witnesses.push(hourglass_serve::WitnessEndpoint {
             url: url.clone(),
             key: crate::log_keys::load_verifier_key(key, hourglass_log::keys::KeyRole::Witness)?,
         });

@@ -321,32 +321,6 @@ struct VerifyArgs {
     json: bool,
 }
 
-/// The outcome of verifying one proof file.
-fn verify_one(file: &ProofFile, trusted: &RsaGroup) -> Result<(), String> {
-    if file.group != *trusted {
-        return Err(format!(
-            "the proof is over {}, not the trusted modulus {}",
-            describe(&file.group),
-            describe(trusted)
-        ));
-    }
-    file.verify().map_err(|e| e.to_string())
-}
-
-fn describe(g: &RsaGroup) -> String {
-    match g.name() {
-        Some(name) => name.to_string(),
-        None => {
-            let hex = g.modulus().to_string_radix(16);
-            format!(
-                "a {}-bit modulus {}...",
-                g.bits(),
-                &hex[..hex.len().min(16)]
-            )
-        }
-    }
-}
-
 fn verify_cmd(a: VerifyArgs) -> Result<(), CliError> {
     let trusted = a.modulus.group()?;
     if let Some(batch) = &a.batch {
@@ -354,57 +328,40 @@ fn verify_cmd(a: VerifyArgs) -> Result<(), CliError> {
     }
     let path = a.proof.clone().unwrap_or_else(|| PathBuf::from("-"));
     let bytes = read_input(&path, "proof")?;
-    let invalid = |why: String, untrusted_modulus: bool| -> CliError {
-        if a.json {
-            println!("{}", serde_json::json!({"valid": false, "reason": why}));
-        }
-        NegativeVerdict::Proof {
-            reason: why,
-            untrusted_modulus,
-        }
-        .into()
+    // A file that is no proof file is an error (exit 2), not a verdict.
+    let file = ProofFile::from_json(&bytes, a.modulus.policy())
+        .map_err(|e| CliError::from(e).with_path(&path))?;
+    let input = match a.input.is_some() || a.input_file.is_some() {
+        true => Some(input_bytes(&a.input, &a.input_file)?),
+        false => None,
     };
-    let file = ProofFile::from_json(&bytes, a.modulus.policy()).map_err(|e| {
-        if a.json {
-            println!(
-                "{}",
-                serde_json::json!({"valid": false, "reason": e.to_string()})
-            );
-        }
-        CliError::from(e).with_path(&path)
-    })?;
-    if a.input.is_some() || a.input_file.is_some() {
-        let want = input_bytes(&a.input, &a.input_file)?;
-        if want != file.input {
-            return Err(invalid("the proof is for another input".into(), false));
-        }
-    }
     let start = Instant::now();
-    if let Err(why) = verify_one(&file, &trusted) {
-        return Err(invalid(why, file.group != trusted));
-    }
+    let verdict = file.verify_against(&trusted, input.as_deref());
     let secs = start.elapsed().as_secs_f64();
     if a.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "valid": true, "scheme": file.proof.scheme(), "modulus": describe(&file.group),
-                "iterations": file.iterations, "security_bits": file.level.bits(),
-                "output": hex::encode(file.group.encode(&file.output)),
-                "verify_ms": secs * 1e3,
-            })
-        );
-    } else {
+        let mut v = serde_json::to_value(&verdict).unwrap_or_default();
+        if verdict.is_valid() {
+            v["verify_ms"] = serde_json::json!(secs * 1e3);
+        }
+        println!("{v}");
+    } else if verdict.is_valid() {
         println!(
             "valid: {} proof that y = x^(2^{}) modulo {} (k = {}), verified in {:.2} ms",
-            file.proof.scheme(),
-            file.iterations,
-            describe(&file.group),
-            file.level.bits(),
+            verdict.scheme(),
+            verdict.iterations(),
+            verdict.modulus(),
+            verdict.security_bits(),
             secs * 1e3
         );
     }
-    Ok(())
+    match verdict.reason() {
+        Some(reason) => Err(NegativeVerdict::Proof {
+            reason: reason.to_string(),
+            untrusted_modulus: verdict.untrusted_modulus(),
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), CliError> {
@@ -436,14 +393,13 @@ fn verify_batch(a: &VerifyArgs, path: &Path, trusted: &RsaGroup) -> Result<(), C
         .unwrap_or_else(hourglass_vdf::available_threads)
         .max(1);
     let start = Instant::now();
-    let results: Vec<(usize, Result<(), String>)> =
-        hourglass_vdf::parallel_map(&parsed, threads, |(line, f)| {
-            (*line, verify_one(f, trusted))
-        });
+    let verdicts = hourglass_vdf::parallel_map(&parsed, threads, |(line, f)| {
+        (*line, f.verify_against(trusted, None))
+    });
     let secs = start.elapsed().as_secs_f64();
-    for (line, r) in results {
-        if let Err(why) = r {
-            failures.insert(line, why);
+    for (line, verdict) in verdicts {
+        if let Some(why) = verdict.reason() {
+            failures.insert(line, why.to_string());
         }
     }
     let total = lines.len();

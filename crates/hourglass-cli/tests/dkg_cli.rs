@@ -394,7 +394,8 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
         s(&d.join("accusers")),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    // A false accusation is a party caught lying: a negative verdict.
+    assert_eq!(out.status.code(), Some(1), "{err}");
     for honest in [1, 3, 5] {
         let line = err
             .lines()
@@ -429,7 +430,8 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
         s(&d.join("garbage")),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    // Malformed frames are malformed input, not a verdict: an error.
+    assert_eq!(out.status.code(), Some(2), "{err}");
     for honest in [1, 2, 4] {
         let line = err
             .lines()
@@ -481,7 +483,8 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
         s(&d.join("forger")),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    // A signature of the transcript that does not verify: a negative verdict.
+    assert_eq!(out.status.code(), Some(1), "{err}");
     for honest in [1, 3] {
         let line = err
             .lines()

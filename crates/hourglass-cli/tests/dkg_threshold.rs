@@ -48,16 +48,14 @@ fn sign(c: &Path, signers: &str, msg: &Path, sig: &Path, pss: bool) -> std::proc
     hg_run(&args)
 }
 
-/// `dkg sign` that must fail with exit status 2: its standard error.
-fn sign_fails(c: &Path, signers: &str, msg: &Path, sig: &Path) -> String {
+/// `dkg sign` that must fail with exit status `code` (1: a negative verdict, a party caught
+/// deviating; 2: an error): its standard error.
+fn sign_fails(code: i32, c: &Path, signers: &str, msg: &Path, sig: &Path) -> String {
     let out = sign(c, signers, msg, sig, false);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    assert_eq!(stderr.contains("hourglass: error:"), code == 2, "{stderr}");
+    stderr
 }
 
 fn openssl_verifies(public: &Path, msg: &Path, sig: &Path, pss: bool) -> bool {
@@ -147,7 +145,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
     std::fs::write(&msg, b"m").unwrap();
     let sig = tmp.path().join("m.sig");
     // Before a reshare, --signers is refused (n-of-n shares sign with every member).
-    let err = sign_fails(&c, "1,2,3", &msg, &sig);
+    let err = sign_fails(2, &c, "1,2,3", &msg, &sig);
     assert!(err.contains("--signers needs threshold shares"), "{err}");
     // A threshold outside 1..=(k-1)/2 is refused before anything runs.
     let err = hg_fail(
@@ -192,7 +190,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         ("1,2,2", "party 2 is named twice"),
         ("1,2,7", "party 7 is not a member"),
     ] {
-        let err = sign_fails(&c, signers, &msg, &sig);
+        let err = sign_fails(2, &c, signers, &msg, &sig);
         assert!(err.contains(says), "{signers}: {err}");
         assert!(!sig.exists());
     }
@@ -218,10 +216,11 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         "{stderr}"
     );
     assert!(verifies(&sig));
-    // A liar among exactly t + 1: an error naming it, and no signature.
+    // A liar among exactly t + 1: a negative verdict naming it (exit status 1, from every
+    // honest signer and so from the run), and no signature.
     let sig2 = tmp.path().join("m2.sig");
     let err = hg_fail(
-        2,
+        1,
         &[
             "dkg",
             "sign",
@@ -251,13 +250,13 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
     assert!(verifies(&sig3));
     std::fs::write(c.join("party-3.share.json"), &old).unwrap();
     let sig4 = tmp.path().join("m4.sig");
-    let err = sign_fails(&c, "1,3,5", &msg, &sig4);
+    let err = sign_fails(2, &c, "1,3,5", &msg, &sig4);
     assert!(
         err.contains("party 3 holds a share of epoch 1") && err.contains("missed a refresh"),
         "{err}"
     );
     // Forced: the old share relabelled with the current epoch's public data signs nothing,
-    // and party 3 is named.
+    // and party 3 is named: a negative verdict, its partial's proof does not verify.
     let mut forced: serde_json::Value = serde_json::from_slice(&old).unwrap();
     let now: serde_json::Value = serde_json::from_slice(&current).unwrap();
     for field in [
@@ -269,7 +268,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         forced[field] = now[field].clone();
     }
     std::fs::write(c.join("party-3.share.json"), forced.to_string()).unwrap();
-    let err = sign_fails(&c, "1,3,5", &msg, &sig4);
+    let err = sign_fails(1, &c, "1,3,5", &msg, &sig4);
     assert!(err.contains("parties [3] are wrong"), "{err}");
     assert!(!sig4.exists());
     // A share of another cluster in its place: refused, saying so.
@@ -288,7 +287,7 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         c.join("party-3.share.json"),
     )
     .unwrap();
-    let err = sign_fails(&c, "1,3,5", &msg, &sig4);
+    let err = sign_fails(2, &c, "1,3,5", &msg, &sig4);
     assert!(err.contains("another cluster"), "{err}");
     let err = hg_fail(2, &["dkg", "refresh", "--cluster", s(&c)]);
     assert!(err.contains("another cluster"), "{err}");

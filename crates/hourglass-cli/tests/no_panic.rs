@@ -430,7 +430,7 @@ fn damaged_timestamps_never_panic() {
 fn damaged_log_inputs_never_panic() {
     let dir = tempdir();
     let d = dir.path();
-    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hourglass-timelock/tests/vectors");
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hourglass-receipt/tests/vectors");
     let receipt = file(d, "receipt.json", &read(&vectors.join("receipt-v3.json")));
     let log_pub = file(d, "log.pub", &read(&vectors.join("log.pub")));
     let institution = d.join("inst.pem");

@@ -174,8 +174,8 @@ fn contract(server: &Server, work: &Path) {
         "{text}"
     );
     // Version 3: the receipt carries the service's RFC 3161 token over the bundle, whose
-    // genTime is the submission's received time (OpenSSL checks that token on its own), and
-    // its place in the service's transparency log.
+    // latest time (genTime plus its accuracy) is the submission's received time (OpenSSL checks
+    // that token on its own), and its place in the service's transparency log.
     assert!(std::fs::read_to_string(&receipt_path)
         .unwrap()
         .contains("hourglass-receipt v3"));
@@ -194,8 +194,15 @@ fn contract(server: &Server, work: &Path) {
         "--json",
     ]);
     let checked: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Received is the latest time the token proves: genTime plus the service's 1 s accuracy.
     assert_eq!(
-        humantime::parse_rfc3339(checked["timestamp"]["gen_time"].as_str().unwrap()).unwrap(),
+        humantime::parse_rfc3339(checked["timestamp"]["latest"].as_str().unwrap()).unwrap(),
+        received,
+        "{checked}"
+    );
+    assert_eq!(
+        humantime::parse_rfc3339(checked["timestamp"]["gen_time"].as_str().unwrap()).unwrap()
+            + std::time::Duration::from_secs(1),
         received,
         "{checked}"
     );

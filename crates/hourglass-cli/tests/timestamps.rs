@@ -144,8 +144,12 @@ fn a_third_party_dates_a_public_bundle_with_any_tsa_and_no_institution() {
     assert_eq!(stamps[0]["tsa"], "CN=Somebody's TSA");
     assert_eq!(stamps[0]["anchor"], "CN=Somebody's TSA Root");
     assert_eq!(stamps[0]["policy"], "1.3.6.1.4.1.4146.2.3");
-    // received is the token's genTime, and the document existed 3 s before it.
-    assert_eq!(v["received"], stamps[0]["gen_time"]);
+    // received is the latest time the token proves (genTime plus OpenSSL's 1 s accuracy), and
+    // the document existed 3 s before it.
+    assert_eq!(v["received"], stamps[0]["latest"]);
+    let gen = humantime::parse_rfc3339(stamps[0]["gen_time"].as_str().unwrap()).unwrap();
+    let latest = humantime::parse_rfc3339(stamps[0]["latest"].as_str().unwrap()).unwrap();
+    assert_eq!(latest.duration_since(gen).unwrap().as_secs(), 1);
     let received = humantime::parse_rfc3339(v["received"].as_str().unwrap()).unwrap();
     let predated = humantime::parse_rfc3339(v["predated_to"].as_str().unwrap()).unwrap();
     assert_eq!(received.duration_since(predated).unwrap().as_secs(), 3);

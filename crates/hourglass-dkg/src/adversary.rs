@@ -32,48 +32,8 @@ use crate::wire::Reader;
 use crate::wire::{step, Frame, Kind, Tag, Writer};
 use crate::{Error, ParamError, Result};
 
-/// How a party deviates from the protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deviation {
-    /// Accuses every other party in every abort frame, and asks for a restart early on.
-    FalseAbort,
-    /// Replaces its protocol messages with bytes that are not frames.
-    Garbage,
-    /// Stops sending anything after its first few messages (its links stay open).
-    Silent,
-    /// Sends a wrong, well-formed value for its share of `d` in the final test.
-    WrongShare,
-    /// Sends a damaged signature of the transcript (its last byte changed).
-    WrongSignature,
-    /// Sends wrong, well-formed partial signatures (a threshold signature's, the generation's
-    /// final test).
-    WrongPartial,
-}
-
-impl Deviation {
-    /// Every behaviour, with its name on the command line.
-    pub const ALL: [(Deviation, &'static str); 6] = [
-        (Deviation::FalseAbort, "false-abort"),
-        (Deviation::Garbage, "garbage"),
-        (Deviation::Silent, "silent"),
-        (Deviation::WrongShare, "wrong-share"),
-        (Deviation::WrongSignature, "wrong-signature"),
-        (Deviation::WrongPartial, "wrong-partial"),
-    ];
-
-    /// Parses a command-line name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(_, n)| *n == name).map(|(d, _)| *d)
-    }
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(d, _)| *d == self)
-            .map_or("?", |(_, n)| n)
-    }
-}
+pub(crate) mod deviation;
+pub use deviation::Deviation;
 
 /// The protocol step that carries each party's partial power of the final test message.
 const FINAL_TEST_STEP: u16 = 42;

@@ -43,8 +43,7 @@ use std::collections::BTreeMap;
 
 use hourglass_rsa::HashAlg;
 
-use crate::params::Settings;
-use crate::protocol::PUBLIC_EXPONENT;
+use crate::params::{Settings, PUBLIC_EXPONENT};
 use crate::sieve::{tree_levels, Sieve};
 use crate::threshold::{Sizes, CHALLENGE_BITS};
 use crate::wire::{

@@ -55,8 +55,8 @@ use crate::{
     TlsError,
 };
 
-/// The `format` line every cluster configuration starts with.
-pub const CLUSTER_FORMAT: &str = "hourglass-dkg-cluster-v1";
+pub(crate) mod error;
+pub use crate::formats::CLUSTER_FORMAT;
 
 /// Fewest parties a cluster may have (with two, BGW shares reveal the secrets).
 pub const MIN_CLUSTER_PARTIES: usize = 3;

@@ -25,11 +25,8 @@ use crate::threshold::{Claim, ThresholdPublic, ThresholdShare};
 use crate::transport::PartyId;
 use crate::{Error, IoOp, Result, ShareError, ShareField};
 
-/// The format tag of n-of-n share files.
-pub const SHARE_FORMAT: &str = "hourglass-dkg-share-v1";
-
-/// The format tag of threshold share files (version 2).
-pub const THRESHOLD_SHARE_FORMAT: &str = "hourglass-dkg-share-v2";
+pub(crate) mod error;
+pub use crate::formats::{SHARE_FORMAT, THRESHOLD_SHARE_FORMAT};
 
 /// One party's share of a jointly generated RSA key.
 pub struct KeyShare {

@@ -29,12 +29,14 @@ pub mod bgw;
 pub mod bounds;
 pub mod cluster;
 mod error;
+mod formats;
 pub mod keyshare;
 // The only unsafe code: reading and raising the open-file limit through libc (see its SAFETY
 // notes).
 #[allow(unsafe_code)]
 pub mod limits;
 pub mod params;
+mod party;
 pub mod protocol;
 pub mod reshare;
 pub mod rng;
@@ -47,14 +49,18 @@ pub mod transcript;
 pub mod transport;
 pub mod wire;
 
-pub use error::{
-    CertStep, CertificateProblem, ClusterDifference, ConfigError, ConfigProblem, Error, Failure,
-    IoOp, LinkLoss, LinkRejection, MessageProblem, ParamError, ShareError, ShareField,
-    SignatureError, SignatureFault, ThresholdError, TlsError, TranscriptField, TranscriptProblem,
-    TrustError, WireError,
-};
+pub use cluster::error::{ConfigError, ConfigProblem};
+pub use error::{Error, IoOp, Result};
 pub use hourglass_arith::Integer;
-pub use transport::PartyId;
-
-/// Results of this crate.
-pub type Result<T> = std::result::Result<T, Error>;
+pub use keyshare::error::{ShareError, ShareField};
+pub use params::error::ParamError;
+pub use party::PartyId;
+pub use session::error::{Failure, MessageProblem};
+pub use sign::error::SignatureError;
+pub use threshold::error::{ClusterDifference, ThresholdError};
+pub use tls::error::{CertStep, TlsError};
+pub use transcript::error::{
+    CertificateProblem, SignatureFault, TranscriptField, TranscriptProblem, TrustError,
+};
+pub use transport::error::{LinkLoss, LinkRejection};
+pub use wire::WireError;

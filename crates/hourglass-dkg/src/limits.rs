@@ -96,6 +96,14 @@ pub enum OpenFilesError {
     },
 }
 
+impl OpenFilesError {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): never: a limit
+    /// of open files too low for the cluster is the machine's set-up.
+    pub fn is_verdict(&self) -> bool {
+        false
+    }
+}
+
 /// Serialises read-then-raise, so that two threads (parties of one process) never lower a limit
 /// the other has just raised.
 static LIMIT: Mutex<()> = Mutex::new(());

@@ -4,6 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ParamError, Result};
 
+pub(crate) mod error;
+
+/// The public exponent of generated keys.
+pub const PUBLIC_EXPONENT: u32 = 65537;
+
 /// Generation settings, from the `[generation]` table of the cluster configuration.
 ///
 /// All parties must use identical settings; the first round of every session compares a digest

@@ -17,6 +17,8 @@ use crate::transport::{Event, PartyId, Transport};
 use crate::wire::{step, Frame, Kind, Reader, Tag, Writer, MAX_REASON};
 use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result};
 
+pub(crate) mod error;
+
 /// Why a round did not complete.
 #[derive(Debug)]
 pub enum Halt {

@@ -31,6 +31,8 @@ use crate::{
     ThresholdError, WireError,
 };
 
+pub(crate) mod error;
+
 /// The signature scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {

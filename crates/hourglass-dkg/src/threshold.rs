@@ -55,6 +55,8 @@ use crate::rng::Drbg;
 use crate::transport::PartyId;
 use crate::{ClusterDifference, ParamError, Result, SignatureError, ThresholdError};
 
+pub(crate) mod error;
+
 /// The statistical security of the sharing and of the proofs' masks, in bits.
 pub const STATISTICAL_BITS: u32 = 128;
 

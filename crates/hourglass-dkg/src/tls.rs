@@ -52,6 +52,8 @@ use crate::{
     TlsError,
 };
 
+pub(crate) mod error;
+
 /// Exchanged right after the handshake: the dialling party learns that its certificate was
 /// accepted (in TLS 1.3 the client finishes its handshake before the server has checked it).
 const HELLO: &[u8; 8] = b"HGDKG/1\n";

@@ -51,11 +51,8 @@ use crate::{
     TranscriptField, TranscriptProblem, TrustError,
 };
 
-/// The format tag of the transcript files written now (version 2, signed).
-pub const TRANSCRIPT_FORMAT: &str = "hourglass-dkg-transcript-v2";
-
-/// The format tag of version 1 transcripts (unsigned): still read, never trusted.
-pub const TRANSCRIPT_FORMAT_V1: &str = "hourglass-dkg-transcript-v1";
+pub(crate) mod error;
+pub use crate::formats::{TRANSCRIPT_FORMAT, TRANSCRIPT_FORMAT_V1};
 
 /// What each member signs is this context followed by the 32-byte fingerprint. (It cannot be
 /// taken for a TLS 1.3 `CertificateVerify`, whose signed content starts with 64 spaces.)

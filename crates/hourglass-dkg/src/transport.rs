@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use crate::{Error, LinkLoss, LinkRejection, ParamError, Result};
 
-/// A party's identifier, as named in the cluster configuration (1, 2, ...).
-pub type PartyId = u32;
+pub(crate) mod error;
+pub use crate::party::PartyId;
 
 /// What a transport delivers.
 #[derive(Debug)]

@@ -16,8 +16,6 @@
 use rug::integer::Order;
 use rug::Integer;
 
-use crate::WireError;
-
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
 /// The wire version (2: the sieving tree multiplies with double sharings and kings).
@@ -356,6 +354,74 @@ impl<'a> Reader<'a> {
                 count: self.rest.len(),
             })
         }
+    }
+}
+
+/// What is wrong with a frame or payload on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WireError {
+    /// Shorter than the frame header.
+    #[error("frame of {len} bytes is shorter than the header")]
+    ShortFrame {
+        /// The frame's length.
+        len: usize,
+    },
+    /// Not an hourglass frame.
+    #[error("not a hourglass dkg frame (bad magic)")]
+    BadMagic,
+    /// A wire version this one does not speak.
+    #[error("unsupported wire version {found}")]
+    UnsupportedVersion {
+        /// The version in the frame.
+        found: u8,
+    },
+    /// A frame kind this one does not know.
+    #[error("unknown kind {found}")]
+    UnknownKind {
+        /// The kind byte.
+        found: u8,
+    },
+    /// A fixed-size field cut short.
+    #[error("truncated")]
+    Truncated,
+    /// A payload length that is not the rest of the frame.
+    #[error("payload length {declared} does not match the {actual} bytes that follow")]
+    PayloadLength {
+        /// The declared length.
+        declared: usize,
+        /// The bytes that follow.
+        actual: usize,
+    },
+    /// A value longer than what is left.
+    #[error("value of {declared} bytes but only {left} left")]
+    ValueLength {
+        /// The declared length.
+        declared: usize,
+        /// The bytes left.
+        left: usize,
+    },
+    /// An integer not below its bound.
+    #[error("value of {bits} bits is out of range (must be below a {bound_bits}-bit modulus)")]
+    OutOfRange {
+        /// The value's size.
+        bits: u32,
+        /// The bound's size.
+        bound_bits: u32,
+    },
+    /// Bytes after the last value.
+    #[error("{count} unexpected trailing bytes")]
+    TrailingBytes {
+        /// How many.
+        count: usize,
+    },
+}
+
+impl WireError {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): never: a frame
+    /// that cannot be read is malformed input.
+    pub fn is_verdict(&self) -> bool {
+        false
     }
 }
 

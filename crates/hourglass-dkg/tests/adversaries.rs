@@ -119,6 +119,13 @@ fn two_false_accusers_among_five_remove_no_honest_party() {
             Err(e) => panic!("party {me}: {e}"),
         }
     }
+    // Catching the accuser is a negative verdict; stopping on another party's word is not.
+    for (me, out) in &outcomes {
+        if let Err(e) = out {
+            let caught = matches!(e, Error::FalseAccusation { .. });
+            assert_eq!(e.is_verdict(), caught, "party {me}: {e}");
+        }
+    }
 }
 
 /// A party sending malformed frames: every honest party stops naming it (itself or through the
@@ -132,6 +139,10 @@ fn a_garbage_sender_is_named_by_every_honest_party() {
             Err(Error::BadMessage { sender, .. }) => assert_eq!(*sender, 3, "party {me}"),
             Err(Error::Reported { culprits, .. }) => assert_eq!(culprits, &vec![3], "party {me}"),
             other => panic!("party {me}: {:?}", other.as_ref().map(|g| &g.share.members)),
+        }
+        // Malformed frames are malformed input: an error, not a verdict.
+        if let Err(e) = out {
+            assert!(!e.is_verdict(), "party {me}: {e}");
         }
     }
 }

@@ -363,6 +363,10 @@ fn a_wrong_partial_is_named_and_left_out_while_t_plus_one_remain() {
             "party {me}: {err}"
         );
         assert!(err.to_string().contains("parties [4] are wrong"), "{err}");
+        assert!(
+            err.is_verdict(),
+            "a liar caught is a negative verdict: {err}"
+        );
     }
 }
 

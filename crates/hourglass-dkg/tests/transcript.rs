@@ -684,3 +684,36 @@ fn certificates_are_read_from_a_pem_file_or_a_directory() {
         vec![m.certificates[0].clone()]
     );
 }
+
+/// What a verifier reports: a member's signature that does not verify or is missing is a
+/// negative verdict (exit status 1); a member it pinned no certificate for is an error (2),
+/// since it cannot decide.
+#[test]
+fn refutations_are_verdicts_and_missing_pins_are_errors() {
+    let m = members(&[KeyKind::P256; 3], "verdict");
+    let t = transcript_for(&m.certificates, modulus(13));
+    let good = sign_all(&t, &m.signers);
+    let missing = edit(&good.to_json(), |v| {
+        v["signatures"].as_array_mut().unwrap().remove(1);
+    });
+    let e = SignedTranscript::from_json(&missing)
+        .unwrap()
+        .verify(&m.certificates)
+        .unwrap_err();
+    assert!(e.is_verdict(), "{e}");
+    let mut swapped = good.signatures().to_vec();
+    let first = swapped[0].signature.clone();
+    swapped[0].signature = swapped[1].signature.clone();
+    swapped[1].signature = first;
+    let e = SignedTranscript::new(t, swapped)
+        .unwrap()
+        .verify(&m.certificates)
+        .unwrap_err();
+    assert!(e.is_verdict(), "{e}");
+    let e = good.verify(&m.certificates[..2]).unwrap_err();
+    assert!(
+        matches!(e, Error::Untrusted(TrustError::NotPinned { .. })),
+        "{e}"
+    );
+    assert!(!e.is_verdict(), "{e}");
+}

@@ -64,34 +64,41 @@ pub struct VerifiedCheckpoint {
     pub note: Vec<u8>,
 }
 
+/// Refuses keys that are not witness keys, a witness given twice (by name or key id), a quorum
+/// larger than the witnesses, and more than [`MAX_WITNESSES`] witnesses.
+pub(crate) fn check_witnesses(witnesses: &[VerifierKey], quorum: usize) -> Result<()> {
+    for (i, w) in witnesses.iter().enumerate() {
+        w.expect_role(KeyRole::Witness)?;
+        if witnesses[..i]
+            .iter()
+            .any(|o| o.name() == w.name() || o.id() == w.id())
+        {
+            return Err(LogError::Settings(format!(
+                "the witness {} is given twice",
+                w.label()
+            )));
+        }
+    }
+    if quorum > witnesses.len() {
+        return Err(LogError::Settings(format!(
+            "a quorum of {quorum} witnesses needs at least {quorum} witness keys ({} given)",
+            witnesses.len()
+        )));
+    }
+    if witnesses.len() > MAX_WITNESSES {
+        return Err(LogError::Settings(format!(
+            "at most {MAX_WITNESSES} witnesses (a checkpoint carries at most {MAX_SIGNATURES} signatures)"
+        )));
+    }
+    Ok(())
+}
+
 impl LogPins {
     /// Pins a log key and `witnesses`, `quorum` of which must cosign. Refuses keys of the wrong
     /// role, a witness given twice, and a quorum larger than the witnesses given.
     pub fn new(log: VerifierKey, witnesses: Vec<VerifierKey>, quorum: usize) -> Result<Self> {
         log.expect_role(KeyRole::Log)?;
-        for (i, w) in witnesses.iter().enumerate() {
-            w.expect_role(KeyRole::Witness)?;
-            if witnesses[..i]
-                .iter()
-                .any(|o| o.name() == w.name() || o.id() == w.id())
-            {
-                return Err(LogError::Settings(format!(
-                    "the witness {} is given twice",
-                    w.label()
-                )));
-            }
-        }
-        if quorum > witnesses.len() {
-            return Err(LogError::Settings(format!(
-                "a quorum of {quorum} witnesses needs at least {quorum} witness keys ({} given)",
-                witnesses.len()
-            )));
-        }
-        if witnesses.len() > MAX_WITNESSES {
-            return Err(LogError::Settings(format!(
-                "at most {MAX_WITNESSES} witnesses (a checkpoint carries at most {MAX_SIGNATURES} signatures)"
-            )));
-        }
+        check_witnesses(&witnesses, quorum)?;
         Ok(Self {
             log,
             witnesses,

@@ -1,7 +1,7 @@
 //! The errors of the log: input that cannot be read (an error), and findings about a log that
 //! was read (a negative verdict: [`LogError::is_verdict`]).
 
-use crate::tree::Hash;
+use tlog_tiles::Hash;
 
 /// Why a log, a checkpoint, a proof or a key was refused.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +138,10 @@ pub enum LogError {
     /// Making randomness failed.
     #[error(transparent)]
     Entropy(#[from] hourglass_arith::Error),
+    /// A witness did not cosign a checkpoint (it refused, answered without its cosignature, or
+    /// knows a larger tree than the log's).
+    #[error("{0}")]
+    WitnessRefused(String),
     /// A computation on the tree failed (an index outside the tree, a missing stored hash).
     #[error("tree: {0}")]
     Tree(String),

@@ -1,11 +1,16 @@
-//! The HTTP side (feature `http`): a log's resources fetched over HTTP(S) with keep-alive, and a
-//! witness's `add-checkpoint` called by a log.
+//! The HTTP side (feature `http`): a log's resources fetched over HTTP(S) with keep-alive, and
+//! the log's side of a witness's `add-checkpoint` ([`WitnessClient::cosign`]).
 
 use std::io::Read;
 use std::time::Duration;
 
+use crate::checkpoint::SignedCheckpoint;
 use crate::client::TileSource;
+use crate::cosign::{check_known_size, own_cosignature, WitnessEndpoint, MAX_CONFLICTS};
 use crate::error::{LogError, Result};
+use crate::keys::VerifierKey;
+use crate::tree::{consistency_needs, prove_consistency, HashMemo};
+use crate::witness::AddCheckpoint;
 
 /// How long one request may take.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -139,7 +144,52 @@ impl WitnessClient {
         }
     }
 
-    /// POSTs `body` (an [`crate::witness::AddCheckpoint`]) to `<witness>/add-checkpoint`.
+    /// Asks `witness` to cosign `checkpoint` (signed by the log key `log`), as C2SP
+    /// tlog-witness has a log do: with a consistency proof from the size the witness is
+    /// believed to know (`known`, 0 for a witness never asked), made from the stored hashes
+    /// `hashes` returns for the (level, index) pairs asked; after a 409 again from the size
+    /// the witness names (told to `learnt`, for the log to remember), at most
+    /// [`MAX_CONFLICTS`] times. Returns the witness's cosignature line, verified under its
+    /// pinned key; every refusal is an error ([`LogError::WitnessRefused`], or what `hashes`
+    /// failed with).
+    ///
+    /// Blocks for the requests: call it off an async runtime's worker threads.
+    pub fn cosign<E: From<LogError>>(
+        &self,
+        witness: &WitnessEndpoint,
+        log: &VerifierKey,
+        checkpoint: &SignedCheckpoint,
+        known: u64,
+        mut hashes: impl FnMut(&[(u8, u64)]) -> std::result::Result<HashMemo, E>,
+        mut learnt: impl FnMut(u64),
+    ) -> std::result::Result<Vec<u8>, E> {
+        let size = checkpoint.size();
+        let mut old = known;
+        for _ in 0..MAX_CONFLICTS {
+            check_known_size(old, checkpoint)?;
+            let memo = hashes(&consistency_needs(old, size))?;
+            let proof = prove_consistency(&memo, old, size)?;
+            let body = AddCheckpoint::encode(old, &proof, checkpoint);
+            match self.add_checkpoint(&witness.url, &body)? {
+                WitnessAnswer::Cosigned(body) => {
+                    return Ok(own_cosignature(checkpoint, log, &witness.key, &body)?)
+                }
+                WitnessAnswer::Conflict(theirs) => {
+                    learnt(theirs);
+                    old = theirs;
+                }
+                WitnessAnswer::Refused { status, message } => {
+                    return Err(LogError::WitnessRefused(format!(
+                        "the witness refused the checkpoint of size {size}: HTTP {status} {message}"
+                    ))
+                    .into())
+                }
+            }
+        }
+        Err(LogError::WitnessRefused("the witness kept answering 409 Conflict".into()).into())
+    }
+
+    /// POSTs `body` (an [`AddCheckpoint`]) to `<witness>/add-checkpoint`.
     pub fn add_checkpoint(&self, witness: &str, body: &[u8]) -> Result<WitnessAnswer> {
         let url = format!("{}/add-checkpoint", normalize_url(witness)?);
         let fetch = |why: String| LogError::Fetch {

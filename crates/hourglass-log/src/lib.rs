@@ -15,8 +15,11 @@
 //!   with the last verified checkpoint);
 //! - [`witness`]: what a witness decides on an `add-checkpoint` request (C2SP tlog-witness), and
 //!   what it remembers;
+//! - [`cosign`]: the log's half of the witness protocol: the witnesses it asks, with their
+//!   quorum, and what their answers mean;
 //! - [`memory`]: a log laid out in memory as it is served (tests, static logs);
-//! - `http` (feature `http`): fetching a log over HTTP and calling witnesses.
+//! - `http` (feature `http`): fetching a log over HTTP, and asking a witness to cosign a
+//!   checkpoint (the whole exchange, its 409 retries included).
 //!
 //! The formats (notes, checkpoints, keys) come from the `signed_note` and `tlog_tiles` crates,
 //! ports of Go's `sumdb` packages; this crate owns the rules of their use: which keys are
@@ -48,6 +51,7 @@
 
 pub mod checkpoint;
 pub mod client;
+pub mod cosign;
 mod error;
 #[cfg(feature = "http")]
 pub mod http;

@@ -1,9 +1,12 @@
-"""One verdict on every surface: a corpus of bundles (valid private and public ones, open-ended,
+"""One verdict on every surface. Bundles: a corpus of bundles (valid private and public ones, open-ended,
 every tampering class the other tests know, mixed hashes, a relabelled origin, non-canonical hex,
 more credit than the time since 1970) verified by the CLI (``submit verify --json``), by the
 service over HTTP (``hourglass serve`` on loopback, the sets imported into it) and by this
 package. The verdict, the credited time and the reason are identical on all three, or all three
-refuse with the library's same message.
+refuse with the library's same message. Timestamps: the service's tokens (in its receipts and
+at ``/api/v1/submissions/ID/timestamp``), checked by ``hourglass timestamp verify``, by
+``hourglass.timestamp.verify`` and by the receipt checks of both, give one verdict and one
+latest time, which is the service's own ``received``; a tampered token is refused alike.
 
 Run by scripts/test.sh (pytest, with HOURGLASS_BIN naming the CLI built by the test run).
 """
@@ -24,7 +27,7 @@ import uuid
 
 import pytest
 
-from hourglass import HourglassError, submit
+from hourglass import HourglassError, log, submit, timestamp, vdf
 
 
 def cli_path():
@@ -396,3 +399,212 @@ def test_trust_refusals_are_the_same_on_every_surface(tmp_path):
         assert status == 400 and "keys" in body["error"], body
     finally:
         server.stop()
+
+
+def published(server, tmp_path, *names):
+    """The service's published files (each also written to ``tmp_path``) and its log key
+    (written as ``log.pub``)."""
+    files = {}
+    for name in names:
+        with urllib.request.urlopen(server.base + "/" + name) as r:
+            files[name] = r.read()
+        (tmp_path / name).write_bytes(files[name])
+    with urllib.request.urlopen(server.base + "/log/key") as r:
+        log_key = r.read().decode().strip()
+    (tmp_path / "log.pub").write_text(log_key + "\n")
+    return files, log_key
+
+
+def test_one_timestamp_verdict_on_the_cli_the_service_and_python(tmp_path):
+    corpus = Corpus(tmp_path)
+    corpus.private_set("priv")
+    kind, text, keys, _, _ = corpus.sets["priv"]
+    bundle = corpus.seal("priv", "--expect", "1s")
+    server = Server(tmp_path / "srv")
+    try:
+        status, body = server.import_set("priv", text, keys)
+        assert status == 201, body
+        assert server.verify(bundle, corpus.doc)[1] is True
+        # The submission's id, as docs/FORMATS.md section 17 defines it.
+        sub_id = hashlib.sha256(
+            b"hourglass-submission-id-v1\n" + hashlib.sha256(bundle.encode()).hexdigest().encode() + b"\n"
+            + hashlib.sha256(corpus.doc).hexdigest().encode()).hexdigest()[:32]
+        status, row = server.request("GET", f"/api/v1/submissions/{sub_id}")
+        assert status == 200, row
+        with urllib.request.urlopen(server.base + f"/api/v1/submissions/{sub_id}/timestamp") as r:
+            token = r.read()
+        files, log_key = published(server, tmp_path, "tsa-ca.pem", "tsa.pem", "institution.pub")
+        deadline = time.time() + 60
+        receipt = None
+        while time.time() < deadline and receipt is None:
+            try:
+                with urllib.request.urlopen(server.base + f"/api/v1/submissions/{sub_id}/receipt") as r:
+                    receipt = r.read()
+            except urllib.error.HTTPError:
+                time.sleep(0.1)
+        assert receipt is not None
+    finally:
+        server.stop()
+    (tmp_path / "t.tsr").write_bytes(token)
+    (tmp_path / "b.bundle").write_text(bundle)
+    (tmp_path / "receipt.json").write_bytes(receipt)
+
+    # The token: one verdict from the CLI and from Python; its latest time is the service's
+    # received time.
+    py = timestamp.verify(token, [files["tsa-ca.pem"]], data=bundle.encode(), untrusted=[files["tsa.pem"]])
+    cli = json.loads(run("timestamp", "verify", tmp_path / "t.tsr", "--data", tmp_path / "b.bundle",
+                         "--tsa-ca", tmp_path / "tsa-ca.pem", "--untrusted", tmp_path / "tsa.pem",
+                         "--json").stdout)
+    assert py == cli and py["valid"] is True, (py, cli)
+    assert py["latest"] == row["received"], (py, row)
+    assert py["accuracy"] == 1.0
+
+    # The receipt: the same checked receipt from both, dated by that token.
+    c = json.loads(run("submit", "check-receipt", tmp_path / "receipt.json", "--institution",
+                       tmp_path / "institution.pub", "--log-key", tmp_path / "log.pub", "--json").stdout)
+    p = submit.check_receipt(receipt, files["institution.pub"], log_key=log_key)
+    assert p["valid"] is True, p
+    for key in ("received", "predated_to", "statement", "timestamp"):
+        assert c[key] == p[key], (key, c[key], p[key])
+    assert c["received"] == py["latest"] and c["timestamp"]["latest"] == py["latest"], c
+
+    # A tampered token: refused alike (exit 1 and valid False, the same reason).
+    bad = bytearray(token)
+    bad[-1] ^= 1
+    (tmp_path / "bad.tsr").write_bytes(bytes(bad))
+    py = timestamp.verify(bytes(bad), [files["tsa-ca.pem"]], data=bundle.encode(), untrusted=[files["tsa.pem"]])
+    out = run("timestamp", "verify", tmp_path / "bad.tsr", "--data", tmp_path / "b.bundle", "--tsa-ca",
+              tmp_path / "tsa-ca.pem", "--untrusted", tmp_path / "tsa.pem", "--json", check=False)
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout) == py and py["valid"] is False, (out.stdout, py)
+
+
+def submission_id(bundle, document):
+    """A submission's id, as docs/FORMATS.md section 17 defines it."""
+    return hashlib.sha256(
+        b"hourglass-submission-id-v1\n" + hashlib.sha256(bundle.encode()).hexdigest().encode() + b"\n"
+        + hashlib.sha256(document).hexdigest().encode()).hexdigest()[:32]
+
+
+def fetch_receipt(server, sub_id):
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(server.base + f"/api/v1/submissions/{sub_id}/receipt") as r:
+                return r.read()
+        except urllib.error.HTTPError:
+            time.sleep(0.1)
+    pytest.fail("no receipt in time")
+
+
+def cli_json(*args):
+    """A verdict command's JSON and exit status (0 valid, 1 a negative verdict)."""
+    out = run(*args, "--json", check=False)
+    assert out.returncode in (0, 1), f"{out.returncode}: {out.stderr}"
+    return json.loads(out.stdout), out.returncode
+
+
+def test_receipts_log_audits_and_vdf_proofs_agree_on_every_surface(tmp_path):
+    """The receipt's verdict, the log audit's and the VDF proof's are the libraries' JSON: the
+    CLI prints them and Python returns them, equal key for key, the CLI's exit status says the
+    same, and the service's own word (each submission's status, its log) agrees."""
+    corpus = Corpus(tmp_path)
+    corpus.private_set("priv")
+    _, text, keys, _, _ = corpus.sets["priv"]
+    good = corpus.seal("priv", "--expect", "1s")
+    other_doc = b"not the sealed document\n"
+    server = Server(tmp_path / "srv")
+    try:
+        status, body = server.import_set("priv", text, keys)
+        assert status == 201, body
+        # One valid submission, one the service finds invalid (the document is not the sealed one).
+        assert server.verify(good, corpus.doc)[1] is True
+        assert server.verify(good, other_doc)[1] is False
+        receipts = {
+            "valid": fetch_receipt(server, submission_id(good, corpus.doc)),
+            "invalid": fetch_receipt(server, submission_id(good, other_doc)),
+        }
+        files, log_key = published(server, tmp_path, "institution.pub")
+        stranger = run("log", "keygen", "--role", "log", "--name", "stranger.example/log",
+                       "-o", tmp_path / "stranger.key").stdout.strip()
+        (tmp_path / "stranger.pub").write_text(stranger + "\n")
+        log_url = server.base + "/log"
+
+        # Log audits: a first run, a run with the institution's key, another log's key.
+        for label, extra, py_kwargs, key_file, key in (
+            ("first run", [], {}, "log.pub", log_key),
+            ("institution", ["--institution", tmp_path / "institution.pub"],
+             {"institution": files["institution.pub"]}, "log.pub", log_key),
+            ("another log's key", [], {}, "stranger.pub", stranger),
+        ):
+            state_cli, state_py = tmp_path / f"cli-{uuid.uuid4().hex}.state", tmp_path / f"py-{uuid.uuid4().hex}.state"
+            c, code = cli_json("log", "verify", "--log", log_url, "--log-key", tmp_path / key_file,
+                               "--state", state_cli, *extra)
+            p = log.verify(log_url, key, state=str(state_py), **py_kwargs)
+            assert c == p, f"{label}: CLI {c} != Python {p}"
+            assert code == (0 if p["valid"] else 1), (label, code, p)
+            # The state advances on both, or on neither.
+            assert state_cli.exists() == state_py.exists() == p["valid"], label
+        assert p["valid"] is False and "reason" in p
+        # The audit lists both receipts, as the service logged them.
+        audit = log.verify(log_url, log_key, institution=files["institution.pub"])
+        entries = {e["submission"]: e for e in audit["new_entries"]}
+        assert {e["verdict"] for e in entries.values()} >= {"valid", "invalid"}, audit
+        assert all(e["signed_by_institution"] for e in entries.values()), audit
+        found_cli, code = cli_json("log", "search", "--log", log_url, "--log-key", tmp_path / "log.pub",
+                                   "--set", "priv")
+        assert code == 0 and found_cli == log.search(log_url, log_key, set="priv"), found_cli
+    finally:
+        server.stop()
+
+    # Receipts: valid, invalid, for another document, forged, under another institution's key.
+    run("rsa", "keygen", "--bits", "2048", "-o", tmp_path / "other.key", "--pubout", tmp_path / "other.pub")
+    forged = json.loads(receipts["valid"])
+    sig = forged["signature"]
+    forged["signature"] = sig[:5] + ("A" if sig[5] != "A" else "B") + sig[6:]
+    forged = json.dumps(forged).encode()
+    cases = [
+        ("valid", receipts["valid"], None, "institution.pub", True),
+        ("valid, its document", receipts["valid"], corpus.doc, "institution.pub", True),
+        ("valid, another document", receipts["valid"], other_doc, "institution.pub", False),
+        ("the service's invalid verdict", receipts["invalid"], other_doc, "institution.pub", False),
+        ("forged signature", forged, None, "institution.pub", False),
+        ("another institution's key", receipts["valid"], None, "other.pub", False),
+    ]
+    for label, receipt, document, inst, expected in cases:
+        path = tmp_path / f"r-{uuid.uuid4().hex}.json"
+        path.write_bytes(receipt)
+        args = ["submit", "check-receipt", path, "--institution", tmp_path / inst, "--log-key", tmp_path / "log.pub"]
+        if document is not None:
+            d = tmp_path / f"d-{uuid.uuid4().hex}.txt"
+            d.write_bytes(document)
+            args += ["--document", d]
+        c, code = cli_json(*args)
+        p = submit.check_receipt(receipt, (tmp_path / inst).read_bytes(), document=document, log_key=log_key)
+        assert c == p, f"{label}: CLI {c} != Python {p}"
+        assert p["valid"] is expected and code == (0 if expected else 1), (label, code, p)
+        if p["authentic"]:
+            # The service's word: the receipt states the verdict the service gave.
+            assert p["statement"]["verdict"] == ("valid" if receipt == receipts["valid"] else "invalid"), label
+
+    # VDF proofs: valid, for another input, over another modulus, tampered.
+    proof_path = tmp_path / "proof.json"
+    run("vdf", "eval", "--input", "beacon 7", "--iterations", "2000", "-o", proof_path)
+    proof = proof_path.read_text()
+    tampered = json.loads(proof)
+    tampered["output"] = other_digit(tampered["output"])
+    (tmp_path / "tampered.json").write_text(json.dumps(tampered))
+    vcases = [
+        ("valid", proof_path, None),
+        ("valid, its input", proof_path, "beacon 7"),
+        ("another input", proof_path, "beacon 8"),
+        ("tampered output", tmp_path / "tampered.json", None),
+    ]
+    for label, path, given in vcases:
+        args = ["vdf", "verify", path] + (["--input", given] if given is not None else [])
+        c, code = cli_json(*args)
+        c.pop("verify_ms", None)
+        p = vdf.check(path.read_text(), input=given)
+        assert c == p, f"{label}: CLI {c} != Python {p}"
+        assert code == (0 if p["valid"] else 1) and vdf.verify(path.read_text(), input=given) is p["valid"], label
+    assert [vdf.check(p.read_text(), input=g)["valid"] for _, p, g in vcases] == [True, True, False, False]

@@ -144,8 +144,10 @@ def test_an_openssl_timestamp_dates_the_bundle_as_the_cli_does(stamped):
     [t] = v["timestamps"]
     assert t["name"] == "timestamps[0]"
     assert t["tsa"] == "CN=OpenSSL test TSA" and t["anchor"] == "CN=OpenSSL test TSA CA", t
-    assert t["policy"] == "1.2.3.4.1" and t["imprint_hash"] == "SHA-256", t
-    assert t["gen_time"] == v["received"]
+    assert t["policy"] == "1.2.3.4.1" and t["hash"] == "SHA-256", t
+    # Received is the latest time the token proves: genTime plus OpenSSL's 1 s accuracy.
+    assert t["accuracy"] == 1.0 and t["latest"] == v["received"], t
+    assert unix(t["latest"]) == unix(t["gen_time"]) + 1, t
     assert (int(t["serial"], 16), unix(t["gen_time"])) == tsa.says(s["reply"]), t
 
     # The CLI's verdict on the same files: the same date, the same timestamp (named by its file).
@@ -202,8 +204,8 @@ def test_a_ca_that_is_not_the_tokens_is_refused(stamped):
     stranger = Tsa(s["dir"] / "stranger", "Stranger TSA")
     v = submit.verify(s["bundle"], s["doc"], set=s["set"], timestamps=[s["reply"]], tsa_cas=[stranger.ca_pem])
     assert v["valid"] is False, v
-    assert v["reason"].startswith("timestamp timestamps[0]: the token's TSA certificate is not trusted"), v
-    assert "issued by 'CN=OpenSSL test TSA CA'" in v["reason"] and "CN=Stranger TSA CA" in v["reason"], v["reason"]
+    assert v["reason"].startswith("timestamp timestamps[0]: the TSA certificate 'CN=OpenSSL test TSA' is not trusted"), v
+    assert "its issuer 'CN=OpenSSL test TSA CA'" in v["reason"] and "CN=Stranger TSA CA" in v["reason"], v["reason"]
     assert v["received"] is None and v["timestamps"] is None and v["credited_ms"] == 0, v
     # A token of that other TSA, over this very bundle, against this TSA's CA.
     theirs = stranger.stamp(s["bundle"], "theirs")

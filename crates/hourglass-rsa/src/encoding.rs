@@ -20,6 +20,7 @@ use spki::AlgorithmIdentifierRef;
 use zeroize::Zeroizing;
 
 use crate::key::{PrivateKey, PublicKey, Variant};
+use crate::names::{PRIVATE_TYPE, PUBLIC_TYPE};
 use crate::{
     DerItem, EncodeError, EncryptionError, Error, KeyError, KeyField, KeyKind, ParamError,
     ParseError, Result,
@@ -211,9 +212,6 @@ pub fn encode_public_key(key: &PublicKey, format: KeyFormat) -> Result<Vec<u8>> 
         }
     }
 }
-
-pub(crate) const PRIVATE_TYPE: &str = "hourglass-rsa-private-key";
-pub(crate) const PUBLIC_TYPE: &str = "hourglass-rsa-public-key";
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,9 +3,9 @@
 
 use der::asn1::ObjectIdentifier;
 
-use crate::padding::HashAlg;
+use crate::hash::HashAlg;
 use crate::params::Weakness;
-use crate::Variant;
+use crate::variant::Variant;
 
 /// Errors from RSA operations.
 ///
@@ -65,6 +65,14 @@ pub enum Error {
     /// The encrypted key uses a scheme this version does not read.
     #[error("unsupported key encryption: {0}")]
     UnsupportedEncryption(#[from] EncryptionError),
+}
+
+impl Error {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): a
+    /// signature that does not verify.
+    pub fn is_verdict(&self) -> bool {
+        matches!(self, Error::Verification)
+    }
 }
 
 /// Which of a key's two primes (or the values derived from it).
@@ -530,8 +538,8 @@ pub enum ParseError {
     /// A JSON `type` that is not a key's.
     #[error(
         "JSON \"type\" is '{found}', expected '{}' or '{}'",
-        crate::encoding::PRIVATE_TYPE,
-        crate::encoding::PUBLIC_TYPE
+        crate::names::PRIVATE_TYPE,
+        crate::names::PUBLIC_TYPE
     )]
     JsonType {
         /// The type in the file.
@@ -640,3 +648,6 @@ pub enum EncryptionError {
     #[error("{0}")]
     Pbes2(pkcs5::Error),
 }
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -33,21 +33,22 @@
 pub mod cli;
 pub mod encoding;
 mod error;
+mod hash;
 pub mod hazmat;
 pub mod inspect;
 mod key;
 mod keygen;
+mod names;
 pub mod padding;
 pub mod params;
+mod variant;
 
 pub use error::{
     DerItem, EncodeError, EncryptionError, Error, Insecurity, KeyError, KeyField, KeyKind,
-    KeygenOption, ParamError, ParseError, WhichPrime,
+    KeygenOption, ParamError, ParseError, Result, WhichPrime,
 };
+pub use hash::HashAlg;
 pub use hourglass_arith::Integer;
-pub use key::{Countermeasures, PrivateKey, PublicKey, Variant};
+pub use key::{Countermeasures, PrivateKey, PublicKey};
 pub use keygen::KeyGenOptions;
-pub use padding::HashAlg;
-
-/// Result alias for this crate.
-pub type Result<T> = std::result::Result<T, Error>;
+pub use variant::Variant;

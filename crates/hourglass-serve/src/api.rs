@@ -13,7 +13,7 @@ use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::public::OriginPins;
 use hourglass_timelock::public::{ModulusOrigin, ProofScheme, PublicSet};
 use hourglass_timelock::submission::{generate_set, squarings_for};
-use hourglass_timelock::verdict::{rfc3339, Dating, Verifier};
+use hourglass_timelock::verdict::{rfc3339, Verifier};
 use hourglass_timelock::{Bundle, PuzzleHash, PuzzleKey, SetKind};
 use hourglass_vdf::group::RsaGroup;
 use serde::Deserialize;
@@ -22,56 +22,13 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use zeroize::Zeroizing;
 
+use crate::api_error::ApiError;
+use crate::clock::{now_ms, rfc3339_ms};
 use crate::error::Error;
-use crate::store::{NewSubmission, SetRow, Status, SubmissionRow};
-use crate::worker::now_ms;
-use crate::AppState;
-
-/// An error answer: a status and `{"error": "..."}`.
-#[derive(Debug)]
-pub(crate) struct ApiError {
-    pub status: StatusCode,
-    pub message: String,
-}
-
-impl ApiError {
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-        }
-    }
-    fn bad(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, message)
-    }
-}
-
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        tracing::error!(error = %e, "request failed");
-        Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal error (logged on the server)",
-        )
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut r = (self.status, Json(json!({ "error": self.message }))).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"hourglass admin\""),
-            );
-        }
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        }
-        r
-    }
-}
+use crate::stamp::stamp_bundle;
+use crate::state::AppState;
+use crate::store::{NewSubmission, SetRow};
+use crate::submission::{Status, Submission};
 
 /// Refuses a request without the admin token.
 fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
@@ -409,11 +366,6 @@ pub(crate) fn set_summary(row: &SetRow, with_set: bool) -> Value {
     v
 }
 
-/// RFC 3339 (whole seconds) of Unix milliseconds.
-pub(crate) fn rfc3339_ms(ms: i64) -> String {
-    rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
-}
-
 pub(crate) async fn list_sets(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
     let sets = state.store.sets().await?;
     Ok(Json(Value::Array(
@@ -588,14 +540,13 @@ pub(crate) async fn accept_upload(
             "field bundle: no set on this server has the puzzle its first link names",
         ));
     };
-    let any = AnySet::from_json(&set.set_json).map_err(Error::from)?;
-    let document_digest = hex::encode(any.hash().digest(&document));
     let document_sha256 = hex::encode(Sha256::digest(&document));
     let bundle_hash = Sha256::digest(bundle_text.as_bytes());
     let bundle_sha256 = hex::encode(bundle_hash);
     let id = submission_id(&bundle_sha256, &document_sha256);
-    // The TSA's token over the bundle dates the submission: its genTime is `received`.
-    let (timestamp_token, received_ms) = crate::tsa::stamp_bundle(state, &bundle_hash).await?;
+    // The TSA's token over the bundle dates the submission: `received` is the latest time it
+    // proves (genTime + accuracy).
+    let (timestamp_token, received_ms) = stamp_bundle(state, &bundle_hash).await?;
     let new = NewSubmission {
         id: id.clone(),
         set_name: set.name,
@@ -604,7 +555,6 @@ pub(crate) async fn accept_upload(
         bundle: bundle_text,
         bundle_sha256,
         document_sha256,
-        document_digest,
         document,
     };
     let inserted = state.store.insert_submission(&new).await?;
@@ -640,7 +590,7 @@ pub(crate) async fn post_submission(
 ) -> Result<Response, ApiError> {
     let (id, _) = accept_upload(&state, multipart).await?;
     let row = state.store.submission(&id).await?;
-    let status = row.map_or(Status::Queued, |r| r.status).as_str();
+    let status = row.map_or(Status::Queued, |r| r.status()).as_str();
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "status": status, "url": format!("/api/v1/submissions/{id}") })),
@@ -649,7 +599,7 @@ pub(crate) async fn post_submission(
 }
 
 /// Looks a submission up, 404 if unknown.
-pub(crate) async fn find_submission(state: &AppState, id: &str) -> Result<SubmissionRow, ApiError> {
+pub(crate) async fn find_submission(state: &AppState, id: &str) -> Result<Submission, ApiError> {
     let not_found = || ApiError::new(StatusCode::NOT_FOUND, format!("no submission '{id}'"));
     if !valid_id(id) {
         return Err(not_found());
@@ -657,33 +607,16 @@ pub(crate) async fn find_submission(state: &AppState, id: &str) -> Result<Submis
     state.store.submission(id).await?.ok_or_else(not_found)
 }
 
-/// A verified submission's verdict placed in time (none while queued or after an error).
-pub(crate) fn dating(row: &SubmissionRow, deadline_ms: Option<i64>) -> Option<Dating> {
-    let valid = match row.status {
-        Status::Valid => true,
-        Status::Invalid => false,
-        Status::Queued | Status::Error => return None,
-    };
-    let secs = |ms: i64| u64::try_from(ms / 1000).unwrap_or(0);
-    Some(Dating::of_credit(
-        valid,
-        u64::try_from(row.credited_ms.unwrap_or(0)).unwrap_or(0),
-        secs(row.received_ms),
-        deadline_ms.map(secs),
-    ))
-}
-
 /// What the API says of a submission: its status, the library's verdict (links, whom it
 /// trusts) and its dating.
-pub(crate) fn submission_json(row: &SubmissionRow, deadline_ms: Option<i64>) -> Value {
-    let dating = dating(row, deadline_ms);
+pub(crate) fn submission_json(row: &Submission, deadline_ms: Option<i64>) -> Value {
+    let dating = row.dating(deadline_ms);
     let links = row
-        .verdict
-        .as_ref()
-        .map_or_else(|| json!([]), |v| json!(v.links));
+        .verdict()
+        .map_or_else(|| json!([]), |v| json!(v.links()));
     let mut v = json!({
         "id": row.id,
-        "status": row.status.as_str(),
+        "status": row.status().as_str(),
         "set": row.set_name,
         "received": rfc3339_ms(row.received_ms),
         "document_bytes": row.document_bytes,
@@ -691,19 +624,19 @@ pub(crate) fn submission_json(row: &SubmissionRow, deadline_ms: Option<i64>) -> 
         "predated_to": dating.map(|d| rfc3339(d.predated_to())),
         "links": links,
     });
-    if let Some(verdict) = &row.verdict {
-        v["trust"] = json!(verdict.trust);
-        v["trustless"] = json!(verdict.trust.trustless());
-        v["assumption"] = json!(verdict.trust.assumption());
+    if let Some(verdict) = row.verdict() {
+        for (key, value) in verdict.trust().json_fields() {
+            v[key] = value;
+        }
     }
     if let (Some(deadline), Some(d)) = (deadline_ms, dating) {
         v["deadline"] = json!(rfc3339_ms(deadline));
         v["before_deadline"] = json!(d.before_deadline);
     }
-    if let Some(reason) = &row.reason {
+    if let Some(reason) = row.reason() {
         v["reason"] = json!(reason);
     }
-    if let Some(receipt) = &row.receipt {
+    if let Some(receipt) = row.receipt() {
         v["receipt"] = serde_json::from_str(receipt).unwrap_or(Value::Null);
     }
     v
@@ -728,20 +661,10 @@ pub(crate) async fn get_receipt(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let row = find_submission(&state, &id).await?;
-    let Some(receipt) = row.receipt else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            match row.status {
-                Status::Queued => "no receipt yet: the submission is still queued",
-                Status::Error => "no receipt: the submission could not be verified",
-                // Handed out only once its entry is in a published checkpoint.
-                Status::Valid | Status::Invalid => {
-                    "no receipt yet: it is verified, and waits for the transparency log's next \
-                     checkpoint (cosigned by its witnesses)"
-                }
-            },
-        ));
-    };
+    if let Some(why) = row.no_receipt_why() {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, why));
+    }
+    let receipt = row.receipt().unwrap_or_default().to_string();
     Ok((
         [
             (

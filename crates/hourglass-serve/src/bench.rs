@@ -1,6 +1,7 @@
-//! What `hourglass bench log` measures of the service's transparency log: the sequencer (the
-//! very code `hourglass serve` runs, on a SQLite database in a data directory), the publication
-//! of a checkpoint, and the writing of the receipts with their inclusion proofs.
+//! What `hourglass bench log` measures of the service's transparency log (feature `bench`: a
+//! production build has none of it): the sequencer (the very code `hourglass serve` runs, on a
+//! SQLite database in a data directory), the publication of a checkpoint, and the writing of the
+//! receipts with their inclusion proofs.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -11,8 +12,8 @@ use hourglass_log::keys::{KeyRole, SigningKey};
 
 use crate::error::{io, Error};
 use crate::metrics::Metrics;
+use crate::sequencer::{self, LogCtx, Sequencer};
 use crate::store::Store;
-use crate::tlog::{self, LogCtx, LogService};
 
 /// The times of one run of the log's steps over a number of entries.
 #[derive(Debug, Clone)]
@@ -59,22 +60,22 @@ pub fn log_sequencer(
         let store = Store::open(&url, 4).await?;
         store.open_log(key.name(), &key.verifier().encode()).await?;
         store.fill_pending(entries, entry).await?;
-        let service = LogService::new(Vec::new(), 0, Duration::from_secs(1))?;
+        let service = Sequencer::new(Vec::new(), 0, Duration::from_secs(1))?;
         let metrics = Metrics::new();
         let cx = LogCtx {
             store: &store,
             key: &key,
-            service: &service,
+            sequencer: &service,
             metrics: &metrics,
         };
         let t = Instant::now();
-        let sequenced = tlog::sequence_all(&store).await?;
+        let sequenced = sequencer::sequence_all(&store).await?;
         let sequence = t.elapsed();
         let t = Instant::now();
-        tlog::publish(&cx).await?;
+        sequencer::publish(&cx).await?;
         let publish = t.elapsed();
         let t = Instant::now();
-        while tlog::write_receipts(&cx).await? > 0 {}
+        while sequencer::write_receipts(&cx).await? > 0 {}
         let receipts = t.elapsed();
         let t = Instant::now();
         store.insert_only(entries, entry, 1000).await?;

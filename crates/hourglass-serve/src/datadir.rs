@@ -11,7 +11,8 @@
 //! Files (all mode 0600, made on first start, never served):
 //! - `receipt.key`: the institution's RSA key (PKCS#8 PEM) that signs receipts; `receipt.pub`
 //!   (0644: public) is its public half, also served at `/institution.pub`.
-//! - `tsa.key`: the RFC 3161 TSA's RSA-3072 key; `tsa-ca.pem` (0644) the TSA CA, self-signed
+//! - `tsa.key`: the RFC 3161 TSA's key, RSA-3072 or ECDSA P-384 (`--tsa-key ecdsa-p384` when
+//!   it is made; PKCS#8 PEM); `tsa-ca.pem` (0644) the TSA CA, self-signed
 //!   with the receipt key (so the institution's public key pins the tokens' chain), and
 //!   `tsa.pem` (0644) the TSA certificate it issued, with the critical extendedKeyUsage
 //!   timeStamping. Served at `/tsa-ca.pem` and `/tsa.pem`. Not made when `--tsa-cert` and
@@ -40,15 +41,15 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use hourglass_arith::atomic::{write_atomic, Existing};
 use hourglass_arith::entropy::{EntropySource, OsEntropy};
 use hourglass_log::keys::{KeyRole, SigningKey};
+use hourglass_receipt::institution_fingerprint;
 use hourglass_rsa::encoding::{
     decode_private_key, encode_private_key, encode_public_key, KeyFormat,
 };
 use hourglass_rsa::{KeyGenOptions, PrivateKey, Variant};
-use hourglass_timelock::certificate::{
-    pem_certificates, CaCertificate, CertificateOptions, TsaAnchor, TsaCertificate,
+use hourglass_timestamp::{
+    verify_token, PolicyId, Query, Tsa, TsaAnchor, TsaCertificate, TsaKey, TsaKeyType,
 };
-use hourglass_timelock::receipt::institution_fingerprint;
-use hourglass_timelock::timestamp::{PolicyId, Tsa};
+use hourglass_x509::{pem_certificates, CaCertificate, Certificate, CertificateOptions};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
@@ -65,8 +66,6 @@ const FILE_MODE: u32 = 0o600;
 /// The files of the directory that are public (served at `/institution.pub`, `/tsa.pem` and
 /// `/tsa-ca.pem`).
 const PUBLIC_FILES: [&str; 4] = ["receipt.pub", "tsa.pem", "tsa-ca.pem", "log.pub"];
-/// The TSA key made at first start: 3072 bits.
-const TSA_KEY_BITS: u32 = 3072;
 /// How long the TSA CA made at first start is valid.
 const TSA_CA_DAYS: u32 = 30 * 365;
 /// How long the TSA certificate made at first start is valid.
@@ -79,6 +78,16 @@ pub struct TsaFiles {
     pub cert: PathBuf,
     /// The TSA's private key (PKCS#8 or PKCS#1 PEM, unencrypted).
     pub key: PathBuf,
+}
+
+/// Where the service's timestamp authority comes from.
+#[derive(Debug, Clone)]
+pub enum TsaSource {
+    /// The data directory's own, made at first start with a key of this kind (`None`:
+    /// RSA-3072); an existing `tsa.key` must be of the kind given.
+    Own(Option<TsaKeyType>),
+    /// An institution's own certificate and key.
+    Given(TsaFiles),
 }
 
 /// The timestamp authority of this data directory.
@@ -113,7 +122,7 @@ impl DataDir {
         path: &Path,
         admin_token_file: Option<&Path>,
         exclusive: bool,
-        tsa_files: Option<&TsaFiles>,
+        tsa_source: &TsaSource,
         policy: PolicyId,
         log_origin: (Option<&str>, &str),
     ) -> Result<Self, Error> {
@@ -188,9 +197,9 @@ impl DataDir {
             Existing::Replace,
         )
         .map_err(io(&pub_path))?;
-        let tsa = match tsa_files {
-            Some(files) => given_tsa(files, policy)?,
-            None => own_tsa(path, &receipt_key, policy, &mut rng)?,
+        let tsa = match tsa_source {
+            TsaSource::Given(files) => given_tsa(files, policy)?,
+            TsaSource::Own(kind) => own_tsa(path, *kind, &receipt_key, policy, &mut rng)?,
         };
         let log_key = log_key(path, log_origin, &mut rng)?;
         Ok(Self {
@@ -405,24 +414,36 @@ pub(crate) fn create_sqlite_file(url: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The data directory's own TSA: `tsa.key`, `tsa-ca.pem` (self-signed with the receipt key)
-/// and `tsa.pem`, each read if present and made if not. A CA that is not the receipt key's, or a
-/// TSA certificate that is not the TSA key's or not issued by the CA, is refused.
+/// The data directory's own TSA: `tsa.key` (of `kind`, RSA-3072 by default), `tsa-ca.pem`
+/// (self-signed with the receipt key) and `tsa.pem`, each read if present and made if not. A CA
+/// that is not the receipt key's, a TSA certificate that is not the TSA key's or not issued by
+/// the CA, and a key of another kind than `kind` are refused; the TSA is checked by stamping
+/// and verifying one token before the server starts.
 fn own_tsa(
     dir: &Path,
+    kind: Option<TsaKeyType>,
     receipt_key: &PrivateKey,
     policy: PolicyId,
     rng: &mut OsEntropy,
 ) -> Result<TsaSetup, Error> {
     let key_path = dir.join("tsa.key");
     let key_pem = read_or_make(&key_path, || {
-        let key = KeyGenOptions::new(TSA_KEY_BITS, Variant::Crt).generate(rng)?;
-        Ok(encode_private_key(&key, KeyFormat::Pem)?)
+        let key = TsaKey::generate(kind.unwrap_or(TsaKeyType::Rsa3072), rng)?;
+        Ok(Zeroizing::new(key.to_pem()?.as_bytes().to_vec()))
     })?;
-    let key = decode_private_key(&key_pem).map_err(|_| Error::BadFile {
-        path: key_path,
+    let key = TsaKey::from_pem(&key_pem).map_err(|_| Error::BadFile {
+        path: key_path.clone(),
         what: "TSA key (PKCS#8 PEM)",
     })?;
+    if let Some(kind) = kind {
+        if key.kind() != Some(kind) {
+            return Err(Error::TsaKeyKind {
+                path: key_path,
+                found: key.describe(),
+                wanted: kind.name(),
+            });
+        }
+    }
     let cert_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::TsaCertificate { path, source }
@@ -430,13 +451,16 @@ fn own_tsa(
     let ca_path = dir.join("tsa-ca.pem");
     let fingerprint = institution_fingerprint(receipt_key.public())?;
     let ca = match std::fs::read(&ca_path) {
-        Ok(bytes) => CaCertificate::from_bytes(&bytes).map_err(cert_err(&ca_path))?,
+        Ok(bytes) => CaCertificate::from_bytes(&bytes)
+            .map_err(hourglass_timestamp::TimestampError::from)
+            .map_err(cert_err(&ca_path))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let options = CertificateOptions::days(
                 &format!("hourglass TSA CA {}", &fingerprint[..16]),
                 TSA_CA_DAYS,
             );
             let ca = CaCertificate::self_signed(receipt_key, &options, rng)
+                .map_err(hourglass_timestamp::TimestampError::from)
                 .map_err(cert_err(&ca_path))?;
             write_atomic(&ca_path, ca.to_pem().as_bytes(), 0o644, Existing::Refuse)
                 .map_err(io(&ca_path))?;
@@ -458,7 +482,8 @@ fn own_tsa(
                 &format!("hourglass TSA {}", &fingerprint[..16]),
                 TSA_CERT_DAYS,
             );
-            let cert = TsaCertificate::issue(key.public(), &ca, receipt_key, &options, rng)
+            let spki = key.spki()?;
+            let cert = TsaCertificate::issue(spki, &ca, receipt_key, &options, rng)
                 .map_err(cert_err(&cert_path))?;
             write_atomic(
                 &cert_path,
@@ -471,15 +496,15 @@ fn own_tsa(
         }
         Err(e) => return Err(io(&cert_path)(e)),
     };
-    cert.path_to(
-        &[],
-        &[TsaAnchor::from(ca.clone())],
-        std::time::SystemTime::now(),
-    )
-    .map_err(cert_err(&cert_path))?;
     let (cert_pem, ca_pem) = (cert.to_pem(), ca.to_pem());
+    let tsa = Tsa::new(key, cert, vec![ca.certificate().clone()], policy)?;
+    // One token, stamped now and verified under the CA as any verifier will: a certificate
+    // issued by another CA, or no longer valid, stops the server here.
+    let probe = Query::for_data(hourglass_rsa::HashAlg::Sha256, b"probe", false, None, rng)?;
+    let token = tsa.stamp(&probe, &[1], std::time::SystemTime::now(), rng)?;
+    verify_token(&token, &[], &[TsaAnchor::from(ca)]).map_err(cert_err(&cert_path))?;
     Ok(TsaSetup {
-        tsa: Tsa::new(key, cert, vec![ca], policy)?,
+        tsa,
         cert_pem,
         ca_pem: Some(ca_pem),
     })
@@ -493,7 +518,7 @@ fn given_tsa(files: &TsaFiles, policy: PolicyId) -> Result<TsaSetup, Error> {
         source,
     };
     let bytes = std::fs::read(&files.cert).map_err(io(&files.cert))?;
-    let ders = pem_certificates(&bytes).map_err(cert_err)?;
+    let ders = pem_certificates(&bytes).map_err(|e| cert_err(e.into()))?;
     let (first, rest) = ders.split_first().ok_or(Error::BadFile {
         path: files.cert.clone(),
         what: "PEM file of certificates",
@@ -501,16 +526,16 @@ fn given_tsa(files: &TsaFiles, policy: PolicyId) -> Result<TsaSetup, Error> {
     let cert = TsaCertificate::from_bytes(first).map_err(cert_err)?;
     let chain = rest
         .iter()
-        .map(|der| CaCertificate::from_bytes(der))
+        .map(|der| Certificate::from_bytes(der))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(cert_err)?;
+        .map_err(|e| cert_err(e.into()))?;
     let key_pem = read_secret(&files.key).map_err(io(&files.key))?;
-    let key = decode_private_key(&key_pem).map_err(|_| Error::BadFile {
+    let key = TsaKey::from_pem(&key_pem).map_err(|_| Error::BadFile {
         path: files.key.clone(),
-        what: "TSA private key (unencrypted PKCS#8 or PKCS#1 PEM)",
+        what: "TSA private key (unencrypted PEM: RSA, or EC over P-256 or P-384)",
     })?;
     let cert_pem = cert.to_pem();
-    let ca_pem = (!chain.is_empty()).then(|| chain.iter().map(CaCertificate::to_pem).collect());
+    let ca_pem = (!chain.is_empty()).then(|| chain.iter().map(Certificate::to_pem).collect());
     Ok(TsaSetup {
         tsa: Tsa::new(key, cert, chain, policy)?,
         cert_pem,

@@ -119,7 +119,7 @@ pub enum Error {
     Arith(#[from] hourglass_arith::Error),
     /// Signing a receipt failed.
     #[error(transparent)]
-    Receipt(#[from] hourglass_timelock::receipt::ReceiptError),
+    Receipt(#[from] hourglass_receipt::ReceiptError),
     /// The TSA's certificate or key could not be read, made or used.
     #[error("TSA certificate {path}: {source}")]
     TsaCertificate {
@@ -127,15 +127,40 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         #[source]
-        source: hourglass_timelock::certificate::CertificateError,
+        source: hourglass_timestamp::TimestampError,
     },
     /// The TSA could not be set up or stamp (a key that is not its certificate's, a failure
     /// to sign).
     #[error("TSA: {0}")]
-    Timestamp(#[from] hourglass_timelock::timestamp::TimestampError),
+    Timestamp(#[from] hourglass_timestamp::TimestampError),
+    /// The TSA's key could not be made or written.
+    #[error("TSA key: {0}")]
+    TsaKey(#[from] hourglass_timestamp::KeyError),
+    /// The data directory's TSA key is not of the kind asked for.
+    #[error("{path} is an {found} key, not {wanted}")]
+    TsaKeyKind {
+        /// The key file.
+        path: PathBuf,
+        /// What it holds.
+        found: String,
+        /// What was asked for.
+        wanted: &'static str,
+    },
+}
+
+impl From<hourglass_log::LogError> for Error {
+    fn from(e: hourglass_log::LogError) -> Self {
+        Error::Log(e.to_string())
+    }
 }
 
 impl Error {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): never
+    /// (the service's failures are all errors).
+    pub fn is_verdict(&self) -> bool {
+        false
+    }
+
     /// What the user can do about it, where there is something.
     pub fn hint(&self) -> Option<&'static str> {
         match self {

@@ -17,7 +17,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::store::Status;
+use crate::submission::Status;
 
 /// The methods counted by name; any other (clients may send any token) is counted as `other`.
 pub(crate) const COUNTED_METHODS: [&str; 7] =

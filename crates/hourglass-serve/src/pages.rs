@@ -9,13 +9,15 @@ use axum::extract::multipart::MultipartRejection;
 use axum::extract::{Multipart, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use hourglass_timelock::receipt::institution_fingerprint;
+use hourglass_receipt::institution_fingerprint;
 
 use hourglass_timelock::verdict::rfc3339;
 
-use crate::api::{accept_upload, dating, find_submission, rfc3339_ms, set_summary, ApiError};
-use crate::store::Status;
-use crate::AppState;
+use crate::api::{accept_upload, find_submission, set_summary};
+use crate::api_error::ApiError;
+use crate::clock::rfc3339_ms;
+use crate::state::AppState;
+use crate::submission::Status;
 
 struct SetView {
     name: String,
@@ -167,26 +169,25 @@ pub(crate) async fn submission(
         Ok(s) => s.and_then(|s| s.deadline_ms),
         Err(e) => return error_page(e.into()),
     };
-    let dating = dating(&row, deadline_ms);
+    let dating = row.dating(deadline_ms);
     let links = row
-        .verdict
-        .as_ref()
+        .verdict()
         .map(|v| {
-            v.links
+            v.links()
                 .iter()
                 .map(|l| LinkView {
-                    index: l.index + 1,
-                    verdict: if l.valid { "valid" } else { "invalid" },
-                    t: l.t,
-                    credited: human_secs(l.credited_secs),
+                    index: l.index() + 1,
+                    verdict: if l.is_valid() { "valid" } else { "invalid" },
+                    t: l.t(),
+                    credited: human_secs(l.credited_secs()),
                 })
                 .collect()
         })
         .unwrap_or_default();
     render(&SubmissionPage {
         id: row.id.clone(),
-        status: row.status.as_str(),
-        queued: row.status == Status::Queued,
+        status: row.status().as_str(),
+        queued: row.status() == Status::Queued,
         set: row.set_name.clone(),
         received: rfc3339_ms(row.received_ms),
         credited: human_secs(dating.map_or(0.0, |d| d.credited_ms as f64 / 1000.0)),
@@ -198,14 +199,12 @@ pub(crate) async fn submission(
             None => String::new(),
         },
         trust: row
-            .verdict
-            .as_ref()
-            .map(|v| v.trust.assumption())
+            .verdict()
+            .map(|v| v.trust().assumption())
             .unwrap_or_default(),
-        reason: row.reason.clone().unwrap_or_default(),
+        reason: row.reason().unwrap_or_default().to_string(),
         links,
-        has_receipt: row.receipt.is_some(),
-        receipt_waits: row.receipt.is_none()
-            && matches!(row.status, Status::Valid | Status::Invalid),
+        has_receipt: row.receipt().is_some(),
+        receipt_waits: row.receipt_waits(),
     })
 }

@@ -15,50 +15,11 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, FromRow, Row};
 
 use crate::error::Error;
+use crate::submission::{Status, StoredSubmission, Submission};
 
+#[cfg(feature = "bench")]
+mod bench;
 mod log;
-
-/// Where a submission stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Status {
-    /// Waiting for a worker.
-    Queued,
-    /// Verified: valid.
-    Valid,
-    /// Verified: invalid (the reason says why).
-    Invalid,
-    /// Could not be verified after every try (the reason says why); final.
-    Error,
-}
-
-impl Status {
-    /// Every status, in the order the metrics list them.
-    pub(crate) const ALL: [Status; 4] = [
-        Status::Queued,
-        Status::Valid,
-        Status::Invalid,
-        Status::Error,
-    ];
-
-    /// The word stored in the database and shown by the API and pages.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Status::Queued => "queued",
-            Status::Valid => "valid",
-            Status::Invalid => "invalid",
-            Status::Error => "error",
-        }
-    }
-
-    fn parse(word: &str) -> Result<Self, Error> {
-        Status::ALL
-            .into_iter()
-            .find(|s| s.as_str() == word)
-            .ok_or_else(|| Error::Corrupt {
-                what: format!("submission status '{word}'"),
-            })
-    }
-}
 
 /// How many times a job may fail (an internal error, a panic) before its final `error` state.
 pub(crate) const MAX_TRIES: i64 = 3;
@@ -94,32 +55,14 @@ pub(crate) struct NewSubmission {
     pub bundle: String,
     pub bundle_sha256: String,
     pub document_sha256: String,
-    pub document_digest: String,
     pub document: Vec<u8>,
-    /// The TSA's token over the bundle (its genTime is `received_ms`).
+    /// The TSA's token over the bundle (`received_ms` is the latest time it proves).
     pub timestamp_token: Vec<u8>,
-}
-
-/// A stored submission.
-#[derive(Debug, Clone)]
-pub(crate) struct SubmissionRow {
-    pub id: String,
-    pub set_name: String,
-    pub received_ms: i64,
-    pub status: Status,
-    pub credited_ms: Option<i64>,
-    /// The library's verdict (none while queued, after a final error, or for rows verified
-    /// before schema 2).
-    pub verdict: Option<Verdict>,
-    pub reason: Option<String>,
-    pub receipt: Option<String>,
-    pub document_bytes: i64,
 }
 
 /// The verdict a worker records.
 pub(crate) struct Outcome {
     pub verdict: Verdict,
-    pub credited_ms: i64,
     pub issued: Issued,
     pub verify_us: i64,
 }
@@ -170,7 +113,8 @@ impl Drop for Job {
     }
 }
 
-/// The database.
+/// The database (a handle: clones share the connection pool and the claimed list).
+#[derive(Clone)]
 pub(crate) struct Store {
     pool: AnyPool,
     backend: Backend,
@@ -322,8 +266,8 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let inserted = sqlx::query(
             "INSERT INTO submissions (id, set_name, received_ms, bundle, bundle_sha256,
-                 document_sha256, document_digest, document_bytes, status, timestamp_token)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9) ON CONFLICT (id) DO NOTHING",
+                 document_sha256, document_bytes, status, timestamp_token)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&s.id)
         .bind(&s.set_name)
@@ -331,7 +275,6 @@ impl Store {
         .bind(&s.bundle)
         .bind(&s.bundle_sha256)
         .bind(&s.document_sha256)
-        .bind(&s.document_digest)
         .bind(s.document.len() as i64)
         .bind(s.timestamp_token.as_slice())
         .execute(&mut *tx)
@@ -350,7 +293,7 @@ impl Store {
     }
 
     /// One submission.
-    pub(crate) async fn submission(&self, id: &str) -> Result<Option<SubmissionRow>, Error> {
+    pub(crate) async fn submission(&self, id: &str) -> Result<Option<Submission>, Error> {
         let row = sqlx::query(&format!(
             "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = $1"
         ))
@@ -485,29 +428,22 @@ impl Store {
             Claim::Locked(tx) => tx,
             Claim::Listed(_) => self.pool.begin().await?,
         };
-        let status = if outcome.verdict.valid {
-            Status::Valid
-        } else {
-            Status::Invalid
-        };
+        let status = Status::of(&outcome.verdict);
         let receipt = match &outcome.issued {
             Issued::Unlogged(r) => Some(r.as_str()),
             Issued::ForLog(_) => None,
         };
         let updated = sqlx::query(
-            "UPDATE submissions SET status = $2, credited_ms = $3, verdict = $4, reason = $5,
-                 receipt = $6, verified_ms = $7
+            "UPDATE submissions SET status = $2, verdict = $3, receipt = $4, verified_ms = $5
              WHERE id = $1 AND status = 'queued'",
         )
         .bind(&job.row.id)
         .bind(status.as_str())
-        .bind(outcome.credited_ms)
         .bind(
             serde_json::to_string(&outcome.verdict).map_err(|e| Error::Corrupt {
                 what: format!("verdict: {e}"),
             })?,
         )
-        .bind(outcome.verdict.reason.clone())
         .bind(receipt)
         .bind(now_ms)
         .execute(&mut *tx)
@@ -589,25 +525,17 @@ fn set_row(row: &AnyRow) -> Result<SetRow, Error> {
     Ok(SetRow::from_row(row)?)
 }
 
-fn submission_row(row: &AnyRow) -> Result<SubmissionRow, Error> {
-    let status: String = row.try_get("status")?;
-    let verdict: Option<String> = row.try_get("verdict")?;
-    let verdict = match verdict {
-        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::Corrupt {
-            what: format!("stored verdict: {e}"),
-        })?),
-        None => None,
-    };
-    Ok(SubmissionRow {
+fn submission_row(row: &AnyRow) -> Result<Submission, Error> {
+    Submission::from_stored(StoredSubmission {
         id: row.try_get("id")?,
         set_name: row.try_get("set_name")?,
         received_ms: row.try_get("received_ms")?,
-        status: Status::parse(&status)?,
+        document_bytes: row.try_get("document_bytes")?,
+        status: row.try_get("status")?,
+        verdict: row.try_get("verdict")?,
         credited_ms: row.try_get("credited_ms")?,
-        verdict,
         reason: row.try_get("reason")?,
         receipt: row.try_get("receipt")?,
-        document_bytes: row.try_get("document_bytes")?,
     })
 }
 
@@ -616,4 +544,58 @@ fn job(row: &AnyRow, claim: Claim) -> Result<Job, Error> {
         row: JobRow::from_row(row)?,
         claim,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::submission::State;
+
+    /// A copy of the database the schema-1 service wrote (`tests/fixtures/schema1`, made by its
+    /// `make.py`), opened, so upgraded, by this one.
+    #[test]
+    fn a_schema_1_database_is_upgraded_and_its_rows_read() {
+        let dir = std::env::temp_dir().join(format!("hourglass-schema1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("hourglass.db");
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema1");
+        std::fs::copy(format!("{fixture}/hourglass.db"), &db).unwrap();
+        let ids: std::collections::BTreeMap<String, String> =
+            serde_json::from_slice(&std::fs::read(format!("{fixture}/ids.json")).unwrap()).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let url = format!("sqlite://{}?mode=rwc", db.display());
+            let store = Store::open(&url, 2).await.unwrap();
+            // The dead schema-1 columns are gone.
+            for column in ["links_json", "document_digest"] {
+                let read = sqlx::query(&format!("SELECT {column} FROM submissions"))
+                    .fetch_all(&store.pool)
+                    .await;
+                assert!(read.is_err(), "{column} is still there");
+            }
+            // Verified then: the facts schema 1 kept, read as the state they make.
+            let a = store.submission(&ids["a"]).await.unwrap().unwrap();
+            assert_eq!(a.status(), Status::Valid);
+            assert!(a.verdict().is_none() && a.reason().is_none());
+            assert!(a.dating(None).unwrap().credited_ms >= 1000);
+            let stored = std::fs::read_to_string(format!("{fixture}/a.receipt")).unwrap();
+            assert_eq!(a.receipt(), Some(stored.as_str()));
+            let b = store.submission(&ids["b"]).await.unwrap().unwrap();
+            assert_eq!(b.status(), Status::Invalid);
+            assert!(b.reason().unwrap().contains("document"));
+            assert_eq!(b.dating(None).unwrap().credited_ms, 0);
+            assert!(matches!(b.state, State::Receipted { .. }));
+            // Queued then: a job without a timestamp token (the path of rows before schema 3).
+            let c = store.submission(&ids["c"]).await.unwrap().unwrap();
+            assert!(matches!(c.state, State::Queued));
+            let job = store.claim().await.unwrap().unwrap();
+            assert_eq!(job.row.id, ids["c"]);
+            assert!(job.row.timestamp_token.is_none());
+            store.pool.close().await;
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1,62 +1,28 @@
-//! The service as an RFC 3161 timestamp authority: `POST /tsa`, its certificates, the token of
-//! every stored submission, and the serial numbers (unique across the servers of one database).
+//! The service as an RFC 3161 timestamp authority over HTTP: `POST /tsa`, its certificates,
+//! the token of every stored submission.
 //!
 //! Every rule of the protocol (what a query may ask, what a token holds, how it is signed) is
-//! [`hourglass_timelock::timestamp`]'s; this module only moves bytes over HTTP.
+//! [`hourglass_timestamp`]'s; this module only moves bytes over HTTP.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hourglass_arith::entropy::OsEntropy;
-use hourglass_rsa::HashAlg;
-use hourglass_timelock::timestamp::{granted_reply, Query};
+use hourglass_timestamp::granted_reply;
 
-use crate::api::{find_submission, ApiError};
+use crate::api::find_submission;
+use crate::api_error::ApiError;
 use crate::error::Error;
-use crate::AppState;
+use crate::stamp::now_whole;
+use crate::state::AppState;
 
 /// The media type of a query (RFC 3161 section 3.4).
 const QUERY_TYPE: &str = "application/timestamp-query";
 /// The media type of a reply (RFC 3161 section 3.4).
 const REPLY_TYPE: &str = "application/timestamp-reply";
-
-/// The serial numbers of one server start: its instance number (taken from the database) in
-/// the high 64 bits, a counter in the low 64.
-pub(crate) struct Serials {
-    instance: u64,
-    next: AtomicU64,
-}
-
-impl Serials {
-    pub(crate) fn new(instance: u64) -> Self {
-        Self {
-            instance,
-            next: AtomicU64::new(1),
-        }
-    }
-
-    /// The next serial number, unsigned big-endian.
-    fn next(&self) -> [u8; 16] {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut serial = [0u8; 16];
-        serial[..8].copy_from_slice(&self.instance.to_be_bytes());
-        serial[8..].copy_from_slice(&n.to_be_bytes());
-        serial
-    }
-}
-
-/// Now, in whole seconds (a token's genTime).
-fn now_whole() -> SystemTime {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    UNIX_EPOCH + Duration::from_secs(secs)
-}
 
 fn reply(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, REPLY_TYPE)], body).into_response()
@@ -95,28 +61,6 @@ pub(crate) async fn post_tsa(
     .await
     .map_err(|e| Error::Serve(std::io::Error::other(format!("the TSA stopped: {e}"))))?;
     Ok(reply(answer))
-}
-
-/// Stamps a bundle being stored: the token over its SHA-256 and its genTime in milliseconds
-/// (the submission's received time).
-pub(crate) async fn stamp_bundle(
-    state: &Arc<AppState>,
-    bundle_sha256: &[u8],
-) -> Result<(Vec<u8>, i64), Error> {
-    let query = Query::for_digest(HashAlg::Sha256, bundle_sha256, None, None)?;
-    let st = state.clone();
-    tokio::task::spawn_blocking(move || {
-        let now = now_whole();
-        let token = st
-            .data
-            .tsa()
-            .tsa
-            .stamp(&query, &st.serials.next(), now, &mut OsEntropy)?;
-        let ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-        Ok((token, i64::try_from(ms).unwrap_or(i64::MAX)))
-    })
-    .await
-    .map_err(|e| Error::Serve(std::io::Error::other(format!("the TSA stopped: {e}"))))?
 }
 
 /// `GET /tsa.pem`: the TSA certificate.
@@ -169,20 +113,4 @@ pub(crate) async fn get_timestamp(
         body,
     )
         .into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn serial_numbers_carry_the_instance_and_never_repeat() {
-        let a = Serials::new(7);
-        let b = Serials::new(8);
-        let (a1, a2, b1) = (a.next(), a.next(), b.next());
-        assert_ne!(a1, a2);
-        assert_ne!(a1, b1);
-        assert_eq!(&a1[..8], &7u64.to_be_bytes());
-        assert_eq!(&b1[8..], &1u64.to_be_bytes());
-    }
 }

@@ -20,6 +20,7 @@ use hourglass_log::witness::{AddCheckpoint, Refusal, StateDir, Witness, MAX_REQU
 use tokio::sync::Mutex;
 
 use crate::error::{io, Error};
+use crate::signal::{listen, shutdown_signal};
 
 /// How a witness runs.
 #[derive(Debug)]
@@ -56,13 +57,7 @@ pub fn run_witness(config: WitnessConfig, ready: impl FnOnce(SocketAddr)) -> Res
                 .load(log)
                 .map_err(|e| Error::Log(format!("{}: {e}", memory.path(log.name()).display())))?;
         }
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| Error::Bind {
-                addr: config.listen,
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(Error::Serve)?;
+        let (listener, addr) = listen(config.listen).await?;
         let state = Arc::new(WitnessState {
             witness,
             memory: Mutex::new(memory),
@@ -76,7 +71,7 @@ pub fn run_witness(config: WitnessConfig, ready: impl FnOnce(SocketAddr)) -> Res
             .with_state(state);
         ready(addr);
         axum::serve(listener, app)
-            .with_graceful_shutdown(crate::shutdown_signal())
+            .with_graceful_shutdown(shutdown_signal())
             .await
             .map_err(Error::Serve)
     })

@@ -3,62 +3,25 @@
 //! (an internal error, a panic) is tried again a bounded number of times, then ends in its
 //! final `error` state with the reason: one upload never holds a worker for good.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::OsEntropy;
+use hourglass_receipt::{sign_receipt, sign_receipt_v1, ReceiptVerdict, Statement};
 use hourglass_timelock::anyset::AnySet;
 use hourglass_timelock::public::OriginPins;
-use hourglass_timelock::receipt::{sign_receipt, sign_receipt_v1, ReceiptVerdict, Statement};
 use hourglass_timelock::verdict::{credited_ms, LinkPolicy, Verifier, VerifyOptions};
 use hourglass_timelock::{Bundle, PuzzleKey};
 use zeroize::Zeroizing;
 
+use crate::clock::now_ms;
 use crate::error::Error;
+use crate::state::AppState;
 use crate::store::{Issued, Job, JobRow, Outcome, SetRow};
-use crate::AppState;
 
 /// How long an idle worker waits before looking at the queue again (other servers of one
 /// PostgreSQL add work without waking this one).
 const POLL: Duration = Duration::from_millis(500);
-
-/// Each set's verifier, made once (name and digest) and shared by the workers. A private set's
-/// verifier holds its parsed keys: parsing checks each key (primality tests and an inverse on
-/// the secret primes, in GMP's variable-time code); done for every upload, that let anyone who
-/// can upload have it repeated at will (on a shared machine, traces of the same secret
-/// computation as often as wanted), and took milliseconds per key. The sets are few (made by
-/// the admin); the keys stay in memory for the process's life, as the vault's key does.
-#[derive(Default)]
-pub(crate) struct VerifierCache(std::sync::Mutex<VerifierMap>);
-
-/// Verifiers by set name and digest.
-type VerifierMap = HashMap<(String, String), Verifier>;
-
-impl VerifierCache {
-    /// The verifier of set `name` with digest `sha256`, made by `make` on the first call.
-    fn get_or_make(
-        &self,
-        name: &str,
-        sha256: &str,
-        make: impl FnOnce() -> Result<Verifier, Error>,
-    ) -> Result<Verifier, Error> {
-        let key = (name.to_owned(), sha256.to_owned());
-        if let Some(v) = self.lock().get(&key) {
-            return Ok(v.clone());
-        }
-        // Made outside the lock (slow); two workers may both make a new set's once.
-        let verifier = make()?;
-        Ok(self.lock().entry(key).or_insert(verifier).clone())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, VerifierMap> {
-        // A panic while holding the lock leaves the map itself consistent.
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
 
 /// Runs one worker until the process ends.
 pub(crate) async fn run(state: Arc<AppState>) {
@@ -83,7 +46,7 @@ async fn process(state: &Arc<AppState>, job: Job) {
     let failure = match verify_job(state, job.row.clone()).await {
         Ok(outcome) => {
             let took = Duration::from_micros(u64::try_from(outcome.verify_us).unwrap_or(0));
-            state.metrics.verified(took, outcome.verdict.valid);
+            state.metrics.verified(took, outcome.verdict.is_valid());
             match state
                 .store
                 .finish(job, &outcome, &state.server_id, now_ms())
@@ -182,13 +145,13 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         let verdict = verifier.verify(&bundle, &digest, &options, &mut OsEntropy)?;
         let elapsed = start.elapsed();
         let mut statement = statement_base;
-        statement.verdict = if verdict.valid {
+        statement.verdict = if verdict.is_valid() {
             ReceiptVerdict::Valid
         } else {
             ReceiptVerdict::Invalid
         };
-        statement.credited_ms = credited_ms(verdict.credited_secs);
-        statement.reason = verdict.reason.clone().unwrap_or_default();
+        statement.credited_ms = credited_ms(verdict.credited_secs());
+        statement.reason = verdict.reason().unwrap_or_default().to_string();
         // Every receipt goes into the transparency log (version 3: its statement names the
         // log). Rows stored before the service stamped submissions keep a version 1 receipt
         // (the institution's clock), handed out at once outside the log: stamping them now
@@ -212,7 +175,6 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
             ),
         };
         Ok::<_, Error>(Outcome {
-            credited_ms: i64::try_from(statement.credited_ms).unwrap_or(i64::MAX),
             verdict,
             issued,
             verify_us: i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX),
@@ -236,55 +198,4 @@ fn parse_keys(set_name: &str, opened: &[u8]) -> Result<Vec<PuzzleKey>, Error> {
         .iter()
         .map(|t| PuzzleKey::from_json(t))
         .collect::<Result<Vec<_>, _>>()?)
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn verifier() -> Verifier {
-        let set = hourglass_timelock::public::PublicSet::new(
-            "cache",
-            hourglass_vdf::group::RsaGroup::rsa_2048().modulus().clone(),
-            hourglass_timelock::public::ModulusOrigin::Rsa2048,
-            vec![10],
-            1.0,
-            false,
-            hourglass_timelock::PuzzleHash::Sha256,
-            hourglass_timelock::public::ProofScheme::Wesolowski,
-            "2026-11-27T00:00:00Z",
-        )
-        .unwrap();
-        Verifier::public(set, &OriginPins::default()).unwrap()
-    }
-
-    #[test]
-    fn a_set_s_verifier_is_made_once_and_a_failure_is_not_kept() {
-        let cache = VerifierCache::default();
-        let calls = std::cell::Cell::new(0);
-        let parse = || {
-            calls.set(calls.get() + 1);
-            Ok(verifier())
-        };
-        cache.get_or_make("s", "d1", parse).unwrap();
-        cache.get_or_make("s", "d1", parse).unwrap();
-        assert_eq!(calls.get(), 1);
-        // Another digest (or name) is another entry.
-        cache.get_or_make("s", "d2", parse).unwrap();
-        cache.get_or_make("t", "d1", parse).unwrap();
-        assert_eq!(calls.get(), 3);
-        // A set whose keys do not parse is tried again next time.
-        let fail = || Err(Error::Vault { set: "u".into() });
-        assert!(cache.get_or_make("u", "d", fail).is_err());
-        cache.get_or_make("u", "d", parse).unwrap();
-        assert_eq!(calls.get(), 4);
-    }
 }

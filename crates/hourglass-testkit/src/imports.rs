@@ -8,9 +8,14 @@
 //! (groups and globs expanded) and paths in code alike, starting from `crate::`, `super::`,
 //! `self::` or a child module the file declares (`mod x;` then `x::f`). The path is resolved to
 //! the deepest module that is a file of the crate, through `mod NAME { ... }` blocks inside a
-//! file (where `super::` is the file itself). Comments and string literals are skipped. The crate
-//! root (`lib.rs`, `main.rs`) is left out: it is the namespace every module is declared in and
-//! re-exported from, not a module of its own. Declaring a module (`mod x;`) is not importing it.
+//! file (where `super::` is the file itself). Comments and string literals are skipped.
+//! Declaring a module (`mod x;`) is not importing it, and an inline module compiled for tests
+//! only (`#[cfg(test)] mod tests { ... }`) is left out: tests may use any file of their crate.
+//!
+//! The crate root (`lib.rs`, `main.rs`) is a file like the others, seen through what it
+//! re-exports: `crate::Name` of a `pub use a::Name` in the root imports `a` (the file that
+//! defines it), so a cycle cannot hide behind a re-export, and `crate::f` of an item the root
+//! defines imports the root. The root's own re-exports (`pub use`) are not imports of the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -33,28 +38,91 @@ type ModPath = Vec<String>;
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn import_cycles(src: &Path) -> std::io::Result<Vec<Vec<PathBuf>>> {
-    let files = module_files(src)?;
-    let mut edges: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
-    for (module, file) in &files {
-        let text = std::fs::read_to_string(src.join(file))?;
-        let targets = imports_of(module, &text)
-            .into_iter()
-            .filter_map(|path| deepest_file(&files, &path))
-            .filter(|t| t != module && !t.is_empty() && !module.is_empty())
-            .collect();
-        edges.insert(module.clone(), targets);
-    }
-    let mut cycles: Vec<Vec<PathBuf>> = strongly_connected(&edges)
+    let graph = import_graph(src)?;
+    let mut cycles: Vec<Vec<PathBuf>> = strongly_connected(&graph)
         .into_iter()
         .filter(|group| group.len() > 1)
-        .map(|group| {
-            let mut paths: Vec<PathBuf> = group.iter().map(|m| files[m].clone()).collect();
-            paths.sort();
-            paths
+        .map(|mut group| {
+            group.sort();
+            group
         })
         .collect();
     cycles.sort();
     Ok(cycles)
+}
+
+/// Which files of the crate under `src` each file imports (paths relative to `src`), after
+/// resolving the crate root's re-exports: the graph [`import_cycles`] searches, for a message
+/// that shows the edges of a cycle.
+pub fn import_graph(src: &Path) -> std::io::Result<BTreeMap<PathBuf, BTreeSet<PathBuf>>> {
+    let files = module_files(src)?;
+    let texts = files
+        .iter()
+        .map(|(module, file)| Ok((module.clone(), std::fs::read_to_string(src.join(file))?)))
+        .collect::<std::io::Result<BTreeMap<ModPath, String>>>()?;
+    let root = texts
+        .get(&Vec::new())
+        .map(|text| imports_of(&[], text))
+        .unwrap_or_default();
+    let aliases = root_aliases(&files, &texts, &root.reexports);
+    let mut graph = BTreeMap::new();
+    for (module, text) in &texts {
+        let targets = imports_of(module, text)
+            .paths
+            .into_iter()
+            .filter_map(|path| {
+                let target = deepest_file(&files, &path)?;
+                match (target.is_empty(), path.first()) {
+                    (true, Some(name)) => Some(aliases.get(name).cloned().unwrap_or(target)),
+                    _ => Some(target),
+                }
+            })
+            .filter(|t| t != module)
+            .map(|t| files[&t].clone())
+            .collect();
+        graph.insert(files[module].clone(), targets);
+    }
+    Ok(graph)
+}
+
+/// What the crate root re-exports, by the name it is known by at the root: the file that
+/// defines it. A glob (`pub use a::*`) re-exports the items its module's file defines.
+fn root_aliases(
+    files: &BTreeMap<ModPath, PathBuf>,
+    texts: &BTreeMap<ModPath, String>,
+    reexports: &[Reexport],
+) -> BTreeMap<String, ModPath> {
+    let mut aliases = BTreeMap::new();
+    for r in reexports {
+        let Some(target) = deepest_file(files, &r.path).filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        if r.glob {
+            for name in defined_names(&texts[&target]) {
+                aliases.entry(name).or_insert_with(|| target.clone());
+            }
+        } else if let Some(name) = r.alias.clone().or_else(|| r.path.last().cloned()) {
+            aliases.insert(name, target);
+        }
+    }
+    aliases
+}
+
+/// The names a file defines at its top level and might export (`fn`, `struct`, `enum`,
+/// `trait`, `type`, `const`, `static`, `mod`, `macro_rules!`), roughly: enough for globs.
+fn defined_names(text: &str) -> BTreeSet<String> {
+    const KINDS: &[&str] = &[
+        "fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union",
+    ];
+    tokens(text)
+        .windows(2)
+        .filter_map(|w| match w {
+            [Token::Ident(kind), Token::Ident(name)] if KINDS.contains(&kind.as_str()) => {
+                Some(name.clone())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every `.rs` file under `src`, by the module it is.
@@ -225,8 +293,25 @@ fn continues_identifier(chars: &[char], i: usize) -> bool {
     }
 }
 
+/// A `pub use` of a file: the absolute path it re-exports, the name it gives, and whether it is
+/// a glob.
+#[derive(Debug, Clone)]
+struct Reexport {
+    path: ModPath,
+    alias: Option<String>,
+    glob: bool,
+}
+
+/// What a file names: the absolute module paths (and items) it imports, and its re-exports
+/// (`pub use`, `pub(crate) use`), which are the file's namespace rather than imports of it.
+#[derive(Debug, Default)]
+struct Imports {
+    paths: Vec<ModPath>,
+    reexports: Vec<Reexport>,
+}
+
 /// The absolute module paths (and items) the file of `module` names.
-fn imports_of(module: &[String], text: &str) -> Vec<ModPath> {
+fn imports_of(module: &[String], text: &str) -> Imports {
     let toks = tokens(text);
     let ident = |t: Option<&Token>| match t {
         Some(Token::Ident(s)) => Some(s.clone()),
@@ -242,7 +327,7 @@ fn imports_of(module: &[String], text: &str) -> Vec<ModPath> {
         .collect();
     let mut inline: Vec<(String, usize)> = Vec::new();
     let mut depth = 0usize;
-    let mut found = Vec::new();
+    let mut found = Imports::default();
     let mut i = 0;
     while i < toks.len() {
         let here: ModPath = module
@@ -258,6 +343,26 @@ fn imports_of(module: &[String], text: &str) -> Vec<ModPath> {
                 }
                 depth = depth.saturating_sub(1);
             }
+            Token::Ident(k) if k == "mod" && is_test_module(&toks, i) => {
+                // Skip the whole block: tests may use any file of their crate.
+                let mut open = 0usize;
+                let mut j = i + 2;
+                while j < toks.len() {
+                    match toks[j] {
+                        Token::Open => open += 1,
+                        Token::Close => {
+                            open -= 1;
+                            if open == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                i = j + 1;
+                continue;
+            }
             Token::Ident(k) if k == "mod" => {
                 if let (Some(name), Some(Token::Open)) = (ident(toks.get(i + 1)), toks.get(i + 2)) {
                     depth += 1;
@@ -271,9 +376,25 @@ fn imports_of(module: &[String], text: &str) -> Vec<ModPath> {
                     .iter()
                     .position(|t| *t == Token::Semi)
                     .map_or(toks.len(), |p| i + p);
-                let mut paths = Vec::new();
-                use_tree(&toks[i + 1..end], Vec::new(), &mut paths);
-                found.extend(paths.iter().filter_map(|p| resolve(&here, p, &children)));
+                let mut trees = Vec::new();
+                use_tree(&toks[i + 1..end], Vec::new(), &mut trees);
+                let public = is_pub(&toks[..i]);
+                for tree in trees {
+                    // A module's re-exports are imports too (it names the other file); the
+                    // root's are its namespace only, and say what `crate::Name` is.
+                    if let Some(path) = resolve(&here, &tree.path, &children) {
+                        if public {
+                            found.reexports.push(Reexport {
+                                path: path.clone(),
+                                alias: tree.alias,
+                                glob: tree.glob,
+                            });
+                        }
+                        if !(public && here.is_empty()) {
+                            found.paths.push(path);
+                        }
+                    }
+                }
                 i = end + 1;
                 continue;
             }
@@ -288,7 +409,7 @@ fn imports_of(module: &[String], text: &str) -> Vec<ModPath> {
                     j += 2;
                 }
                 if path.len() > 1 {
-                    found.extend(resolve(&here, &path, &children));
+                    found.paths.extend(resolve(&here, &path, &children));
                 }
                 i = j;
                 continue;
@@ -300,15 +421,64 @@ fn imports_of(module: &[String], text: &str) -> Vec<ModPath> {
     found
 }
 
+/// Whether the `mod` at `i` opens an inline module compiled for tests only (`#[cfg(test)] mod
+/// tests { ... }`, `#[cfg(all(test, ...))]`): its attribute, just before it, names `cfg` then
+/// `test`.
+fn is_test_module(toks: &[Token], i: usize) -> bool {
+    if !matches!(
+        (toks.get(i + 1), toks.get(i + 2)),
+        (Some(Token::Ident(_)), Some(Token::Open))
+    ) {
+        return false;
+    }
+    let attribute: Vec<&Token> = toks[..i]
+        .iter()
+        .rev()
+        .take(16)
+        .take_while(|t| matches!(t, Token::Ident(_) | Token::Other | Token::Comma))
+        .collect();
+    let cfg = attribute
+        .iter()
+        .position(|t| matches!(t, Token::Ident(c) if c == "cfg"));
+    let test = attribute
+        .iter()
+        .position(|t| matches!(t, Token::Ident(c) if c == "test"));
+    matches!((cfg, test), (Some(c), Some(t)) if t < c)
+}
+
+/// Whether the tokens before a `use` make it public (`pub`, `pub(crate)`, `pub(super)`).
+fn is_pub(before: &[Token]) -> bool {
+    match before {
+        [.., Token::Ident(p)] => p == "pub",
+        [.., Token::Ident(p), Token::Other, Token::Ident(_), Token::Other] => p == "pub",
+        _ => false,
+    }
+}
+
+/// One path of a `use` tree: the path, the name it is given (`as`), whether it is a glob.
+struct UseTree {
+    path: Vec<String>,
+    alias: Option<String>,
+    glob: bool,
+}
+
 /// The paths of a `use` tree (`a::{b, c::*}` gives `a::b` and `a::c`), after `prefix`.
-fn use_tree(toks: &[Token], prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+fn use_tree(toks: &[Token], prefix: Vec<String>, out: &mut Vec<UseTree>) {
     let mut path = prefix;
+    let mut alias = None;
+    let mut glob = false;
     let mut i = 0;
     while i < toks.len() {
         match &toks[i] {
-            Token::Ident(s) if s == "as" => break,
+            Token::Ident(s) if s == "as" => {
+                if let Some(Token::Ident(a)) = toks.get(i + 1) {
+                    alias = Some(a.clone());
+                }
+                break;
+            }
             Token::Ident(s) => path.push(s.clone()),
-            Token::PathSep | Token::Star => {}
+            Token::Star => glob = true,
+            Token::PathSep => {}
             Token::Open => {
                 // The group up to its matching brace, split at its top-level commas.
                 let mut depth = 0;
@@ -336,7 +506,7 @@ fn use_tree(toks: &[Token], prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
         }
         i += 1;
     }
-    out.push(path);
+    out.push(UseTree { path, alias, glob });
 }
 
 /// `path` as seen from module `here`, made absolute; `None` for paths outside the crate.
@@ -366,16 +536,16 @@ fn resolve(here: &[String], path: &[String], children: &BTreeSet<String>) -> Opt
 }
 
 /// Tarjan's strongly connected components of the graph.
-fn strongly_connected(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<ModPath>> {
+fn strongly_connected(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     struct State<'a> {
-        edges: &'a BTreeMap<ModPath, BTreeSet<ModPath>>,
-        index: BTreeMap<&'a ModPath, usize>,
-        low: BTreeMap<&'a ModPath, usize>,
-        stack: Vec<&'a ModPath>,
-        on_stack: BTreeSet<&'a ModPath>,
-        groups: Vec<Vec<ModPath>>,
+        edges: &'a BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        index: BTreeMap<&'a PathBuf, usize>,
+        low: BTreeMap<&'a PathBuf, usize>,
+        stack: Vec<&'a PathBuf>,
+        on_stack: BTreeSet<&'a PathBuf>,
+        groups: Vec<Vec<PathBuf>>,
     }
-    fn visit<'a>(s: &mut State<'a>, v: &'a ModPath) {
+    fn visit<'a>(s: &mut State<'a>, v: &'a PathBuf) {
         let n = s.index.len();
         s.index.insert(v, n);
         s.low.insert(v, n);
@@ -530,10 +700,87 @@ pub fn g() {}
     }
 
     #[test]
-    fn the_crate_root_and_declarations_are_not_imports() {
+    fn declarations_and_re_exports_are_not_imports_of_the_root() {
         let found = cycles(&[
             ("lib.rs", "mod a;\npub use a::f;\npub type Result = ();\n"),
             ("a.rs", "pub fn f() -> crate::Result {}\n"),
+        ]);
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_cycle_through_a_re_export_of_the_root_is_found() {
+        // b names `crate::F`, which the root re-exports from a (under another name too).
+        for (lib, b) in [
+            (
+                "mod a;\nmod b;\npub use a::F;\n",
+                "fn g() { crate::F::new() }\n",
+            ),
+            ("mod a;\nmod b;\npub use a::F as G;\n", "use crate::G;\n"),
+            ("mod a;\nmod b;\npub use a::*;\n", "use crate::F;\n"),
+            (
+                "mod a;\nmod b;\npub(crate) use a::{F};\n",
+                "use crate::F;\n",
+            ),
+        ] {
+            let found = cycles(&[
+                ("lib.rs", lib),
+                ("a.rs", "pub struct F;\nfn f() { crate::b::g() }\n"),
+                ("b.rs", b),
+            ]);
+            assert_eq!(found, vec![vec!["a.rs", "b.rs"]], "{lib} / {b}");
+        }
+    }
+
+    #[test]
+    fn inline_test_modules_are_left_out() {
+        for attribute in [
+            "#[cfg(test)]",
+            "#[cfg(all(test, target_arch = \"x86_64\"))]",
+        ] {
+            let found = cycles(&[
+                ("lib.rs", "mod a;\nmod b;\n"),
+                (
+                    "a.rs",
+                    &format!(
+                        "pub fn f() {{}}\n{attribute}\nmod tests {{\n    use crate::b::g;\n}}\n"
+                    ),
+                ),
+                ("b.rs", "pub fn g() { crate::a::f() }\n"),
+            ]);
+            assert!(found.is_empty(), "{attribute}: {found:?}");
+        }
+        // Code after the test module is read again.
+        let found = cycles(&[
+            ("lib.rs", "mod a;\nmod b;\n"),
+            (
+                "a.rs",
+                "#[cfg(test)]\nmod tests {\n    fn t() {}\n}\npub fn f() { crate::b::g() }\n",
+            ),
+            ("b.rs", "pub fn g() { crate::a::f() }\n"),
+        ]);
+        assert_eq!(found, vec![vec!["a.rs", "b.rs"]]);
+    }
+
+    #[test]
+    fn the_roots_own_code_is_a_file_like_the_others() {
+        // The root's function uses a, which uses the root's function.
+        let found = cycles(&[
+            (
+                "main.rs",
+                "mod a;\nfn helper() {}\nfn main() { a::run() }\n",
+            ),
+            ("a.rs", "pub fn run() { crate::helper() }\n"),
+        ]);
+        assert_eq!(found, vec![vec!["a.rs", "main.rs"]]);
+        // A root that only declares and re-exports is in no cycle.
+        let found = cycles(&[
+            (
+                "lib.rs",
+                "mod a;\nmod b;\npub use a::run;\npub use b::Thing;\n",
+            ),
+            ("a.rs", "pub fn run() -> crate::Thing { crate::b::Thing }\n"),
+            ("b.rs", "pub struct Thing;\n"),
         ]);
         assert!(found.is_empty(), "{found:?}");
     }

@@ -1,7 +1,9 @@
 //! Test support shared by hourglass's crates (a dev-dependency only): random damage to files
 //! for the parser robustness tests, which check that parsers never panic on it and that
-//! whatever still parses is consistent; and the import cycles among a crate's files
-//! ([`import_cycles`]), which a crate's test keeps at none.
+//! whatever still parses is consistent; the import cycles among a crate's files
+//! ([`import_cycles`]), which a crate's test keeps at none; and certificate hierarchies, RFC 3161
+//! timestamp authorities and verdicts made by the `openssl` command line ([`openssl_pki`]), for
+//! the tests that check a verifier agrees with OpenSSL.
 //!
 //! ```
 //! use hourglass_testkit::{damage, Mutation};
@@ -15,7 +17,8 @@
 use proptest::prelude::*;
 
 mod imports;
-pub use imports::import_cycles;
+pub use imports::{import_cycles, import_graph};
+pub mod openssl_pki;
 
 /// One change to a file's bytes. Positions wrap around the current length.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::json;
 use crate::key::{input_from_digest, PuzzleHash};
+pub use crate::set_kind::SetKind;
 use crate::{Error, Field, FileKind, ParseError, Result};
 
 const BUNDLE_TYPE: &str = "hourglass-submission-bundle";
@@ -29,32 +30,6 @@ pub const MAX_LINKS: usize = 100_000;
 pub const MAX_BUNDLE_BYTES: u64 = 1 << 20;
 /// Relative slack when comparing credited times (they come from rounded squaring counts).
 const CREDIT_TOLERANCE: f64 = 1e-4;
-
-/// Which kind of set a bundle was sealed on: who can verify it, and who could forge it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SetKind {
-    /// Puzzle keys with a trapdoor: the institution verifies with its private keys.
-    Private,
-    /// A public modulus with proof-carrying links: anyone verifies.
-    Public,
-}
-
-impl SetKind {
-    /// `private` or `public`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SetKind::Private => "private",
-            SetKind::Public => "public",
-        }
-    }
-}
-
-impl std::fmt::Display for SetKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// One link of a bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,9 +5,9 @@
 use hourglass_arith::Integer;
 use hourglass_dkg::transcript::SignedTranscript;
 
-use crate::public::CommitteePins;
-use crate::verdict::Trust;
-use crate::{Result, TrustError};
+use crate::error::{Result, TrustError};
+use crate::pins::CommitteePins;
+use crate::trust::Trust;
 
 /// Whom a verdict on a set with modulus `n`, naming transcript `named`, trusts under `pins`:
 /// every member signed the transcript under a pinned certificate, and the transcript is the
@@ -35,15 +35,4 @@ pub(crate) fn anchor(n: &Integer, named: &str, pins: &CommitteePins) -> Result<T
         threshold: committee.threshold,
         transcript: pinned,
     })
-}
-
-/// Whether a transcript error refutes the set's claim (a signature that does not verify under
-/// a pinned member's certificate, a member that did not sign), rather than a pin that is
-/// missing or a file that cannot be used.
-pub(crate) fn is_refutation(e: &hourglass_dkg::Error) -> bool {
-    use hourglass_dkg::TrustError as Dkg;
-    matches!(
-        e,
-        hourglass_dkg::Error::Untrusted(Dkg::BadSignature { .. } | Dkg::MissingSignatures { .. })
-    )
 }

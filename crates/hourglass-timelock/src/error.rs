@@ -1,8 +1,8 @@
 //! Why a time-lock operation failed: one variant per cause, grouped by area (parameters,
 //! insecure choices, the JSON files, age recipients).
 
-use crate::bundle::SetKind;
-use crate::PuzzleHash;
+use crate::puzzle_hash::PuzzleHash;
+use crate::set_kind::SetKind;
 
 /// Errors from time-lock operations.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +64,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): a set's
+    /// origin refuted by the verifier's pins, or a negative verdict of the crates below.
+    pub fn is_verdict(&self) -> bool {
+        match self {
+            Error::Trust(t) => t.is_refutation(),
+            Error::Rsa(e) => e.is_verdict(),
+            Error::Vdf(e) => e.is_verdict(),
+            Error::Arith(e) => e.is_verdict(),
+            _ => false,
+        }
+    }
+
     /// A parse error of `what`.
     pub(crate) fn parse(what: FileKind, why: ParseError) -> Self {
         Error::Parse { what, why }
@@ -489,7 +501,9 @@ impl TrustError {
     pub fn is_refutation(&self) -> bool {
         match self {
             TrustError::OtherTranscript { .. } | TrustError::OtherModulus => true,
-            TrustError::Transcript(e) => crate::committee::is_refutation(e),
+            // hourglass-dkg says which transcript errors refute (a signature that does not
+            // verify under a pinned member's certificate, a member that did not sign).
+            TrustError::Transcript(e) => e.is_verdict(),
             TrustError::UnpinnedCommittee { .. } | TrustError::NotACommittee { .. } => false,
         }
     }
@@ -524,3 +538,6 @@ pub enum RecipientError {
     #[error("encoding the recipient: {0}")]
     Encode(#[source] bech32::Error),
 }
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;

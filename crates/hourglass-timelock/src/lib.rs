@@ -15,7 +15,8 @@
 //! - [`verdict`]: the one verdict on a bundle of either kind, whom it trusts, and its dating.
 //! - [`public`]: trustless offline submission: public sets on a modulus nobody can open,
 //!   proof-carrying links, verification by anyone.
-//! - [`certificate`]: X.509 puzzle certificates (`E = z 2^65 + 2t + 1`) and institution CAs.
+//! - [`certificate`]: X.509 puzzle certificates (`E = z 2^65 + 2t + 1`) under institution CAs
+//!   (`hourglass-x509`).
 //! - [`signature`]: delayed signatures, fast to make and `t` squarings to verify.
 //! - [`tlock`]: Rivest-Shamir-Wagner time-lock encryption of files; [`rsw`]: classic puzzles
 //!   such as LCS35 and CSAIL2019.
@@ -41,32 +42,35 @@ pub mod anyset;
 pub mod bundle;
 pub mod certificate;
 mod committee;
+pub mod dated;
 mod error;
 mod json;
 mod key;
+mod link_fault;
+mod pins;
 pub mod public;
-pub mod receipt;
+mod puzzle_hash;
 pub mod rsw;
+mod set_kind;
 pub mod signature;
 mod solution;
 mod solve;
 pub mod submission;
-pub mod timestamp;
 pub mod tlock;
+mod trust;
 pub mod verdict;
 
-pub use bundle::{Bundle, Link, SetKind};
+pub use bundle::{Bundle, Link};
 pub use error::{
     Error, Field, FileKind, Fingerprinted, Insecurity, ParamError, ParseError, RecipientError,
-    TrustError,
+    Result, TrustError,
 };
 pub use key::{
-    document_input, input_from_digest, HashNameError, PuzzleHash, PuzzleKey, PuzzleKeyGen,
-    PuzzleMeta, PuzzlePublicKey, DOCUMENT_INPUT_DST, MIN_D_BITS, MIN_D_BITS_INSECURE,
+    document_input, input_from_digest, PuzzleKey, PuzzleKeyGen, PuzzleMeta, PuzzlePublicKey,
+    DOCUMENT_INPUT_DST, MIN_D_BITS, MIN_D_BITS_INSECURE,
 };
+pub use puzzle_hash::{HashNameError, PuzzleHash};
 pub use rsw::{SolveOptions, SolveOutcome};
+pub use set_kind::SetKind;
 pub use solution::{Rejection, Solution};
 pub use solve::solve;
-
-/// Result alias for this crate.
-pub type Result<T> = std::result::Result<T, Error>;

@@ -33,7 +33,9 @@ use crate::bundle::{
 };
 use crate::json;
 use crate::key::PuzzleHash;
-use crate::verdict::{LinkFault, Trust};
+use crate::link_fault::LinkFault;
+pub use crate::pins::{CommitteePins, OriginPins};
+use crate::trust::Trust;
 use crate::{Error, Field, FileKind, Fingerprinted, ParamError, ParseError, Result, TrustError};
 
 pub use hourglass_vdf::proof_file::ProofScheme;
@@ -468,23 +470,6 @@ pub(crate) fn check_link(
         level: LEVEL,
     };
     Ok(check_link_proof(set, &statement, proof)?.map(|()| set.credited_secs(*t)))
-}
-
-/// What a verifier pins of a public set's origin ([`crate::verdict::Verifier::public`]).
-#[derive(Debug, Clone, Default)]
-pub struct OriginPins {
-    /// The committee, for a set on a committee's modulus.
-    pub committee: Option<CommitteePins>,
-}
-
-/// A committee as the verifier pins it: its published transcript and the certificates of
-/// members the verifier trusts.
-#[derive(Debug, Clone)]
-pub struct CommitteePins {
-    /// The committee's `transcript.json` (its text, as published).
-    pub transcript: String,
-    /// The members' certificates the verifier trusts (DER).
-    pub certificates: Vec<Vec<u8>>,
 }
 
 /// Whom a verdict on `set` trusts, given what the verifier pinned; an error when the origin

@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::{link_input, Bundle, Link, SealEnd, SealOptions, SetKind};
 use crate::json;
 use crate::key::{PuzzleHash, PuzzleKey, PuzzlePublicKey};
+use crate::link_fault::LinkFault;
 use crate::rsw::{SolveOptions, SolveOutcome};
 use crate::solve::solve;
-use crate::verdict::LinkFault;
 use crate::{Error, FileKind, ParamError, ParseError, Result};
 
 /// The `type` of a private set file.

@@ -124,6 +124,14 @@ pub enum TlockError {
     Timelock(#[from] crate::Error),
 }
 
+impl TlockError {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): never. A
+    /// file that fails its authentication is damaged or forged, not judged: an error.
+    pub fn is_verdict(&self) -> bool {
+        false
+    }
+}
+
 /// What is wrong with a time-lock header (or the age stanza that carries one).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

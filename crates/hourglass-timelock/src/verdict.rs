@@ -4,9 +4,10 @@
 //! Every surface (the CLI, the service, Python) builds a [`Verifier`] from what its user pins
 //! (the institution's private keys, or a public set and the anchors of its origin), has the
 //! verifier digest the document ([`Verifier::digest`]: the verifier, never the bundle, chooses
-//! the hash), calls [`Verifier::verify`] and formats the [`Verdict`] it returns; a [`Dating`]
-//! turns a verdict and a received time into the predated time and the deadline check. No
-//! surface re-checks a link, re-derives a date or picks a hash.
+//! the hash), calls [`Verifier::verify`] and formats the [`Verdict`] it returns, placed in time
+//! by a [`DatedVerdict`](crate::dated::DatedVerdict) (the received time from verified RFC 3161
+//! timestamps, a stated time or the clock; a [`Dating`] turns it into the predated time and the
+//! deadline check). No surface re-checks a link, re-derives a date or picks a hash.
 //!
 //! ```
 //! use hourglass_arith::entropy::SeededEntropy;
@@ -21,8 +22,8 @@
 //! let digest = verifier.digest(&b"my paper"[..]).unwrap();
 //! let empty = Bundle::new(PuzzleHash::Sha256, digest.bytes());
 //! let verdict = verifier.verify(&empty, &digest, &VerifyOptions::default(), &mut rng).unwrap();
-//! assert!(!verdict.valid);
-//! assert_eq!(verdict.reason.as_deref(), Some("the bundle has no links"));
+//! assert!(!verdict.is_valid());
+//! assert_eq!(verdict.reason(), Some("the bundle has no links"));
 //! let dated = Dating::new(&verdict, 1_800_000_000, Some(1_900_000_000));
 //! assert_eq!(dated.before_deadline, Some(false));
 //! ```
@@ -37,55 +38,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, SetKind};
 use crate::key::{PuzzleHash, PuzzleKey};
-use crate::public::{OriginPins, PublicSet};
+use crate::link_fault::LinkFault;
+use crate::pins::OriginPins;
+use crate::public::PublicSet;
+pub use crate::trust::Trust;
 use crate::{ParamError, Result};
-
-/// Whom a verdict trusts: what would have to be false for a valid verdict to be a forgery.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Trust {
-    /// A private set: the institution verified with the trapdoors of its own puzzle keys, so it
-    /// (or a thief of its keys) could have made the bundle without doing the squarings.
-    InstitutionKeys,
-    /// A public set on the RSA-2048 challenge number, whose factors nobody is known to hold.
-    Rsa2048,
-    /// A public set on a committee's modulus, the committee pinned by the verifier: nobody
-    /// knows the factors unless more than `threshold` of its members colluded.
-    Committee {
-        /// The cluster's name.
-        cluster: String,
-        /// The members (party ids) whose signatures the verifier checked.
-        members: Vec<hourglass_dkg::PartyId>,
-        /// Colluders the generation withstands: `threshold + 1` of them could know the factors.
-        threshold: usize,
-        /// The fingerprint of the committee's signed transcript (hex).
-        transcript: String,
-    },
-    /// A public set on the institution's own modulus: it knows the factors and could forge.
-    InstitutionModulus,
-}
-
-impl Trust {
-    /// Whether nobody, the institution included, could have forged a valid bundle (under the
-    /// stated assumption).
-    pub fn trustless(&self) -> bool {
-        matches!(self, Trust::Rsa2048 | Trust::Committee { .. })
-    }
-
-    /// The assumption a valid verdict rests on, as a sentence.
-    pub fn assumption(&self) -> String {
-        match self {
-            Trust::InstitutionKeys => "the institution holds the puzzles' trapdoors: it could have forged this bundle (trust the institution)".into(),
-            Trust::Rsa2048 => "nobody knows the factors of the RSA-2048 challenge number".into(),
-            Trust::Committee { cluster, members, threshold, .. } => format!(
-                "nobody knows the factors of committee '{cluster}''s modulus unless at least {} of its members {} colluded",
-                threshold + 1,
-                members.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-            ),
-            Trust::InstitutionModulus => "the institution made the set's modulus and knows its factors: it could have forged this bundle (trust the institution)".into(),
-        }
-    }
-}
 
 /// How [`Verifier::verify`] goes through a bundle's links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,38 +80,108 @@ impl Default for VerifyOptions {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkVerdict {
     /// Position in the bundle (0-based).
-    pub index: usize,
+    pub(crate) index: usize,
     /// The key or set fingerprint the link names.
-    pub puzzle: String,
+    pub(crate) puzzle: String,
     /// Squarings.
-    pub t: u64,
+    pub(crate) t: u64,
     /// Seconds credited (0 if invalid).
-    pub credited_secs: f64,
+    pub(crate) credited_secs: f64,
     /// Whether it verified.
-    pub valid: bool,
+    pub(crate) valid: bool,
     /// Why not.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
-/// The verdict on a bundle. Its JSON also carries `trustless` and `assumption`, derived from
+/// The verdict on a bundle, built only by [`Verifier::verify`] (its fields are private: no
+/// surface can edit it; read it through its accessors). Its JSON also carries `trustless` and `assumption`, derived from
 /// `trust` ([`Trust::trustless`], [`Trust::assumption`]) when it is written and ignored when it
 /// is read.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Verdict {
     /// Whether everything verified: the document matches and every link (at least one) does.
-    pub valid: bool,
+    pub(crate) valid: bool,
     /// The kind of set the verifier holds.
-    pub set: SetKind,
+    pub(crate) set: SetKind,
     /// Whom the verdict trusts.
-    pub trust: Trust,
+    pub(crate) trust: Trust,
     /// Whether the document matches the bundle's digest.
-    pub document_matches: bool,
+    pub(crate) document_matches: bool,
     /// Seconds credited in total (0 unless valid).
-    pub credited_secs: f64,
+    pub(crate) credited_secs: f64,
     /// Why the bundle is invalid, in one sentence (none when valid).
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// The verdicts of the links checked (all of them unless the policy stopped early).
-    pub links: Vec<LinkVerdict>,
+    pub(crate) links: Vec<LinkVerdict>,
+}
+
+impl LinkVerdict {
+    /// Position in the bundle (0-based).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The key or set fingerprint the link names.
+    pub fn puzzle(&self) -> &str {
+        &self.puzzle
+    }
+
+    /// Squarings.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Seconds credited (0 if invalid).
+    pub fn credited_secs(&self) -> f64 {
+        self.credited_secs
+    }
+
+    /// Whether it verified.
+    pub fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    /// Why not.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+impl Verdict {
+    /// Whether everything verified: the document matches and every link (at least one) does.
+    pub fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The kind of set the verifier holds.
+    pub fn set(&self) -> SetKind {
+        self.set
+    }
+
+    /// Whom the verdict trusts.
+    pub fn trust(&self) -> &Trust {
+        &self.trust
+    }
+
+    /// Whether the document matches the bundle's digest.
+    pub fn document_matches(&self) -> bool {
+        self.document_matches
+    }
+
+    /// Seconds credited in total (0 unless valid).
+    pub fn credited_secs(&self) -> f64 {
+        self.credited_secs
+    }
+
+    /// Why the bundle is invalid, in one sentence (none when valid).
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// The verdicts of the links checked (all of them unless the policy stopped early).
+    pub fn links(&self) -> &[LinkVerdict] {
+        &self.links
+    }
 }
 
 impl Serialize for Verdict {
@@ -163,9 +190,9 @@ impl Serialize for Verdict {
         let mut st = s.serialize_struct("Verdict", 9)?;
         st.serialize_field("valid", &self.valid)?;
         st.serialize_field("set", &self.set)?;
-        st.serialize_field("trust", &self.trust)?;
-        st.serialize_field("trustless", &self.trust.trustless())?;
-        st.serialize_field("assumption", &self.trust.assumption())?;
+        for (key, value) in self.trust.json_fields() {
+            st.serialize_field(key, &value)?;
+        }
         st.serialize_field("document_matches", &self.document_matches)?;
         st.serialize_field("credited_secs", &self.credited_secs)?;
         st.serialize_field("reason", &self.reason)?;
@@ -530,35 +557,6 @@ impl Verifier {
     }
 }
 
-/// Why one link does not verify.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum LinkFault {
-    /// A private set has no key with the link's fingerprint.
-    UnknownKey,
-    /// A public link names another set.
-    OtherSet,
-    /// The link's result is not the puzzle's (or the squarings') for its input.
-    DoesNotVerify,
-    /// A proof of another scheme than the set fixes.
-    ProofScheme(hourglass_vdf::proof_file::ProofScheme),
-    /// The proof does not verify.
-    BadProof(String),
-}
-
-impl std::fmt::Display for LinkFault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LinkFault::UnknownKey => f.write_str("no private key of the set has this fingerprint"),
-            LinkFault::OtherSet => f.write_str("the link is for another public set"),
-            LinkFault::DoesNotVerify => {
-                f.write_str("the link does not verify (wrong, altered, or for another input)")
-            }
-            LinkFault::ProofScheme(s) => write!(f, "the set fixes {s} proofs"),
-            LinkFault::BadProof(why) => write!(f, "the proof does not verify: {why}"),
-        }
-    }
-}
-
 /// A verdict placed in time: when the bundle was received, what it credits, when the document
 /// provably existed and whether that was before a deadline. One rule for receipts, the
 /// service's pages and API, the CLI and Python.
@@ -645,49 +643,6 @@ pub fn credited_ms(secs: f64) -> u64 {
     (secs * 1000.0).round() as u64
 }
 
-/// Where a verdict's received time came from. The rule every surface dates with: the earliest
-/// verified RFC 3161 timestamp, else the time the verifier gives (the institution's clock),
-/// else this machine's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReceivedFrom {
-    /// The earliest `genTime` of the verified timestamps.
-    Timestamps,
-    /// The time the verifier gave.
-    Given,
-    /// This machine's clock.
-    Clock,
-}
-
-impl ReceivedFrom {
-    /// `timestamps`, `received` or `this machine's clock`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReceivedFrom::Timestamps => "timestamps",
-            ReceivedFrom::Given => "received",
-            ReceivedFrom::Clock => "this machine's clock",
-        }
-    }
-
-    /// The received time (whole seconds since the epoch) and where it came from.
-    pub fn pick(
-        evidence: Option<&crate::timestamp::Evidence>,
-        given: Option<SystemTime>,
-        now: SystemTime,
-    ) -> (u64, Self) {
-        match (evidence.and_then(|e| e.received_unix()), given) {
-            (Some(t), _) => (t, ReceivedFrom::Timestamps),
-            (None, Some(g)) => (unix_secs(g), ReceivedFrom::Given),
-            (None, None) => (unix_secs(now), ReceivedFrom::Clock),
-        }
-    }
-}
-
-impl Serialize for ReceivedFrom {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
 /// Seconds since the epoch of `t` (0 before it).
 pub fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
@@ -698,18 +653,6 @@ pub fn unix_secs(t: SystemTime) -> u64 {
 pub fn rfc3339(t: SystemTime) -> String {
     let t = unix_time(t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default());
     humantime::format_rfc3339_seconds(t).to_string()
-}
-
-/// A verdict with its dating, as every surface's JSON shows it: the verdict's fields, then
-/// `received`, `credited_ms`, `predated_to`, `deadline` and `before_deadline`.
-#[derive(Debug, Serialize)]
-pub struct DatedVerdict<'a> {
-    /// The verdict.
-    #[serde(flatten)]
-    pub verdict: &'a Verdict,
-    /// Its dating.
-    #[serde(flatten)]
-    pub dating: Dating,
 }
 
 impl Serialize for Dating {

@@ -8,7 +8,7 @@ use hourglass_arith::entropy::SeededEntropy;
 use hourglass_rsa::{KeyGenOptions, PrivateKey, Variant};
 use hourglass_timelock::certificate::{
     decode_exponent, verify_puzzle_certificate, CaCertificate, CertRole, CertificateError,
-    CertificateOptions, PuzzleCertificate, ValidityPeriod,
+    CertificateOptions, PuzzleCertificate, PuzzleCertificateError, ValidityPeriod,
 };
 use hourglass_timelock::{PuzzleHash, PuzzleKey, PuzzleKeyGen};
 
@@ -166,7 +166,9 @@ fn certificates_from_another_ca_are_refused() {
     .unwrap();
     assert!(matches!(
         verify_puzzle_certificate(pem.as_bytes(), &impostor, now),
-        Err(CertificateError::BadSignature { .. })
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::BadSignature { .. }
+        ))
     ));
     // Another name: the issuer does not match.
     let other = CaCertificate::self_signed(
@@ -176,7 +178,13 @@ fn certificates_from_another_ca_are_refused() {
     )
     .unwrap();
     let err = verify_puzzle_certificate(pem.as_bytes(), &other, now).unwrap_err();
-    assert!(matches!(err, CertificateError::WrongIssuer { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            PuzzleCertificateError::Certificate(CertificateError::WrongIssuer { .. })
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("Other Institute"), "{err}");
     // Issuing with a CA key that is not the certificate's is refused.
     assert!(matches!(
@@ -187,7 +195,9 @@ fn certificates_from_another_ca_are_refused() {
             &CertificateOptions::days("x", 1),
             &mut rng
         ),
-        Err(CertificateError::KeyMismatch)
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::KeyMismatch
+        ))
     ));
 }
 
@@ -207,10 +217,10 @@ fn validity_periods_are_enforced() {
     assert!(
         matches!(
             err,
-            CertificateError::Expired {
+            PuzzleCertificateError::Certificate(CertificateError::Expired {
                 what: CertRole::Certificate,
                 ..
-            }
+            })
         ),
         "{err}"
     );
@@ -225,19 +235,25 @@ fn validity_periods_are_enforced() {
     let early = issue_with(&future);
     assert!(matches!(
         verify_puzzle_certificate(early.to_der(), ca, now),
-        Err(CertificateError::NotYetValid { .. })
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::NotYetValid { .. }
+        ))
     ));
     // The same certificate is fine inside its window, and expired after it.
     assert!(early.verify(ca, now + 2 * DAY).is_ok());
     assert!(matches!(
         issue().verify(ca, now + 400 * DAY),
-        Err(CertificateError::Expired { .. })
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::Expired { .. }
+        ))
     ));
     // `days = 0` expires at once (after the current second).
     let zero = issue_with(&CertificateOptions::days("zero", 0));
     assert!(matches!(
         zero.verify(ca, now + Duration::from_secs(2)),
-        Err(CertificateError::Expired { .. })
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::Expired { .. }
+        ))
     ));
     // An expired CA neither issues nor vouches.
     let key = rsa_key("certificate tests: expired CA", 1024);
@@ -251,10 +267,12 @@ fn validity_periods_are_enforced() {
             &CertificateOptions::days("x", 1),
             &mut rng
         ),
-        Err(CertificateError::Expired {
-            what: CertRole::CaCertificate,
-            ..
-        })
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::Expired {
+                what: CertRole::CaCertificate,
+                ..
+            }
+        ))
     ));
 }
 
@@ -265,7 +283,7 @@ fn ordinary_and_malformed_certificates_are_refused() {
     // The CA's own certificate is signed by the CA, but it is no puzzle key.
     assert!(matches!(
         verify_puzzle_certificate(ca.to_der(), ca, now),
-        Err(CertificateError::NotTimeLock(_))
+        Err(PuzzleCertificateError::NotTimeLock(_))
     ));
     // A puzzle certificate is not a CA.
     assert!(matches!(
@@ -283,7 +301,9 @@ fn ordinary_and_malformed_certificates_are_refused() {
     ] {
         assert!(matches!(
             verify_puzzle_certificate(bad, ca, now),
-            Err(CertificateError::Malformed(_))
+            Err(PuzzleCertificateError::Certificate(
+                CertificateError::Malformed(_)
+            ))
         ));
         assert!(CaCertificate::from_bytes(bad).is_err());
     }
@@ -302,7 +322,9 @@ fn bad_options_are_refused() {
                 &CertificateOptions::days(cn, 1),
                 &mut rng
             ),
-            Err(CertificateError::InvalidOptions(_))
+            Err(PuzzleCertificateError::Certificate(
+                CertificateError::InvalidOptions(_)
+            ))
         ));
     }
     let now = SystemTime::now();
@@ -315,6 +337,8 @@ fn bad_options_are_refused() {
     };
     assert!(matches!(
         PuzzleCertificate::issue(puzzle().public(), ca, ca_key, &backwards, &mut rng),
-        Err(CertificateError::InvalidOptions(_))
+        Err(PuzzleCertificateError::Certificate(
+            CertificateError::InvalidOptions(_)
+        ))
     ));
 }

@@ -61,8 +61,8 @@ fn puzzle_vectors_parse_verify_and_round_trip() {
     assert_eq!(bundle.to_json(), bundle_text);
     let verifier = Verifier::private(vec![key1, key2]).unwrap();
     let verdict = verdict(&verifier, &bundle, document.as_bytes(), &mut rng);
-    assert!(verdict.valid, "{verdict:?}");
-    assert!((verdict.credited_secs - 3.0).abs() < 1e-9);
+    assert!(verdict.is_valid(), "{verdict:?}");
+    assert!((verdict.credited_secs() - 3.0).abs() < 1e-9);
 }
 
 #[test]
@@ -251,9 +251,9 @@ fn the_hash_is_the_verifiers_choice() {
     bundle.digest = hex::encode(PuzzleHash::Sha512.digest(document.as_bytes()));
     let verifier = Verifier::private(keys.to_vec()).unwrap();
     let verdict = verdict(&verifier, &bundle, document.as_bytes(), &mut rng);
-    assert!(!verdict.valid);
+    assert!(!verdict.is_valid());
     assert!(
-        verdict.reason.as_deref().unwrap().contains("fixes sha256"),
+        verdict.reason().unwrap().contains("fixes sha256"),
         "{verdict:?}"
     );
     // Weak hashes are refused in every file, with the reason.
@@ -266,14 +266,17 @@ fn the_hash_is_the_verifiers_choice() {
         .unwrap_err()
         .to_string()
         .contains("not accepted"));
-    // A solution naming another hash than its key is refused.
+    // A solution naming another hash than its key is refused for that reason (not merely for
+    // failing later: with the rule gone, it would be refused as a wrong solution).
     let mut solution = Solution::from_json(&vector("document.sol")).unwrap();
     solution.hash = PuzzleHash::Blake2b;
     solution.digest = PuzzleHash::Blake2b.digest(document.as_bytes());
-    assert!(solution
-        .verify(&keys[1], &solution.digest.clone(), &mut rng)
-        .unwrap()
-        .is_err());
+    assert_eq!(
+        solution
+            .verify(&keys[1], &solution.digest.clone(), &mut rng)
+            .unwrap(),
+        Err(hourglass_timelock::Rejection::WrongHash)
+    );
     let _ = digest;
 }
 
@@ -298,7 +301,7 @@ fn public_set_vectors_verify_without_any_secret() {
         vector("document.txt").as_bytes(),
         &mut rng,
     );
-    assert!(verdict.trust.trustless(), "{verdict:?}");
-    assert!(verdict.valid, "{verdict:?}");
-    assert!((verdict.credited_secs - 3.0).abs() < 1e-9);
+    assert!(verdict.trust().trustless(), "{verdict:?}");
+    assert!(verdict.is_valid(), "{verdict:?}");
+    assert!((verdict.credited_secs() - 3.0).abs() < 1e-9);
 }

@@ -73,9 +73,12 @@ fn sealed(set: &PublicSet, document: &[u8], until: f64) -> Bundle {
 
 fn reason(set: &PublicSet, bundle: &Bundle, document: &[u8], link: usize) -> String {
     let v = verify_public(set, bundle, document);
-    assert!(!v.valid && v.credited_secs == 0.0);
-    assert!(!v.links[link].valid, "link {link} should be refused: {v:?}");
-    v.links[link].reason.clone().unwrap()
+    assert!(!v.is_valid() && v.credited_secs() == 0.0);
+    assert!(
+        !v.links()[link].is_valid(),
+        "link {link} should be refused: {v:?}"
+    );
+    v.links()[link].reason().map(str::to_string).unwrap()
 }
 
 #[test]
@@ -96,12 +99,12 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
     let back = Bundle::from_json(&bundle.to_json()).unwrap();
     assert!(back.is_public());
     let v = verify_public(&set, &back, doc);
-    assert!(v.valid, "{v:?}");
-    assert!((v.credited_secs - 7.0).abs() < 1e-9);
+    assert!(v.is_valid(), "{v:?}");
+    assert!((v.credited_secs() - 7.0).abs() < 1e-9);
 
     // Another document.
     let v = verify_public(&set, &back, b"another paper");
-    assert!(!v.valid && !v.document_matches);
+    assert!(!v.is_valid() && !v.document_matches());
 
     // A bad proof.
     let mut bad = back.clone();
@@ -125,7 +128,12 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
     let mut bad = back.clone();
     bad.links.swap(1, 2);
     let v = verify_public(&set, &bad, doc);
-    assert!(!v.valid && v.links[0].valid && !v.links[1].valid && !v.links[2].valid);
+    assert!(
+        !v.is_valid()
+            && v.links()[0].is_valid()
+            && !v.links()[1].is_valid()
+            && !v.links()[2].is_valid()
+    );
 
     // Another t with the same proof (a longer claim).
     let mut bad = back.clone();
@@ -167,7 +175,7 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
     bad.digest = hex::encode(PuzzleHash::Sha512.digest(doc));
     let v = verify_public(&set, &bad, doc);
     assert!(
-        !v.valid && v.reason.as_deref().unwrap().contains("fixes sha256"),
+        !v.is_valid() && v.reason().unwrap().contains("fixes sha256"),
         "{v:?}"
     );
 
@@ -188,7 +196,7 @@ fn a_public_bundle_verifies_with_public_data_and_tampering_is_refused() {
         .verify(&back, &digest, &VerifyOptions::default(), &mut rng)
         .unwrap();
     assert!(
-        !v.valid && v.reason.as_deref().unwrap().contains("public set"),
+        !v.is_valid() && v.reason().unwrap().contains("public set"),
         "{v:?}"
     );
     let mut private = back.clone();
@@ -229,7 +237,10 @@ fn open_ended_public_links_and_resume() {
     assert_eq!(bundle.links.len(), 1);
     assert_eq!(bundle.links[0].t(), 2500);
     let v = verify_public(&set, &bundle, doc);
-    assert!(v.valid && (v.credited_secs - 2.5).abs() < 1e-9, "{v:?}");
+    assert!(
+        v.is_valid() && (v.credited_secs() - 2.5).abs() < 1e-9,
+        "{v:?}"
+    );
 }
 
 #[test]
@@ -296,7 +307,7 @@ fn pietrzak_sets_and_the_set_decides_the_scheme() {
         }
     ));
     let v = verify_public(&set, &bundle, doc);
-    assert!(v.valid, "{v:?}");
+    assert!(v.is_valid(), "{v:?}");
     // An edited midpoint.
     let mut bad = bundle.clone();
     if let Link::Vdf {

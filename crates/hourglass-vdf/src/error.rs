@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use rug::Integer;
 
-use crate::proof_file::ProofScheme;
+use crate::scheme::ProofScheme;
 
 /// Errors of the VDF library.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +38,16 @@ pub enum Error {
     /// An error of the arithmetic core (squaring engine, checkpoint files).
     #[error(transparent)]
     Arith(#[from] hourglass_arith::Error),
+}
+
+impl Error {
+    /// Whether this is a negative verdict (exit status 1) rather than an error (2): never. A
+    /// proof judged against what the verifier trusts is a
+    /// [`ProofVerdict`](crate::proof_file::ProofVerdict), not an error; an error here is a file,
+    /// a parameter or a self-check that failed.
+    pub fn is_verdict(&self) -> bool {
+        false
+    }
 }
 
 /// Why a modulus cannot serve as a VDF group.
@@ -189,9 +199,12 @@ pub enum FormatError {
     /// A modulus that is neither a built-in name nor canonical hexadecimal.
     #[error(
         "modulus must be {} or lowercase hex without leading zeros",
-        crate::group::RsaGroup::builtin_names().join(", ")
+        builtin.join(", ")
     )]
-    ModulusSyntax,
+    ModulusSyntax {
+        /// The built-in moduli's names.
+        builtin: &'static [&'static str],
+    },
     /// An input that is not lowercase hexadecimal of at most `max` bytes.
     #[error("input must be lowercase hex of at most {max} bytes")]
     InputSyntax {
@@ -236,3 +249,6 @@ pub enum FormatError {
         found: String,
     },
 }
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -31,8 +31,10 @@ use rug::integer::Order;
 use rug::Integer;
 use sha2::{Digest, Sha256};
 
+use crate::error::{Error, InputError, Result};
 use crate::group::RsaGroup;
-use crate::{check_iterations, Error, InputError, Result, SecurityLevel, Statement};
+use crate::hash_prime::SecurityLevel;
+use crate::statement::{check_iterations, Statement};
 
 /// The smallest stride `kappa` between kept powers (and the engine's block size).
 pub const MIN_STRIDE: u64 = 1 << 10;

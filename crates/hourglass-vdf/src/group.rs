@@ -11,7 +11,7 @@ use rug::integer::Order;
 use rug::Integer;
 use sha2::{Digest, Sha512};
 
-use crate::{InputError, ModulusError, Result};
+use crate::error::{InputError, ModulusError, Result};
 
 /// The RSA Factoring Challenge's RSA-2048 number (RSA Laboratories, 1991): 617 decimal digits,
 /// 2048 bits, unfactored; nobody knows its factors, so nobody holds a trapdoor.
@@ -180,6 +180,22 @@ impl RsaGroup {
         }
     }
 
+    /// The modulus for people: a built-in's name, else its size and first hex digits (`a
+    /// 2048-bit modulus c7970ceedcc3b075...`).
+    pub fn describe(&self) -> String {
+        match self.name() {
+            Some(name) => name.to_string(),
+            None => {
+                let hex = self.n.to_string_radix(16);
+                format!(
+                    "a {}-bit modulus {}...",
+                    self.bits(),
+                    &hex[..hex.len().min(16)]
+                )
+            }
+        }
+    }
+
     /// Bits of `N`.
     pub fn bits(&self) -> u32 {
         self.n.significant_bits()
@@ -285,7 +301,7 @@ mod tests {
         let q = (Integer::from(1) << 601u32).next_prime();
         let n = Integer::from(&p * &q);
         let refusal = |n: Integer| match RsaGroup::new(n) {
-            Err(crate::Error::InvalidModulus(why)) => why,
+            Err(crate::error::Error::InvalidModulus(why)) => why,
             other => panic!("expected an unusable modulus, got {other:?}"),
         };
         assert!(RsaGroup::new(n.clone()).is_ok());

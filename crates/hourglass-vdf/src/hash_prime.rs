@@ -32,7 +32,7 @@ use rug::integer::Order;
 use rug::Integer;
 use sha2::{Digest, Sha256, Sha512};
 
-use crate::{ParamError, Result};
+use crate::error::{ParamError, Result};
 
 /// Primes of the pre-sieve by default (2 to 47: their product fits a 64-bit word).
 pub const DEFAULT_SIEVE_PRIMES: usize = 15;

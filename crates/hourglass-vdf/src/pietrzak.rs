@@ -25,14 +25,17 @@
 use rug::Integer;
 use sha2::{Digest, Sha256, Sha512};
 
+use crate::error::{Error, Result};
 use crate::eval::Evaluation;
 use crate::group::RsaGroup;
+use crate::hash_prime::SecurityLevel;
 use crate::multiexp::{pow, Ring};
-use crate::{Error, Result, SecurityLevel, Statement, Vdf};
+use crate::statement::Statement;
+use crate::traits::Vdf;
 use hourglass_arith::mont::MontContext;
 
 /// The scheme name in statements and files.
-pub const SCHEME: &str = "pietrzak";
+pub const SCHEME: &str = crate::scheme::PIETRZAK;
 /// Rounds stop when the remaining claim has at most this many squarings.
 pub const DIRECT_LIMIT: u64 = 64;
 
@@ -304,9 +307,10 @@ fn power_values(
         .enumerate()
         .flat_map(|(i, ps)| ps.iter().map(move |&p| (i, p)))
         .collect();
-    let computed = crate::parallel_map(&flat, crate::available_threads(), |&(_, p)| {
-        evaluation.power_at(p, mont)
-    });
+    let computed =
+        crate::threads::parallel_map(&flat, crate::threads::available_threads(), |&(_, p)| {
+            evaluation.power_at(p, mont)
+        });
     let mut out: Vec<Vec<Integer>> = positions
         .iter()
         .map(|p| Vec::with_capacity(p.len()))
@@ -321,7 +325,7 @@ fn power_values(
 mod tests {
     use super::*;
 
-    use crate::toy_group as toy;
+    use crate::toy::toy_group as toy;
 
     #[test]
     fn round_counts_follow_t() {

@@ -24,11 +24,16 @@ use rug::integer::Order;
 use rug::Integer;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, FormatError, InputError, ProofField, Result};
 use crate::group::RsaGroup;
 use crate::hash_prime::SecurityLevel;
 use crate::pietrzak::{Pietrzak, PietrzakProof};
+pub use crate::scheme::ProofScheme;
+use crate::statement::{check_iterations, Statement};
+use crate::traits::Vdf;
+pub use crate::verdict::ProofVerdict;
+use crate::verdict::Stated;
 use crate::wesolowski::{Wesolowski, WesolowskiProof};
-use crate::{check_iterations, Error, FormatError, InputError, ProofField, Result, Statement, Vdf};
 
 /// The `format` field.
 pub const FORMAT: &str = "hourglass-vdf-proof";
@@ -165,6 +170,35 @@ impl ProofFile {
         }
     }
 
+    /// The verdict on this proof for a verifier who trusts the group `trusted` and, when
+    /// given, expects the input `input`: invalid when the proof is over another modulus (its
+    /// prover may know the factors), for another input, or does not verify. The one rule every
+    /// surface prints.
+    pub fn verify_against(&self, trusted: &RsaGroup, input: Option<&[u8]>) -> ProofVerdict {
+        let stated = Stated {
+            scheme: self.proof.scheme(),
+            modulus: self.group.describe(),
+            iterations: self.iterations,
+            security_bits: self.level.bits(),
+            output: hex::encode(self.group.encode(&self.output)),
+        };
+        if self.group != *trusted {
+            let why = format!(
+                "the proof is over {}, not the trusted modulus {}",
+                self.group.describe(),
+                trusted.describe()
+            );
+            return ProofVerdict::invalid(stated, why, true);
+        }
+        if input.is_some_and(|i| i != self.input) {
+            return ProofVerdict::invalid(stated, "the proof is for another input".into(), false);
+        }
+        match self.verify() {
+            Ok(()) => ProofVerdict::valid(stated),
+            Err(e) => ProofVerdict::invalid(stated, e.to_string(), false),
+        }
+    }
+
     /// The JSON text on one line (for `.jsonl` batches).
     pub fn to_json_line(&self) -> String {
         let mut s =
@@ -251,8 +285,11 @@ impl ProofFile {
             Some(g) => g,
             None if groups.0.contains_key(&raw.modulus) => groups.0[&raw.modulus].clone(),
             None => {
-                let n = hourglass_arith::integer_from_canonical_hex(&raw.modulus)
-                    .ok_or(FormatError::ModulusSyntax)?;
+                let n = hourglass_arith::integer_from_canonical_hex(&raw.modulus).ok_or(
+                    FormatError::ModulusSyntax {
+                        builtin: RsaGroup::builtin_names(),
+                    },
+                )?;
                 let group = match policy {
                     ModulusPolicy::Secure => RsaGroup::new(n)?,
                     ModulusPolicy::AllowInsecure => RsaGroup::new_insecure(n)?,
@@ -330,28 +367,6 @@ impl ProofFile {
         })
     }
 }
-/// A proof scheme: which proof [`prove_input`] makes, and which one a public puzzle set fixes
-/// for its links (its name in files: `wesolowski`, `pietrzak`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "kebab-case")]
-pub enum ProofScheme {
-    /// Wesolowski: one group element; verification in about a millisecond.
-    Wesolowski,
-    /// Pietrzak: `log T` group elements; cheaper to prove, slower to verify.
-    Pietrzak,
-}
-
-impl ProofScheme {
-    /// The name proof files give the scheme (`wesolowski`, `pietrzak`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ProofScheme::Wesolowski => crate::wesolowski::SCHEME,
-            ProofScheme::Pietrzak => crate::pietrzak::SCHEME,
-        }
-    }
-}
-
 impl std::str::FromStr for ProofScheme {
     type Err = Error;
 
@@ -365,12 +380,6 @@ impl std::str::FromStr for ProofScheme {
             }
             .into()),
         }
-    }
-}
-
-impl std::fmt::Display for ProofScheme {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -467,6 +476,40 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(VECTOR).unwrap();
         v[field] = value;
         ProofFile::from_json(v.to_string().as_bytes(), ModulusPolicy::Secure)
+    }
+
+    #[test]
+    fn the_verdict_trusts_only_the_verifiers_modulus_and_input() {
+        let file = ProofFile::from_json(VECTOR.as_bytes(), ModulusPolicy::Secure).unwrap();
+        let rsa2048 = RsaGroup::builtin("rsa-2048").unwrap();
+        let v = file.verify_against(&rsa2048, Some(&file.input));
+        assert!(v.is_valid() && v.reason().is_none(), "{v:?}");
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["valid"], true);
+        assert_eq!(json["modulus"], "rsa-2048");
+        assert_eq!(json["iterations"], file.iterations);
+        // Another input than the verifier expects.
+        let v = file.verify_against(&rsa2048, Some(b"another input"));
+        assert_eq!(v.reason(), Some("the proof is for another input"));
+        assert!(!v.untrusted_modulus());
+        assert_eq!(
+            serde_json::to_value(&v).unwrap(),
+            serde_json::json!({"valid": false, "reason": "the proof is for another input"})
+        );
+        // A verifier who trusts another modulus: refused before any proof is checked.
+        let (toy, _) = crate::toy::toy_group();
+        let v = file.verify_against(&toy, None);
+        assert!(!v.is_valid() && v.untrusted_modulus(), "{v:?}");
+        let why = v.reason().unwrap();
+        assert!(
+            why.starts_with("the proof is over rsa-2048, not the trusted modulus a 5"),
+            "{why}"
+        );
+        // A changed output: over the trusted modulus, but the proof does not verify.
+        let mut forged = file.clone();
+        forged.output = rsa2048.canonical(&(forged.output.clone() + 1u32));
+        let v = forged.verify_against(&rsa2048, None);
+        assert!(!v.is_valid() && !v.untrusted_modulus(), "{v:?}");
     }
 
     #[test]

@@ -16,13 +16,16 @@
 
 use rug::Integer;
 
+use crate::error::{Error, Result};
 use crate::eval::Evaluation;
 use crate::hash_prime::HashToPrime;
+use crate::hash_prime::SecurityLevel;
 use crate::multiexp::{MultiExp, Ring};
-use crate::{Error, Result, SecurityLevel, Statement, Vdf};
+use crate::statement::Statement;
+use crate::traits::Vdf;
 
 /// The scheme name in statements and files.
-pub const SCHEME: &str = "wesolowski";
+pub const SCHEME: &str = crate::scheme::WESOLOWSKI;
 
 /// A Wesolowski proof.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +56,7 @@ impl Wesolowski {
         Self {
             level,
             multiexp: MultiExp::default(),
-            threads: crate::available_threads(),
+            threads: crate::threads::available_threads(),
         }
     }
 
@@ -86,7 +89,7 @@ impl Wesolowski {
         let gamma = best_chunk_bits(share as u64, kappa);
         let parts: Vec<_> = powers.chunks(share).zip(digits.chunks(share)).collect();
         let pi = with_ring!(group, |ring| {
-            let partials = crate::parallel_map(&parts, threads, |(p, d)| {
+            let partials = crate::threads::parallel_map(&parts, threads, |(p, d)| {
                 bucket_product(&ring, p, d, kappa, gamma)
             });
             let mut pi = ring.one();
@@ -266,7 +269,7 @@ fn bucket_product<R: Ring>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toy_group as toy;
+    use crate::toy::toy_group as toy;
 
     #[test]
     fn digits_spell_floor_two_to_t_over_l() {

@@ -42,6 +42,7 @@ mod codegen;
 #[cfg(target_arch = "x86_64")]
 pub mod ifma;
 pub(crate) mod inverse;
+pub(crate) mod kernel;
 #[cfg(target_arch = "x86_64")]
 pub mod peak;
 mod portable;
@@ -55,6 +56,8 @@ use rug::Integer;
 
 use crate::{Error, Result};
 
+pub use kernel::Kernel;
+
 /// Largest modulus accepted, in bits.
 pub const MAX_BITS: u32 = 8192;
 /// Smallest modulus for which [`MontContext::new`] prefers the IFMA kernel. Measured on a Xeon
@@ -62,35 +65,6 @@ pub const MAX_BITS: u32 = 8192;
 /// bits the MULX kernels pad to 16 limbs and IFMA wins (118 against 229 ns at 640 bits, 145
 /// against 233 at 1024, 328 against 936 at 2048).
 pub const IFMA_MIN_BITS: u32 = 513;
-
-/// A Montgomery squaring kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Kernel {
-    /// Portable Rust (`u128` products), any size, any CPU.
-    Portable,
-    /// x86-64 MULX/ADCX/ADOX assembly, 8 to 64 limbs in steps of 8; needs BMI2 and ADX.
-    X86Adx,
-    /// x86-64 AVX-512 IFMA, radix 2^52, moduli up to 4158 bits; needs AVX-512F and IFMA.
-    X86Ifma,
-}
-
-impl Kernel {
-    /// A short name for reports (`"portable"`, `"x86-64 adx"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Portable => "portable",
-            Kernel::X86Adx => "x86-64 adx",
-            Kernel::X86Ifma => "x86-64 avx512-ifma",
-        }
-    }
-}
-
-impl std::fmt::Display for Kernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Precomputed Montgomery arithmetic for one odd modulus.
 #[derive(Clone)]

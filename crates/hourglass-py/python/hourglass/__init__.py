@@ -12,6 +12,8 @@ Submodules:
   set (private or public), verify a bundle.
 - :mod:`hourglass.log`: the transparency log of receipts: verify a log and its history, find
   every receipt for a document (``submit.check_receipt`` checks one receipt in it).
+- :mod:`hourglass.timestamp`: RFC 3161 timestamps of any file, from any authority (RSA, PSS,
+  ECDSA, Ed25519), with the latest time each proves.
 - :mod:`hourglass.arith`: ``square_chain(x, t, n)``, sequential squaring on hourglass's kernels.
 
 Errors are :class:`HourglassError` with the command line's messages. Long calls release the
@@ -19,7 +21,9 @@ GIL.
 """
 
 from ._native import HourglassError
-from . import arith, log, rsa, submit, timelock, vdf
+from . import arith, log, rsa, submit, timelock, timestamp, vdf
 
-__all__ = ["HourglassError", "arith", "log", "rsa", "submit", "timelock", "vdf"]
+__all__ = [
+    "HourglassError", "arith", "log", "rsa", "submit", "timelock", "timestamp", "vdf",
+]
 __version__ = "0.1.0"

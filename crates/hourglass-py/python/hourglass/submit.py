@@ -83,6 +83,7 @@ def verify(
     deadline: Optional[str] = None,
     timestamps: Optional[Iterable[bytes]] = None,
     tsa_cas: Optional[Iterable[Union[str, bytes]]] = None,
+    untrusted: Optional[Iterable[Union[str, bytes]]] = None,
 ) -> Dict[str, Any]:
     """Verifies a bundle for ``document`` with hourglass's one verdict (the CLI's and the
     service's): with the institution's ``.key`` texts (``keys``) for a private set, or with the
@@ -94,7 +95,9 @@ def verify(
     ``timestamps`` date the bundle instead of ``received``: RFC 3161 replies (``.tsr``) or
     tokens, DER bytes, over the bundle's bytes exactly as given (pass the bundle file's bytes),
     each checked against ``tsa_cas``, the CA certificates you trust (PEM, several per file, or
-    DER); ``received`` is then the earliest ``genTime``. Timestamps without ``tsa_cas``, or
+    DER), with ``untrusted`` certificates to build their paths from; ``received`` is then the
+    earliest of the latest times they prove (``genTime`` plus accuracy, as
+    :func:`hourglass.timestamp.verify` says). Timestamps without ``tsa_cas``, or
     together with ``received``, raise ``ValueError``. A token that does not verify, covers
     other bytes or chains to none of ``tsa_cas`` makes the verdict invalid, its ``reason``
     naming the token (``timestamps[0]``, ...) and its ``received`` None; bytes that are not a
@@ -104,9 +107,8 @@ def verify(
     ``trust``, ``trustless``, ``assumption``, ``document_matches``, ``credited_secs``,
     ``reason``, ``links``, ``received``, ``credited_ms``, ``predated_to``, ``deadline``,
     ``before_deadline``, ``received_from`` (``"timestamps"``, ``"received"`` or ``"this
-    machine's clock"``) and ``timestamps`` (each verified token's ``name``, ``tsa``, ``anchor``,
-    ``gen_time``, ``gen_time_text``, ``policy``, ``serial`` and ``imprint_hash``; None without
-    timestamps)."""
+    machine's clock"``) and ``timestamps`` (each verified token's ``name`` and the fields of
+    :func:`hourglass.timestamp.verify`; None without timestamps)."""
     if timestamps is not None:
         timestamps = [_token(t) for t in timestamps]
     verdict = _native.submit_verify(
@@ -117,6 +119,7 @@ def verify(
         None if committee_certs is None else [_bytes(c) for c in committee_certs],
         received, deadline, timestamps,
         None if tsa_cas is None else [_bytes(c) for c in tsa_cas],
+        None if untrusted is None else [_bytes(c) for c in untrusted],
     )
     return json.loads(verdict)
 

@@ -4,7 +4,8 @@ Proofs are the JSON proof files of ``hourglass vdf`` (docs/FORMATS.md, section 1
 made here verifies with ``hourglass vdf verify`` and back.
 """
 
-from typing import Iterable, List, Optional, Union
+import json
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 from . import _native
 from ._progress import Progress, callback
@@ -35,10 +36,19 @@ def prove(
     )
 
 
+def check(proof: Text, input: Optional[Text] = None, modulus: Optional[bytes] = None) -> Dict[str, Any]:
+    """The verdict on ``proof`` in the trusted group (RSA-2048, or ``modulus``) and, when
+    ``input`` is given, for that input: ``vdf verify --json``'s document, ``{"valid": True,
+    "scheme", "modulus", "iterations", "security_bits", "output"}`` or ``{"valid": False,
+    "reason"}``. A text that is not a proof file raises HourglassError."""
+    return json.loads(_native.vdf_verify(_bytes(proof), None if input is None else _bytes(input), modulus))
+
+
 def verify(proof: Text, input: Optional[Text] = None, modulus: Optional[bytes] = None) -> bool:
     """Whether ``proof`` is valid in the trusted group (RSA-2048, or ``modulus``) and, when
-    ``input`` is given, for that input. A text that is not a proof file raises HourglassError."""
-    return _native.vdf_verify(_bytes(proof), None if input is None else _bytes(input), modulus)
+    ``input`` is given, for that input (:func:`check`'s ``valid``). A text that is not a proof
+    file raises HourglassError."""
+    return check(proof, input, modulus)["valid"]
 
 
 def batch_verify(proofs: Iterable[Text], modulus: Optional[bytes] = None) -> List[bool]:

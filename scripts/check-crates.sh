@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Every crate of the workspace builds on its own, with none of its optional features and with
+# each one (the workspace build unifies features, so `cargo check -p X` alone could break
+# unseen), and the fuzz targets build. Called by scripts/test.sh after build-host-gmp.sh: every
+# check links the host GMP (`hourglass-arith/host-gmp`), since rug's bundled GMP takes minutes
+# to compile and is rug's to test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+gmp=(--features hourglass-arith/host-gmp)
+# One line per member: its name, whether it depends on hourglass-arith, its own features.
+members=$(cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    arith = p["name"] == "hourglass-arith" or any(d["name"] == "hourglass-arith" and d["kind"] is None for d in p["dependencies"])
+    print(p["name"], int(arith), *sorted(f for f in p["features"] if f != "default"))
+')
+while read -r crate arith features; do
+    flags=()
+    if [ "$arith" = 1 ]; then flags=("${gmp[@]}"); fi
+    echo "check-crates: $crate"
+    cargo check --quiet -p "$crate" "${flags[@]}"
+    for feature in $features; do
+        [ "$feature" = host-gmp ] && continue
+        echo "check-crates: $crate --features $feature"
+        cargo check --quiet -p "$crate" "${flags[@]}" --features "$feature"
+    done
+done <<< "$members"
+# The fuzz targets: outside the workspace (their own lock file); `check` needs no nightly
+# compiler, and in the workspace's target directory it reuses the dependencies built above.
+echo "check-crates: fuzz targets"
+(cd fuzz && CARGO_TARGET_DIR=../target cargo check --quiet --all-targets "${gmp[@]}")
+echo "check-crates: every crate builds on its own and with each feature, and so do the fuzz targets"
