@@ -40,6 +40,28 @@ pub struct ServeArgs {
     /// Requests a client may send at once before the rate applies.
     #[arg(long, value_name = "N", default_value_t = 60)]
     burst: u32,
+    /// Bytes of documents and bundles one client address may have stored per hour; an upload
+    /// past it gets 429 with Retry-After and is not stored (0: no quota). A document that does
+    /// not match its bundle's digest is not stored and does not count.
+    #[arg(long, value_name = "BYTES", default_value_t = hourglass_serve::DEFAULT_UPLOAD_QUOTA)]
+    upload_quota: u64,
+    /// Seconds allowed for a request's header, from the connection or the previous answer; a
+    /// connection that sends none in time is closed.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    header_timeout: std::time::Duration,
+    /// The lowest rate of a request body, in bytes per second, after a grace of
+    /// --header-timeout: a slower upload is cut off (0: no minimum).
+    #[arg(long, value_name = "BYTES", default_value_t = hourglass_serve::DEFAULT_BODY_MIN_RATE)]
+    body_min_rate: u64,
+    /// Connections at once from one client address (a trusted proxy's are not capped); more
+    /// are closed at once.
+    #[arg(long, value_name = "N", default_value_t = hourglass_serve::DEFAULT_CONNECTIONS_PER_ADDRESS)]
+    max_connections_per_address: usize,
+    /// Connections at once in all. Default: as many as the limit of open files (raised to its
+    /// hard limit at start) leaves room for beside the database's; more is refused at start.
+    /// At the cap, the oldest connection that has sent no request is closed for a new one.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// A reverse proxy or load balancer in front of this server (an address or a range such as
     /// 10.0.0.0/8; repeat for several): for connections from it, the rate limit takes the
     /// client's address from X-Forwarded-For. Without it the header is ignored, and behind a
@@ -108,6 +130,26 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         (None, _) => None,
     };
     config.trusted_proxies = a.trusted_proxies;
+    config.upload_quota = (a.upload_quota > 0).then_some(a.upload_quota);
+    if a.header_timeout.is_zero() {
+        return Err(Usage::range("--header-timeout", "be longer than 0").into());
+    }
+    config.header_timeout = a.header_timeout;
+    config.body_min_rate = a.body_min_rate;
+    if a.max_connections_per_address == 0 {
+        return Err(Usage::range("--max-connections-per-address", "be at least 1").into());
+    }
+    config.max_connections_per_address = a.max_connections_per_address;
+    if let Some(n) = a.max_connections {
+        if n < hourglass_serve::MIN_CONNECTIONS {
+            return Err(Usage::range(
+                "--max-connections",
+                format!("be at least {}", hourglass_serve::MIN_CONNECTIONS),
+            )
+            .into());
+        }
+    }
+    config.max_connections = a.max_connections;
     if let Some(w) = a.workers {
         if w == 0 {
             return Err(Usage::range("--workers", "be at least 1").into());

@@ -1,10 +1,12 @@
 //! The JSON API under `/api/v1`, and the upload handling the web form shares with it.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use axum::extract::multipart::{Field, MultipartRejection};
 use axum::extract::{Multipart, Path, Query, State};
+use axum::Extension;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -25,6 +27,7 @@ use zeroize::Zeroizing;
 use crate::api_error::ApiError;
 use crate::clock::{now_ms, rfc3339_ms};
 use crate::error::Error;
+use crate::proxy::ClientAddress;
 use crate::stamp::stamp_bundle;
 use crate::state::AppState;
 use crate::store::{NewSubmission, SetRow};
@@ -470,6 +473,7 @@ fn multipart_error(e: &axum::extract::multipart::MultipartError) -> ApiError {
 /// Stores an upload (bundle + document) and returns its id and whether it is new.
 pub(crate) async fn accept_upload(
     state: &Arc<AppState>,
+    client: IpAddr,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<(String, bool), ApiError> {
     let mut multipart = multipart.map_err(|e| {
@@ -540,21 +544,56 @@ pub(crate) async fn accept_upload(
             "field bundle: no set on this server has the puzzle its first link names",
         ));
     };
-    let document_sha256 = hex::encode(Sha256::digest(&document));
+    // Off the async threads: the document's hashes (it may be large) and, at a set's first
+    // upload, its verifier. A document that does not match the bundle's digest gets an invalid
+    // verdict whatever it holds: its digest is kept, not its content. When the set's verifier
+    // cannot be made here, the document is kept and the worker reports why.
+    let st = state.clone();
+    let (document, document_sha256, parsed) = tokio::task::spawn_blocking(move || {
+        let sha256 = hex::encode(Sha256::digest(&document));
+        let mismatch = st
+            .verifiers
+            .of_set(&st.data, &set)
+            .ok()
+            .and_then(|v| v.digest(document.as_slice()).ok())
+            .filter(|digest| !digest.matches(&parsed))
+            .map(|digest| hex::encode(digest.bytes()));
+        let document_bytes = document.len() as u64;
+        let kept = match mismatch {
+            Some(digest) => Err(digest),
+            None => Ok(document),
+        };
+        ((kept, document_bytes), sha256, (parsed, set.name))
+    })
+    .await
+    .map_err(|e| Error::Serve(std::io::Error::other(format!("hashing the upload: {e}"))))?;
+    let ((document, document_bytes), (_, set_name)) = (document, parsed);
     let bundle_hash = Sha256::digest(bundle_text.as_bytes());
     let bundle_sha256 = hex::encode(bundle_hash);
     let id = submission_id(&bundle_sha256, &document_sha256);
+    let stored_bytes =
+        bundle_text.len() as u64 + document.as_ref().map_or(0, |d| d.len() as u64);
+    if let Some(quota) = &state.upload_quota {
+        quota.charge(client, stored_bytes).map_err(|wait| {
+            ApiError::too_many(
+                "this address has stored its hourly quota of uploads; nothing was stored, send \
+                 it again later",
+                wait,
+            )
+        })?;
+    }
     // The TSA's token over the bundle dates the submission: `received` is the latest time it
     // proves (genTime + accuracy).
     let (timestamp_token, received_ms) = stamp_bundle(state, &bundle_hash).await?;
     let new = NewSubmission {
         id: id.clone(),
-        set_name: set.name,
+        set_name,
         received_ms,
         timestamp_token,
         bundle: bundle_text,
         bundle_sha256,
         document_sha256,
+        document_bytes,
         document,
     };
     let inserted = state.store.insert_submission(&new).await?;
@@ -586,9 +625,10 @@ pub(crate) fn valid_id(id: &str) -> bool {
 
 pub(crate) async fn post_submission(
     State(state): State<Arc<AppState>>,
+    Extension(ClientAddress(client)): Extension<ClientAddress>,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
-    let (id, _) = accept_upload(&state, multipart).await?;
+    let (id, _) = accept_upload(&state, client, multipart).await?;
     let row = state.store.submission(&id).await?;
     let status = row.map_or(Status::Queued, |r| r.status()).as_str();
     Ok((
@@ -703,12 +743,13 @@ pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
 
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
     let counts = state.store.counts().await?;
+    let stored_bytes = state.store.stored_bytes().await?;
     Ok((
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics.render(&counts),
+        state.metrics.render(&counts, stored_bytes),
     )
         .into_response())
 }

@@ -13,6 +13,8 @@ use crate::error::Error;
 pub(crate) struct ApiError {
     pub status: StatusCode,
     pub message: String,
+    /// Seconds after which the client may try again (`Retry-After`; a 503 says 5 without it).
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -21,6 +23,15 @@ impl ApiError {
         Self {
             status,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// A 429 saying `message`, to be tried again after `wait` (at least a second).
+    pub(crate) fn too_many(message: impl Into<String>, wait: std::time::Duration) -> Self {
+        Self {
+            retry_after: Some(wait.as_secs().max(1)),
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, message)
         }
     }
     /// A 400 saying `message`.
@@ -48,9 +59,12 @@ impl IntoResponse for ApiError {
                 HeaderValue::from_static("Bearer realm=\"hourglass admin\""),
             );
         }
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+        let retry_after = self
+            .retry_after
+            .or((self.status == StatusCode::SERVICE_UNAVAILABLE).then_some(5));
+        if let Some(secs) = retry_after {
             r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         r
     }

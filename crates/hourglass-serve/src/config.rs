@@ -18,6 +18,16 @@ pub const DEFAULT_MAX_BUNDLE_BYTES: u64 = hourglass_timelock::bundle::MAX_BUNDLE
 /// are stored): eight of the largest.
 pub const DEFAULT_UPLOAD_MEMORY: u64 = 8 * (DEFAULT_MAX_DOCUMENT_BYTES + DEFAULT_MAX_BUNDLE_BYTES);
 
+/// Default time allowed for a request's header (and for a body to start keeping its rate).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default lowest rate of a request body, bytes per second (a slow mobile link sends a hundred
+/// times more; a client that trickles a byte at a time is cut off).
+pub const DEFAULT_BODY_MIN_RATE: u64 = 4096;
+/// Default connections at once from one client address.
+pub const DEFAULT_CONNECTIONS_PER_ADDRESS: usize = 64;
+/// Default bytes one client address may have stored per hour (1 GiB).
+pub const DEFAULT_UPLOAD_QUOTA: u64 = 1 << 30;
+
 /// How the service runs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -39,6 +49,19 @@ pub struct Config {
     pub upload_memory: u64,
     /// Requests per second allowed per client address (and the burst); `None`: no limit.
     pub rate_limit: Option<(NonZeroU32, NonZeroU32)>,
+    /// Time allowed for a request's header, from the connection (or the previous answer).
+    pub header_timeout: Duration,
+    /// The lowest rate at which a request body must arrive, in bytes per second, after a grace
+    /// of `header_timeout` (0: none).
+    pub body_min_rate: u64,
+    /// Connections at once from one client address (trusted proxies are exempt).
+    pub max_connections_per_address: usize,
+    /// Connections at once in all; `None`: as many as the open-file limit (raised to its hard
+    /// limit at start) leaves room for. More than that is refused at start.
+    pub max_connections: Option<usize>,
+    /// Bytes of documents and bundles one client address may have stored per hour (an upload
+    /// past it gets 429 with `Retry-After`); `None`: no quota.
+    pub upload_quota: Option<u64>,
     /// Reverse proxies (load balancers) in front of this server: for a connection from one of
     /// these ranges, the client address is taken from `X-Forwarded-For` ([`crate::client_address`]).
     /// Empty (the default): the header is ignored and the peer is the client.
@@ -65,7 +88,9 @@ pub struct Config {
 
 impl Config {
     /// Defaults for a data directory: loopback port 8080, SQLite, 64 MiB documents, 20
-    /// requests per second per client with bursts of 60, one worker per core.
+    /// requests per second per client with bursts of 60, 1 GiB stored per client per hour, 64
+    /// connections per client, headers within 10 s and bodies at 4 KiB/s at least, one worker
+    /// per core.
     pub fn new(data: PathBuf) -> Self {
         Self {
             data,
@@ -79,6 +104,11 @@ impl Config {
                 NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN),
                 NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN),
             )),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_min_rate: DEFAULT_BODY_MIN_RATE,
+            max_connections_per_address: DEFAULT_CONNECTIONS_PER_ADDRESS,
+            max_connections: None,
+            upload_quota: Some(DEFAULT_UPLOAD_QUOTA),
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             trusted_proxies: Vec::new(),
             tsa_policy: hourglass_timestamp::PolicyId::hourglass(),

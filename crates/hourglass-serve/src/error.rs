@@ -60,6 +60,32 @@ pub enum Error {
         /// The largest document plus the largest bundle.
         largest: u64,
     },
+    /// The open-file limit leaves too little room for connections, or fewer than asked for.
+    #[error(
+        "the limit of open files ({limit}, raised to the hard limit) leaves room for {room} \
+         connections beside the database's and the service's own, fewer than {wanted}: raise it \
+         (`ulimit -n` in the shell that starts the server, LimitNOFILE= in a systemd unit) or \
+         lower --max-connections"
+    )]
+    OpenFiles {
+        /// The open-file limit.
+        limit: u64,
+        /// Connections it leaves room for.
+        room: usize,
+        /// Connections wanted (`--max-connections`, or the least a server starts with).
+        wanted: usize,
+    },
+    /// The hourly upload quota cannot hold one largest upload.
+    #[error(
+        "--upload-quota {quota} is less than one largest upload ({largest} bytes: the \
+         document and bundle limits)"
+    )]
+    UploadQuota {
+        /// The configured quota.
+        quota: u64,
+        /// The largest document plus the largest bundle.
+        largest: u64,
+    },
     /// The listening socket could not be opened.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -11,8 +11,10 @@
 //!   `FOR UPDATE SKIP LOCKED`.
 //! - Secrets stay in the data directory ([`Config::data`]): the receipt-signing key, the vault
 //!   key that seals the sets' private keys in the database, the admin token.
-//! - Limits: per-field upload sizes (413), a per-client request rate (429), JSON errors that name
-//!   the field (400), the admin token compared in constant time (401).
+//! - Limits: per-field upload sizes (413), a per-client request rate (429) and hourly upload
+//!   quota (429), JSON errors that name the field (400), the admin token compared in constant
+//!   time (401); connections capped per client and in all below the open-file limit, headers
+//!   and bodies under timeouts (`connections`).
 //! - Layout: `server` starts it all; the routes (`api`, `pages`, `tsa`, `tlog`) only parse,
 //!   store, schedule and show; `submission` decides where a submission stands (queued,
 //!   verified, receipted, failed) from the row `store` reads; `worker` verifies; `sequencer`
@@ -27,11 +29,13 @@ mod api_error;
 pub mod bench;
 mod clock;
 mod config;
+mod connections;
 mod datadir;
 mod error;
 mod metrics;
 mod pages;
 mod proxy;
+mod quota;
 mod sequencer;
 mod serials;
 mod server;
@@ -47,8 +51,11 @@ mod witness;
 mod worker;
 
 pub use config::{
-    Config, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_UPLOAD_MEMORY,
+    Config, DEFAULT_BODY_MIN_RATE, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_UPLOAD_MEMORY,
+    DEFAULT_UPLOAD_QUOTA,
 };
+pub use connections::{MIN_CONNECTIONS, OPEN_FILES_PER_DATABASE_CONNECTION, SERVICE_OPEN_FILES};
 pub use datadir::{TsaFiles, TsaSource};
 pub use error::Error;
 pub use hourglass_log::cosign::WitnessEndpoint;

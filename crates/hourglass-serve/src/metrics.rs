@@ -52,8 +52,58 @@ struct VerdictLabels {
     verdict: &'static str,
 }
 
+/// Why a connection was closed by the service before it was served.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(crate) enum CloseReason {
+    /// Its address had as many connections open as allowed.
+    PerAddress,
+    /// The server had as many connections open as allowed, none of them silent.
+    Total,
+    /// It had sent no request, and a newer connection needed its slot.
+    Evicted,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CloseLabels {
+    reason: &'static str,
+}
+
+/// The connection caps' counters (`crate::connections`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ConnectionMetrics {
+    /// Connections open now.
+    pub open: Gauge,
+    closed: Family<CloseLabels, Counter>,
+}
+
+impl ConnectionMetrics {
+    /// Counts a connection closed at once (or evicted).
+    pub(crate) fn closed(&self, reason: CloseReason) {
+        self.closed.get_or_create(&Self::labels(reason)).inc();
+    }
+
+    /// Connections closed for `reason` so far.
+    #[cfg(test)]
+    pub(crate) fn closed_count(&self, reason: CloseReason) -> u64 {
+        self.closed.get_or_create(&Self::labels(reason)).get()
+    }
+
+    fn labels(reason: CloseReason) -> CloseLabels {
+        CloseLabels {
+            reason: match reason {
+                CloseReason::PerAddress => "per_address",
+                CloseReason::Total => "total",
+                CloseReason::Evicted => "evicted",
+            },
+        }
+    }
+}
+
 /// The service's metrics.
 pub(crate) struct Metrics {
+    /// The connection caps' counters.
+    pub connections: ConnectionMetrics,
+    stored_bytes: Gauge,
     registry: Mutex<Registry>,
     requests: Family<RequestLabels, Counter>,
     latency: Histogram,
@@ -119,7 +169,28 @@ impl Metrics {
             "Requests to witnesses that did not return a valid cosignature",
             witness_refusals.clone(),
         );
+        let connections = ConnectionMetrics::default();
+        registry.register(
+            "connections_open",
+            "HTTP connections open now",
+            connections.open.clone(),
+        );
+        registry.register(
+            "connections_closed_at_once",
+            "Connections closed before being served: their address's cap (per_address), the \
+             server's (total), or a newer connection needed the slot of one that had sent \
+             nothing (evicted)",
+            connections.closed.clone(),
+        );
+        let stored_bytes = Gauge::default();
+        registry.register(
+            "stored_bytes",
+            "Bytes of documents and bundles stored (all servers)",
+            stored_bytes.clone(),
+        );
         Self {
+            connections,
+            stored_bytes,
             log_published_size,
             checkpoints_waiting,
             witness_refusals,
@@ -174,8 +245,10 @@ impl Metrics {
         self.witness_refusals.inc();
     }
 
-    /// The text exposition, with the stored submissions just counted by status.
-    pub(crate) fn render(&self, counts: &[(Status, i64)]) -> String {
+    /// The text exposition, with the stored submissions just counted by status and the bytes
+    /// they hold.
+    pub(crate) fn render(&self, counts: &[(Status, i64)], stored_bytes: i64) -> String {
+        self.stored_bytes.set(stored_bytes);
         let count = |status| counts.iter().find(|(s, _)| *s == status).map_or(0, |c| c.1);
         self.queue_depth.set(count(Status::Queued));
         for status in Status::ALL {
@@ -213,7 +286,7 @@ mod tests {
         for i in 0..10 {
             metrics.request("GET", Some("/healthz"), 200 + i, Duration::ZERO);
         }
-        let text = metrics.render(&[]);
+        let text = metrics.render(&[], 0);
         let series: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("hourglass_http_requests_total{"))

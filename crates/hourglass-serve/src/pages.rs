@@ -7,6 +7,7 @@ use std::time::Duration;
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::{Multipart, Path, State};
+use axum::Extension;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use hourglass_receipt::institution_fingerprint;
@@ -15,6 +16,7 @@ use hourglass_timelock::verdict::rfc3339;
 
 use crate::api::{accept_upload, find_submission, set_summary};
 use crate::api_error::ApiError;
+use crate::proxy::ClientAddress;
 use crate::clock::rfc3339_ms;
 use crate::state::AppState;
 use crate::submission::Status;
@@ -99,6 +101,10 @@ fn error_page(e: ApiError) -> Response {
         message: e.message,
     });
     *r.status_mut() = e.status;
+    if let Some(secs) = e.retry_after {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, axum::http::HeaderValue::from(secs));
+    }
     r
 }
 
@@ -148,9 +154,10 @@ pub(crate) async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap
 /// `POST /submissions`: the form's upload; on success, to the submission's page.
 pub(crate) async fn upload(
     State(state): State<Arc<AppState>>,
+    Extension(ClientAddress(client)): Extension<ClientAddress>,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Response {
-    match accept_upload(&state, multipart).await {
+    match accept_upload(&state, client, multipart).await {
         Ok((id, _)) => Redirect::to(&format!("/submissions/{id}")).into_response(),
         Err(e) => error_page(e),
     }

@@ -5,6 +5,11 @@ use std::net::IpAddr;
 use axum::http::HeaderMap;
 use ipnet::IpNet;
 
+/// The client a request comes from ([`client_address`]), which the rate-limit middleware puts
+/// in every request's extensions for the handlers (the upload quota).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClientAddress(pub IpAddr);
+
 /// The address a request comes from, for the per-client rate limit. A connection from a trusted
 /// proxy (`trusted`) carries the client's address in `X-Forwarded-For`, which each proxy
 /// appends to: the client is the rightmost entry that is not itself a trusted proxy, read from

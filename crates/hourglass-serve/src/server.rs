@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -20,10 +20,12 @@ use tower_http::trace::TraceLayer;
 use crate::api_error::ApiError;
 use crate::clock::now_ms;
 use crate::config::Config;
+use crate::connections::{self, open_file_budget, ConnectionLimits, Gate, MIN_CONNECTIONS};
 use crate::datadir::DataDir;
 use crate::error::Error;
 use crate::metrics::Metrics;
-use crate::proxy::client_address;
+use crate::proxy::{client_address, ClientAddress};
+use crate::quota::UploadQuota;
 use crate::sequencer::{LogCtx, Sequencer};
 use crate::serials::Serials;
 use crate::signal::{listen, shutdown_signal};
@@ -67,6 +69,9 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
             largest,
         });
     }
+    if let Some(quota) = config.upload_quota.filter(|q| *q < largest) {
+        return Err(Error::UploadQuota { quota, largest });
+    }
     let upload_permits = usize::try_from(config.upload_memory)
         .unwrap_or(usize::MAX)
         .min(tokio::sync::Semaphore::MAX_PERMITS);
@@ -84,7 +89,18 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         config.tsa_policy.clone(),
         (config.log_origin.as_deref(), &format!("{addr}/log")),
     )?;
-    let store = Store::open(&url, (config.workers as u32 + 8).max(10)).await?;
+    let pool = (config.workers as u32 + 8).max(10);
+    let (file_limit, room) = open_file_budget(pool).map_err(Error::Serve)?;
+    let room = room.unwrap_or(0);
+    let max_connections = config.max_connections.unwrap_or(room);
+    if max_connections > room || max_connections < MIN_CONNECTIONS {
+        return Err(Error::OpenFiles {
+            limit: file_limit,
+            room,
+            wanted: max_connections.max(MIN_CONNECTIONS),
+        });
+    }
+    let store = Store::open(&url, pool).await?;
     store
         .open_log(data.log_key().name(), &data.log_key().verifier().encode())
         .await?;
@@ -108,6 +124,7 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
         serials: Serials::new(instance),
         log,
         limiter,
+        upload_quota: config.upload_quota.map(UploadQuota::new),
         trusted_proxies: config.trusted_proxies.clone(),
     });
     for _ in 0..config.workers.max(1) {
@@ -130,9 +147,28 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
             if let Some(l) = &sweeper.limiter {
                 l.retain_recent();
             }
+            if let Some(q) = &sweeper.upload_quota {
+                q.retain_recent();
+            }
         }
     });
     let app = router(state.clone(), &config);
+    let gate = Arc::new(Gate::new(
+        ConnectionLimits {
+            header_timeout: config.header_timeout,
+            body_min_rate: config.body_min_rate,
+            per_address: config.max_connections_per_address,
+            total: max_connections,
+            trusted_proxies: config.trusted_proxies.clone(),
+        },
+        state.metrics.connections.clone(),
+    ));
+    tracing::info!(
+        max_connections,
+        per_address = config.max_connections_per_address,
+        open_files = file_limit,
+        "connection limits"
+    );
     ready(&Started {
         addr,
         database: match state.store.backend() {
@@ -144,13 +180,8 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
             .clone()
             .unwrap_or_else(|| state.data.path().join("admin.token")),
     });
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown_signal())
-    .await
-    .map_err(Error::Serve)
+    connections::serve(listener, app, gate, shutdown_signal()).await;
+    Ok(())
 }
 
 fn router(state: Arc<AppState>, config: &Config) -> Router {
@@ -260,22 +291,17 @@ async fn rate_limit(
     if path == "/healthz" || path.starts_with("/log/") {
         return next.run(request).await;
     }
+    let client = client_address(peer.ip(), request.headers(), &state.trusted_proxies);
     if let Some(limiter) = &state.limiter {
-        let client = client_address(peer.ip(), request.headers(), &state.trusted_proxies);
         if let Err(not_until) = limiter.check_key(&client) {
             let wait = not_until.wait_time_from(governor::clock::Clock::now(
                 &governor::clock::DefaultClock::default(),
             ));
-            let mut r = ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many requests from this address; slow down",
-            )
-            .into_response();
-            if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
-                r.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
-            }
-            return r;
+            return ApiError::too_many("too many requests from this address; slow down", wait)
+                .into_response();
         }
     }
+    let mut request = request;
+    request.extensions_mut().insert(ClientAddress(client));
     next.run(request).await
 }

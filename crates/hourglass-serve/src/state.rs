@@ -9,6 +9,7 @@ use tokio::sync::Notify;
 
 use crate::datadir::DataDir;
 use crate::metrics::Metrics;
+use crate::quota::UploadQuota;
 use crate::sequencer::Sequencer;
 use crate::serials::Serials;
 use crate::store::Store;
@@ -42,6 +43,8 @@ pub(crate) struct AppState {
     pub log: Sequencer,
     /// The per-client request rate limit.
     pub limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    /// The per-client hourly quota of bytes stored.
+    pub upload_quota: Option<UploadQuota>,
     /// The proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<IpNet>,
 }

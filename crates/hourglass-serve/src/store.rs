@@ -47,6 +47,13 @@ pub(crate) struct SetRow {
     pub created_ms: i64,
 }
 
+impl NewSubmission {
+    /// The bytes it stores: its bundle, and its document when kept.
+    pub(crate) fn stored_bytes(&self) -> u64 {
+        self.bundle.len() as u64 + self.document.as_ref().map_or(0, |d| d.len() as u64)
+    }
+}
+
 /// What an upload stores.
 pub(crate) struct NewSubmission {
     pub id: String,
@@ -55,7 +62,11 @@ pub(crate) struct NewSubmission {
     pub bundle: String,
     pub bundle_sha256: String,
     pub document_sha256: String,
-    pub document: Vec<u8>,
+    /// The document's size.
+    pub document_bytes: u64,
+    /// The document, when it is kept; else the set verifier's digest of it (hex), and nothing
+    /// of its content.
+    pub document: Result<Vec<u8>, String>,
     /// The TSA's token over the bundle (`received_ms` is the latest time it proves).
     pub timestamp_token: Vec<u8>,
 }
@@ -88,6 +99,9 @@ pub(crate) struct JobRow {
     pub document_sha256: String,
     /// The TSA's token over the bundle; `None` for rows stored before schema 3.
     pub timestamp_token: Option<Vec<u8>>,
+    /// The set verifier's digest (hex) of a document not stored because it does not match
+    /// the bundle's digest; `None` when the document is stored.
+    pub discarded_digest: Option<String>,
 }
 
 /// A claimed queue entry.
@@ -125,7 +139,8 @@ const SUBMISSION_COLUMNS: &str =
     "id, set_name, received_ms, status, credited_ms, verdict, reason, receipt, document_bytes";
 const SET_COLUMNS: &str = "name, kind, set_json, set_sha256, sealed_keys, deadline_ms, created_ms";
 const JOB_COLUMNS: &str =
-    "id, set_name, received_ms, bundle, bundle_sha256, document_sha256, timestamp_token";
+    "id, set_name, received_ms, bundle, bundle_sha256, document_sha256, timestamp_token, \
+     discarded_digest";
 
 impl Store {
     /// Connects and applies the migrations.
@@ -266,8 +281,10 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let inserted = sqlx::query(
             "INSERT INTO submissions (id, set_name, received_ms, bundle, bundle_sha256,
-                 document_sha256, document_bytes, status, timestamp_token)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8) ON CONFLICT (id) DO NOTHING",
+                 document_sha256, document_bytes, status, timestamp_token, discarded_digest,
+                 stored_bytes)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(&s.id)
         .bind(&s.set_name)
@@ -275,19 +292,23 @@ impl Store {
         .bind(&s.bundle)
         .bind(&s.bundle_sha256)
         .bind(&s.document_sha256)
-        .bind(s.document.len() as i64)
+        .bind(i64::try_from(s.document_bytes).unwrap_or(i64::MAX))
         .bind(s.timestamp_token.as_slice())
+        .bind(s.document.as_ref().err())
+        .bind(i64::try_from(s.stored_bytes()).unwrap_or(i64::MAX))
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if inserted == 0 {
             return Ok(false);
         }
-        sqlx::query("INSERT INTO documents (id, content) VALUES ($1, $2)")
-            .bind(&s.id)
-            .bind(s.document.as_slice())
-            .execute(&mut *tx)
-            .await?;
+        if let Ok(document) = &s.document {
+            sqlx::query("INSERT INTO documents (id, content) VALUES ($1, $2)")
+                .bind(&s.id)
+                .bind(document.as_slice())
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(true)
     }
@@ -354,6 +375,14 @@ impl Store {
             .fetch_one(&self.pool)
             .await?;
         Ok(row.try_get("content")?)
+    }
+
+    /// Bytes the stored submissions hold (bundles and the documents kept).
+    pub(crate) async fn stored_bytes(&self) -> Result<i64, Error> {
+        let row = sqlx::query("SELECT COALESCE(SUM(stored_bytes), 0) AS n FROM submissions")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("n")?)
     }
 
     /// Stored submissions by status.

@@ -8,16 +8,13 @@ use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_receipt::{sign_receipt, sign_receipt_v1, ReceiptVerdict, Statement};
-use hourglass_timelock::anyset::AnySet;
-use hourglass_timelock::public::OriginPins;
-use hourglass_timelock::verdict::{credited_ms, LinkPolicy, Verifier, VerifyOptions};
-use hourglass_timelock::{Bundle, PuzzleKey};
-use zeroize::Zeroizing;
+use hourglass_timelock::verdict::{credited_ms, LinkPolicy, VerifyOptions};
+use hourglass_timelock::Bundle;
 
 use crate::clock::now_ms;
 use crate::error::Error;
 use crate::state::AppState;
-use crate::store::{Issued, Job, JobRow, Outcome, SetRow};
+use crate::store::{Issued, Job, JobRow, Outcome};
 
 /// How long an idle worker waits before looking at the queue again (other servers of one
 /// PostgreSQL add work without waking this one).
@@ -76,28 +73,6 @@ async fn process(state: &Arc<AppState>, job: Job) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
-/// The verifier of a stored set.
-fn make_verifier(state: &AppState, set: &SetRow) -> Result<Verifier, Error> {
-    let unusable = |source| Error::SetUnusable {
-        set: set.name.clone(),
-        source,
-    };
-    match AnySet::from_json(&set.set_json).map_err(unusable)? {
-        AnySet::Private(_) => {
-            let sealed = set.sealed_keys.as_ref().ok_or_else(|| Error::Vault {
-                set: set.name.clone(),
-            })?;
-            let keys = parse_keys(&set.name, &state.data.open_sealed(&set.name, sealed)?)?;
-            Verifier::private(keys).map_err(unusable)
-        }
-        // The service makes public sets on RSA-2048 only; a set whose origin needs pins it
-        // does not hold is refused, never verified as if trusted.
-        AnySet::Public(public) => {
-            Verifier::public(public, &OriginPins::default()).map_err(unusable)
-        }
-    }
-}
-
 /// Verifies a claimed job and signs its receipt: what [`crate::store::Store::finish`] records.
 async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error> {
     let set = state
@@ -107,7 +82,16 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
         .ok_or_else(|| Error::Vault {
             set: job.set_name.clone(),
         })?;
-    let document = state.store.document(&job.id).await?;
+    // A document that did not match its bundle's digest was not kept: its digest was.
+    let (document, recorded) = match &job.discarded_digest {
+        Some(digest) => (
+            Vec::new(),
+            Some(hex::decode(digest).map_err(|_| Error::Corrupt {
+                what: format!("the recorded document digest of submission {}", job.id),
+            })?),
+        ),
+        None => (state.store.document(&job.id).await?, None),
+    };
     let st = state.clone();
     let bundle_text = job.bundle.clone();
     let token = job.timestamp_token.clone();
@@ -127,15 +111,16 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
     };
     tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let verifier = st
-            .verifiers
-            .get_or_make(&set.name, &set.set_sha256, || make_verifier(&st, &set))?;
+        let verifier = st.verifiers.of_set(&st.data, &set)?;
         // The upload refused bundles that do not parse; a stored one that no longer does is
         // the database's fault, an error.
         let bundle = Bundle::from_json(&bundle_text)?;
-        let digest = verifier
-            .digest(document.as_slice())
-            .map_err(|e| Error::Serve(std::io::Error::other(e)))?;
+        let digest = match recorded {
+            Some(bytes) => verifier.recorded_digest(bytes),
+            None => verifier
+                .digest(document.as_slice())
+                .map_err(|e| Error::Serve(std::io::Error::other(e)))?,
+        };
         // One thread per worker (the workers run side by side); links checked until the first
         // invalid one (a bundle of many bogus links costs about one check).
         let options = VerifyOptions {
@@ -186,16 +171,4 @@ async fn verify_job(state: &Arc<AppState>, job: JobRow) -> Result<Outcome, Error
             "the verification stopped: {e}"
         )))
     })?
-}
-
-/// The private keys of set `set_name` from the vault's opened bytes (a JSON list of key files).
-fn parse_keys(set_name: &str, opened: &[u8]) -> Result<Vec<PuzzleKey>, Error> {
-    let texts: Zeroizing<Vec<String>> =
-        Zeroizing::new(serde_json::from_slice(opened).map_err(|_| Error::Vault {
-            set: set_name.into(),
-        })?);
-    Ok(texts
-        .iter()
-        .map(|t| PuzzleKey::from_json(t))
-        .collect::<Result<Vec<_>, _>>()?)
 }

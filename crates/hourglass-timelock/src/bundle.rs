@@ -17,17 +17,21 @@ use serde::{Deserialize, Serialize};
 use crate::json;
 use crate::key::{input_from_digest, PuzzleHash};
 pub use crate::set_kind::SetKind;
-use crate::{Error, Field, FileKind, ParseError, Result};
+use crate::{Error, Field, FileKind, ParamError, ParseError, Result};
 
 const BUNDLE_TYPE: &str = "hourglass-submission-bundle";
 /// Version 2 of bundles: full-domain inputs for every link, one hash fixed by the set.
 const FORMAT_VERSION: u32 = 2;
 /// Domain separation tag of chain links' inputs (docs/FORMATS.md).
 pub const CHAIN_INPUT_DST: &[u8] = b"HOURGLASS-V2-CHAIN-INPUT";
-/// Most links a bundle may hold.
-pub const MAX_LINKS: usize = 100_000;
-/// The largest bundle file read (the service's upload limit too).
+/// The largest bundle: what every reader accepts (the service's upload limit too) and what
+/// sealing never passes ([`MAX_LINKS`] follows from it).
 pub const MAX_BUNDLE_BYTES: u64 = 1 << 20;
+/// A lower bound on the bytes any link takes in a bundle as [`Bundle::to_json`] writes it (the
+/// smallest is a puzzle link with a one-digit result: its fingerprint alone is 64 digits).
+pub const MIN_LINK_BYTES: u64 = 100;
+/// Most links a bundle may hold: as many of the smallest links as [`MAX_BUNDLE_BYTES`] holds.
+pub const MAX_LINKS: usize = (MAX_BUNDLE_BYTES / MIN_LINK_BYTES) as usize;
 /// Relative slack when comparing credited times (they come from rounded squaring counts).
 const CREDIT_TOLERANCE: f64 = 1e-4;
 
@@ -210,6 +214,27 @@ impl Bundle {
         json::to_text(self)
     }
 
+    /// The bytes [`Bundle::to_json`] writes.
+    pub fn json_bytes(&self) -> u64 {
+        self.to_json().len() as u64
+    }
+
+    /// The bytes appending `link` adds to this bundle's JSON (as the second link or later;
+    /// the first costs a separator less).
+    pub(crate) fn link_cost(&self, link: &Link) -> u64 {
+        let mut b = Bundle {
+            kind: self.kind.clone(),
+            version: self.version,
+            set: self.set,
+            hash: self.hash,
+            digest: self.digest.clone(),
+            links: vec![link.clone()],
+        };
+        let one = b.json_bytes();
+        b.links.push(link.clone());
+        b.json_bytes().saturating_sub(one)
+    }
+
     /// Parses a bundle: its header, every field's canonical form, its size, at least one link
     /// and its links' kinds (proof-carrying links exactly on a public set).
     pub fn from_json(text: &str) -> Result<Self> {
@@ -291,6 +316,83 @@ impl Bundle {
     }
 }
 
+/// Keeps a bundle being sealed readable: within [`MAX_BUNDLE_BYTES`], which every reader and the
+/// service enforce. A plan (the links an expected time takes) that cannot fit is refused before
+/// sealing starts, and a seal that goes on (open-ended targets, a resumed or longer run) stops
+/// before the link that could pass the limit, with every link sealed so far kept.
+pub(crate) struct SizeGuard {
+    /// The bundle's bytes now (an upper bound: links added are counted as later links).
+    used: u64,
+}
+
+impl SizeGuard {
+    /// The guard of `bundle` as it is.
+    pub(crate) fn new(bundle: &Bundle) -> Self {
+        Self {
+            used: bundle.json_bytes(),
+        }
+    }
+
+    /// Refuses a plan of `links` more links (each as large as such a link can be) that cannot
+    /// fit. Stops counting past [`MAX_LINKS`].
+    pub(crate) fn check_plan(
+        &self,
+        bundle: &Bundle,
+        links: impl Iterator<Item = Link>,
+    ) -> Result<()> {
+        let mut bytes = self.used;
+        let mut count = 0u64;
+        let mut costs: Vec<(Link, u64)> = Vec::new();
+        for link in links.take(MAX_LINKS + 1) {
+            let cost = match costs.iter().find(|(l, _)| *l == link) {
+                Some((_, c)) => *c,
+                None => {
+                    let c = bundle.link_cost(&link);
+                    costs.push((link, c));
+                    c
+                }
+            };
+            bytes = bytes.saturating_add(cost);
+            count += 1;
+        }
+        if bytes > MAX_BUNDLE_BYTES || bundle.links.len() as u64 + count > MAX_LINKS as u64 {
+            return Err(ParamError::PlanTooLarge {
+                links: count,
+                bytes,
+                max: MAX_BUNDLE_BYTES,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Before sealing a link that is at most `worst`: refuses it when it could pass the limit.
+    pub(crate) fn check_next(&self, bundle: &Bundle, worst: &Link) -> Result<()> {
+        let next = bundle.link_cost(worst);
+        if self.used.saturating_add(next) > MAX_BUNDLE_BYTES || bundle.links.len() >= MAX_LINKS
+        {
+            return Err(ParamError::BundleFull {
+                links: bundle.links.len(),
+                bytes: self.used,
+                next,
+                max: MAX_BUNDLE_BYTES,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Counts `link`, just appended to `bundle`.
+    pub(crate) fn added(&mut self, bundle: &Bundle, link: &Link) {
+        self.used = self.used.saturating_add(bundle.link_cost(link));
+    }
+}
+
+/// The largest a link's hex number below `n` can be written: all its digits.
+pub(crate) fn widest_hex(n: &Integer) -> String {
+    "f".repeat((n.significant_bits() as usize).div_ceil(4).max(1))
+}
+
 /// The input of the link after one that produced `c`: a full-domain element of the next
 /// modulus, `m = OS2IP(expand_message_xmd(SHA-256, I2OSP(c), "HOURGLASS-V2-CHAIN-INPUT", L))
 /// mod n` (the same mapping as [`crate::input_from_digest`] with its own tag; `I2OSP(c)` is the
@@ -349,5 +451,45 @@ impl SealOptions {
     pub fn reached(&self, credited: f64) -> bool {
         self.target_secs()
             .is_some_and(|u| credited >= u * (1.0 - CREDIT_TOLERANCE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`MAX_LINKS`] is derived from [`MIN_LINK_BYTES`]: no link may take fewer bytes.
+    #[test]
+    fn no_link_is_smaller_than_the_bound_max_links_is_derived_from() {
+        let bundle = Bundle::new(PuzzleHash::Sha256, &[0u8; 32]);
+        let fingerprint = "0".repeat(64);
+        let smallest = [
+            Link::Puzzle {
+                puzzle: fingerprint.clone(),
+                t: 0,
+                c: "0".into(),
+            },
+            Link::Squarings {
+                puzzle: fingerprint.clone(),
+                t: 0,
+                c: "0".into(),
+            },
+            Link::Vdf {
+                puzzle: fingerprint,
+                t: 0,
+                y: "0".into(),
+                proof: LinkProof::Pietrzak { mu: Vec::new() },
+            },
+        ];
+        for link in &smallest {
+            // As the first link (a separator less than later ones).
+            let first = Bundle {
+                links: vec![link.clone()],
+                ..bundle.clone()
+            };
+            assert!(first.json_bytes() - bundle.json_bytes() >= MIN_LINK_BYTES, "{link:?}");
+            assert!(bundle.link_cost(link) >= MIN_LINK_BYTES, "{link:?}");
+        }
+        assert_eq!(MAX_LINKS as u64, MAX_BUNDLE_BYTES / MIN_LINK_BYTES);
     }
 }

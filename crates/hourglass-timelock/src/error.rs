@@ -456,6 +456,36 @@ pub enum ParamError {
         /// The hash the verifier fixes.
         fixed: PuzzleHash,
     },
+    /// Sealing for the time expected takes more links than a bundle holds.
+    #[error(
+        "sealing for the time expected takes {links} more links, a bundle of about {bytes} \
+         bytes, more than the {max} bytes readers and the service accept: seal on a set with \
+         longer puzzles (or expect less time)"
+    )]
+    PlanTooLarge {
+        /// Links the plan takes.
+        links: u64,
+        /// The bundle's bytes at the end of the plan (at most).
+        bytes: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The next link could pass the bundle size limit: sealing stops, every link so far kept.
+    #[error(
+        "the bundle holds {links} links ({bytes} bytes) and one more (up to {next} bytes) could \
+         pass the {max} bytes readers and the service accept, so sealing stops here with every \
+         link kept: submit it as it is, or seal again on a set with longer puzzles"
+    )]
+    BundleFull {
+        /// Links in the bundle.
+        links: usize,
+        /// Its bytes.
+        bytes: u64,
+        /// The next link's bytes, at most.
+        next: u64,
+        /// The limit.
+        max: u64,
+    },
     /// Open-ended sealing on a public set without the time to credit.
     #[error("open-ended sealing on a public set needs the time to credit (--until): a proof covers a length fixed in advance")]
     OpenEndedPublic,

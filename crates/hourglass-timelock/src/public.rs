@@ -29,7 +29,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bundle::{
-    bundle_integer, link_input, Bundle, Link, LinkProof, SealEnd, SealOptions, SetKind,
+    bundle_integer, link_input, widest_hex, Bundle, Link, LinkProof, SealEnd, SealOptions,
+    SetKind, SizeGuard,
 };
 use crate::json;
 use crate::key::PuzzleHash;
@@ -385,6 +386,36 @@ pub fn seal_public(
         }
         .into());
     }
+    // The widest link of `t` squarings: every number with all its digits, a Pietrzak proof
+    // with one midpoint per bit of `t`.
+    let wide = widest_hex(set.group.modulus());
+    let worst = |t: u64| Link::Vdf {
+        puzzle: set.fingerprint_hex(),
+        t,
+        y: wide.clone(),
+        proof: match set.proof {
+            ProofScheme::Wesolowski => LinkProof::Wesolowski {
+                pi: wide.clone(),
+                l: "f".repeat((LEVEL.prime_bits() as usize).div_ceil(4)),
+            },
+            ProofScheme::Pietrzak => LinkProof::Pietrzak {
+                mu: vec![wide.clone(); (u64::BITS - t.leading_zeros()) as usize],
+            },
+        },
+    };
+    let mut room = SizeGuard::new(bundle);
+    if !options.open_ended && options.target_secs().is_some() {
+        let mut credited = credited_secs(set, bundle);
+        let plan = std::iter::from_fn(|| {
+            if options.reached(credited) {
+                return None;
+            }
+            let t = set.pick(options.expect_secs.map(|e| e - credited));
+            credited += set.credited_secs(t);
+            Some(worst(t))
+        });
+        room.check_plan(bundle, plan)?;
+    }
     loop {
         let credited = credited_secs(set, bundle);
         if options.reached(credited) {
@@ -402,6 +433,7 @@ pub fn seal_public(
         } else {
             set.pick(options.expect_secs.map(|e| e - credited))
         };
+        room.check_next(bundle, &worst(t))?;
         let x = link_element(set, bundle, index)?;
         let eval_options = EvalOptions {
             checkpoint: Some(options.checkpoint.clone()),
@@ -435,12 +467,14 @@ pub fn seal_public(
                 }
             }
         };
-        bundle.links.push(Link::Vdf {
+        let link = Link::Vdf {
             puzzle: set.fingerprint_hex(),
             t,
             y: format!("{:x}", statement.y),
             proof,
-        });
+        };
+        room.added(bundle, &link);
+        bundle.links.push(link);
         on_link(bundle)?;
         options.checkpoint.remove();
         let _ = std::fs::remove_file(powers_path(options.checkpoint.path()));

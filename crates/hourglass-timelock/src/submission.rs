@@ -21,7 +21,9 @@ use hourglass_arith::squaring::{Outcome, Progress, SquaringRun};
 use rug::integer::Order;
 use serde::{Deserialize, Serialize};
 
-use crate::bundle::{link_input, Bundle, Link, SealEnd, SealOptions, SetKind};
+use crate::bundle::{
+    link_input, widest_hex, Bundle, Link, SealEnd, SealOptions, SetKind, SizeGuard,
+};
 use crate::json;
 use crate::key::{PuzzleHash, PuzzleKey, PuzzlePublicKey};
 use crate::link_fault::LinkFault;
@@ -233,6 +235,26 @@ pub fn seal(
         }
         .into());
     }
+    // The widest link a key can give (its result written with all its digits).
+    let worst = |key: &PuzzlePublicKey| Link::Puzzle {
+        puzzle: key.fingerprint_hex(),
+        t: key.t(),
+        c: widest_hex(key.n()),
+    };
+    let mut room = SizeGuard::new(bundle);
+    if !options.open_ended && options.target_secs().is_some() {
+        // The links the expected time takes, picked as the loop below picks them.
+        let mut credited = credited_secs(set, bundle);
+        let plan = std::iter::from_fn(|| {
+            if options.reached(credited) {
+                return None;
+            }
+            let key = set.pick(options.expect_secs.map(|e| e - credited));
+            credited += key.credited_secs();
+            Some(worst(key))
+        });
+        room.check_plan(bundle, plan)?;
+    }
     loop {
         let credited = credited_secs(set, bundle);
         if options.reached(credited) {
@@ -284,6 +306,7 @@ pub fn seal(
             }
             return Ok(end);
         }
+        room.check_next(bundle, &worst(key))?;
         let opts = SolveOptions {
             checkpoint: Some(options.checkpoint.clone()),
             checkpoint_every: options.checkpoint_every,
@@ -291,11 +314,13 @@ pub fn seal(
         };
         match solve(key, &m, &opts, stop, &mut |p| progress(index, key, p))? {
             SolveOutcome::Solved(c) => {
-                bundle.links.push(Link::Puzzle {
+                let link = Link::Puzzle {
                     puzzle: key.fingerprint_hex(),
                     t: key.t(),
                     c: format!("{c:x}"),
-                });
+                };
+                room.added(bundle, &link);
+                bundle.links.push(link);
                 on_link(bundle)?;
                 options.checkpoint.remove();
             }
@@ -351,7 +376,7 @@ mod tests {
         rng: &mut SeededEntropy,
     ) -> Result<Verdict> {
         let verifier = Verifier::private(keys.to_vec())?;
-        let digest = verifier.digest_of_bytes_for_tests(digest);
+        let digest = verifier.recorded_digest(digest.to_vec());
         let options = VerifyOptions {
             threads,
             ..VerifyOptions::default()
@@ -435,6 +460,113 @@ mod tests {
                 .unwrap()
                 .valid
         );
+    }
+
+    /// One 1024-bit key of 10 squarings: a link costs about 330 bytes and nothing to seal.
+    fn tiny_set(rng: &mut SeededEntropy) -> PuzzleSet {
+        let key = PuzzleKeyGen::new(1024, 10)
+            .rate(100_000.0, false)
+            .generate(rng)
+            .unwrap();
+        PuzzleSet::new("tiny", vec![key.public_key()]).unwrap()
+    }
+
+    /// An expectation that takes more links than a bundle holds is refused before the first.
+    #[test]
+    fn a_plan_that_cannot_fit_is_refused_before_sealing() {
+        let mut rng = SeededEntropy::new(b"plan");
+        let set = tiny_set(&mut rng);
+        let mut bundle = Bundle::new(PuzzleHash::Sha256, &PuzzleHash::Sha256.digest(b"plan"));
+        // 1 s of 0.1 ms links: 10,000 links, about 3 MiB.
+        let opts = SealOptions {
+            expect_secs: Some(1.0),
+            until_credited_secs: None,
+            open_ended: false,
+            checkpoint: temp("plan"),
+            checkpoint_every: Duration::ZERO,
+        };
+        let err = seal(
+            &set,
+            &mut bundle,
+            &opts,
+            &AtomicBool::new(false),
+            &mut |_, _, _| {},
+            &mut |_| Ok(()),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidParameters(ParamError::PlanTooLarge { .. })
+            ),
+            "{err}"
+        );
+        assert!(bundle.links.is_empty());
+        // A plan that fits starts (and here ends).
+        let opts = SealOptions {
+            expect_secs: Some(0.001),
+            ..opts
+        };
+        let end = seal(
+            &set,
+            &mut bundle,
+            &opts,
+            &AtomicBool::new(false),
+            &mut |_, _, _| {},
+            &mut |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!((end, bundle.links.len()), (SealEnd::Reached, 10));
+    }
+
+    /// A seal without a target (until stopped) stops at the bundle size limit, with every link
+    /// saved, and the saved bundle reads back: no author is left with a bundle nobody accepts.
+    #[test]
+    fn sealing_stops_at_the_size_limit_and_the_bundle_reads_back() {
+        let mut rng = SeededEntropy::new(b"boundary");
+        let set = tiny_set(&mut rng);
+        let digest = PuzzleHash::Sha256.digest(b"boundary");
+        let mut bundle = Bundle::new(PuzzleHash::Sha256, &digest);
+        let opts = SealOptions {
+            expect_secs: None,
+            until_credited_secs: None,
+            open_ended: false,
+            checkpoint: temp("boundary"),
+            checkpoint_every: Duration::ZERO,
+        };
+        let mut saved = String::new();
+        let err = seal(
+            &set,
+            &mut bundle,
+            &opts,
+            &AtomicBool::new(false),
+            &mut |_, _, _| {},
+            &mut |b| {
+                saved = b.to_json();
+                Ok(())
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidParameters(ParamError::BundleFull { .. })),
+            "{err}"
+        );
+        assert!(err.to_string().contains("longer puzzles"), "{err}");
+        // The last link saved is the bundle as it stands, within the limit, and one more of
+        // the widest link would pass it.
+        assert_eq!(saved, bundle.to_json());
+        let back = Bundle::from_json(&saved).unwrap();
+        assert_eq!(back, bundle);
+        let key = set.pick(None);
+        let widest = Link::Puzzle {
+            puzzle: key.fingerprint_hex(),
+            t: key.t(),
+            c: crate::bundle::widest_hex(key.n()),
+        };
+        let bytes = saved.len() as u64;
+        assert!(bytes <= crate::bundle::MAX_BUNDLE_BYTES);
+        assert!(bytes + bundle.link_cost(&widest) > crate::bundle::MAX_BUNDLE_BYTES);
+        assert!(bundle.links.len() > 2000, "{}", bundle.links.len());
     }
 
     /// `--expect` alone stops once the expected time is credited (it used to run forever).

@@ -256,6 +256,13 @@ impl DocumentDigest {
     pub fn hash(&self) -> PuzzleHash {
         self.hash
     }
+
+    /// Whether it is the digest `bundle` states. A document whose digest does not match gets
+    /// an invalid verdict, whatever it holds: a service need not keep it (its digest, from
+    /// [`Verifier::recorded_digest`], gives the same verdict).
+    pub fn matches(&self, bundle: &Bundle) -> bool {
+        bundle.digest_bytes() == self.bytes
+    }
 }
 
 /// A private set's keys, checked to fix one document hash.
@@ -368,6 +375,17 @@ impl Verifier {
         })
     }
 
+    /// The digest of a document this verifier (or one of the same set) made earlier with
+    /// [`Verifier::digest`], from its bytes as kept by the caller (a service that stored the
+    /// digest of a document rather than the document). The bytes are the caller's word: give
+    /// only what a verifier of this set made.
+    pub fn recorded_digest(&self, bytes: Vec<u8>) -> DocumentDigest {
+        DocumentDigest {
+            hash: self.hash(),
+            bytes,
+        }
+    }
+
     /// The one-call form: [`Verifier::verify`] of a document held in memory, with the default
     /// options.
     pub fn verify_bytes(
@@ -381,15 +399,6 @@ impl Verifier {
             bytes: self.hash().digest(document),
         };
         self.verify(bundle, &digest, &VerifyOptions::default(), rng)
-    }
-
-    /// A digest of `bytes` as if made by this verifier (unit tests that prepared the digest).
-    #[cfg(test)]
-    pub(crate) fn digest_of_bytes_for_tests(&self, bytes: &[u8]) -> DocumentDigest {
-        DocumentDigest {
-            hash: self.hash(),
-            bytes: bytes.to_vec(),
-        }
     }
 
     /// Verifies `bundle` for the document with digest `document` (made by
@@ -416,7 +425,7 @@ impl Verifier {
             valid: false,
             set: self.kind(),
             trust: self.trust(),
-            document_matches: bundle.digest_bytes() == document.bytes,
+            document_matches: document.matches(bundle),
             credited_secs: 0.0,
             reason: None,
             links: Vec::new(),

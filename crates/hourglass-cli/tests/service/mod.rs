@@ -31,10 +31,16 @@ impl Server {
     /// [`Server::start`] with the process's file-mode creation mask set to `umask` (octal, as
     /// the shell's `umask` takes it) before it starts.
     pub fn start_with_umask(data: &Path, extra: &[&str], umask: &str) -> Server {
+        Self::start_after(data, extra, &format!("umask {umask}"))
+    }
+
+    /// [`Server::start`] after the shell command `setup` (`umask 077`, `ulimit -n 256`) in the
+    /// shell that then execs the server.
+    pub fn start_after(data: &Path, extra: &[&str], setup: &str) -> Server {
         let mut sh = Command::new("sh");
         sh.args([
             "-c",
-            &format!("umask {umask} && exec \"$0\" \"$@\""),
+            &format!("{setup} && exec \"$0\" \"$@\""),
             env!("CARGO_BIN_EXE_hourglass"),
         ]);
         Self::spawn(sh, data, extra)
