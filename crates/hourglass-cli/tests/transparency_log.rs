@@ -552,3 +552,459 @@ fn witness_keys_and_servers_refuse_bad_input() {
         );
     }
 }
+
+/// A log made in the test (its key, a tree of `n` entries tagged `tag`): checkpoints and
+/// consistency proofs to send to a witness.
+struct TestLog {
+    key: hourglass_log::keys::SigningKey,
+    memo: hourglass_log::tree::HashMemo,
+    size: u64,
+}
+
+impl TestLog {
+    fn new(origin: &str) -> Self {
+        use hourglass_arith::entropy::SeededEntropy;
+        use hourglass_log::keys::{KeyRole, SigningKey};
+        Self {
+            key: SigningKey::generate(origin, KeyRole::Log, &mut SeededEntropy::new(b"test log"))
+                .unwrap(),
+            memo: hourglass_log::tree::HashMemo::new(),
+            size: 0,
+        }
+    }
+
+    fn grow(&mut self, n: u64, tag: &str) {
+        use hourglass_log::tree::{append, leaf_hash};
+        let leaves: Vec<_> = (self.size..self.size + n)
+            .map(|i| leaf_hash(format!("{tag} {i}").as_bytes()))
+            .collect();
+        append(&mut self.memo, self.size, &leaves).unwrap();
+        self.size += n;
+    }
+
+    fn checkpoint(&self) -> hourglass_log::checkpoint::SignedCheckpoint {
+        let root = hourglass_log::tree::root(&self.memo, self.size).unwrap();
+        hourglass_log::checkpoint::SignedCheckpoint::sign(
+            self.key.name(),
+            self.size,
+            root,
+            &self.key,
+        )
+        .unwrap()
+    }
+
+    /// An `add-checkpoint` body from `old`, with the proof `proof` changes.
+    fn request(
+        &self,
+        old: u64,
+        proof: impl FnOnce(&mut Vec<hourglass_log::tree::Hash>),
+    ) -> Vec<u8> {
+        let mut p = hourglass_log::tree::prove_consistency(&self.memo, old, self.size).unwrap();
+        proof(&mut p);
+        hourglass_log::witness::AddCheckpoint::encode(old, &p, &self.checkpoint())
+    }
+}
+
+#[test]
+fn a_witness_answers_as_the_current_tlog_witness_text_says() {
+    use hourglass_log::checkpoint::{LogPins, SignedCheckpoint};
+    use hourglass_log::keys::VerifierKey;
+    use hourglass_log::tree::{leaf_hash, EMPTY_HASH};
+    use hourglass_log::witness::{origin_hash, AddCheckpoint};
+    let dir = tempdir();
+    let d = dir.path();
+    let mut log = TestLog::new("witnessed.example/log");
+    let log_pub = file(
+        d,
+        "log.pub",
+        format!("{}\n", log.key.verifier().encode()).as_bytes(),
+    );
+    let w = WitnessProcess::start(d, "w1", &[&log_pub]);
+    let post = |body: Vec<u8>| {
+        let r = client()
+            .post(format!("{}/add-checkpoint", w.url))
+            .body(body)
+            .send()
+            .unwrap();
+        (r.status().as_u16(), r.text().unwrap())
+    };
+    let latest = |hash: &str| {
+        let r = client()
+            .get(format!("{}/{hash}/checkpoint", w.url))
+            .send()
+            .unwrap();
+        (r.status().as_u16(), r.bytes().unwrap().to_vec())
+    };
+    let ours = origin_hash("witnessed.example/log");
+    assert_eq!(ours.len(), 64);
+    // Nothing cosigned yet, and a log it does not witness: 404.
+    assert_eq!(latest(&ours).0, 404);
+    assert_eq!(latest(&origin_hash("other.example/log")).0, 404);
+    assert_eq!(latest(&ours.to_uppercase()).0, 404);
+
+    // A size-0 checkpoint whose root is not the empty tree's: 422.
+    let bad_empty =
+        SignedCheckpoint::sign(log.key.name(), 0, leaf_hash(b"not empty"), &log.key).unwrap();
+    let (status, text) = post(AddCheckpoint::encode(0, &[], &bad_empty));
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("empty tree"), "{text}");
+    assert_eq!(
+        latest(&ours).0,
+        404,
+        "a refused checkpoint is not remembered"
+    );
+    // The empty tree itself is cosigned.
+    let (status, text) = post(log.request(0, |_| {}));
+    assert_eq!(status, 200, "{text}");
+    let w_key = VerifierKey::parse(std::fs::read_to_string(&w.public).unwrap().trim()).unwrap();
+    let pins = LogPins::new(log.key.verifier(), vec![w_key], 1).unwrap();
+    let (status, body) = latest(&ours);
+    assert_eq!(status, 200);
+    let v = SignedCheckpoint::parse(&body)
+        .unwrap()
+        .verify(&pins)
+        .unwrap();
+    assert_eq!((v.size, v.root), (0, EMPTY_HASH));
+
+    // Grown to 7: a non-empty proof from size 0 is 422, the empty one is cosigned.
+    log.grow(7, "e");
+    let (status, text) = post(log.request(0, |p| p.push(leaf_hash(b"e 0"))));
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("from size 0"), "{text}");
+    let (status, text) = post(log.request(0, |_| {}));
+    assert_eq!(status, 200, "{text}");
+    // Grown to 20 with a wrong proof: 422; a stale old size: 409 with the size, as text/x.tlog.size.
+    log.grow(13, "e");
+    let (status, _) = post(log.request(7, |p| p[0] = leaf_hash(b"forged")));
+    assert_eq!(status, 422);
+    let r = client()
+        .post(format!("{}/add-checkpoint", w.url))
+        .body(log.request(3, |_| {}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 409);
+    assert_eq!(r.headers()["content-type"], "text/x.tlog.size");
+    assert_eq!(r.text().unwrap(), "7\n");
+    let (status, text) = post(log.request(7, |_| {}));
+    assert_eq!(status, 200, "{text}");
+    let cosigned_20 = latest(&ours).1;
+    let v = SignedCheckpoint::parse(&cosigned_20)
+        .unwrap()
+        .verify(&pins)
+        .unwrap();
+    assert_eq!(v.size, 20);
+    assert_eq!(v.cosignatures.len(), 1);
+
+    // A fork at the same size (another entry 19): 422, and the witness keeps what it had.
+    let mut fork = TestLog::new("witnessed.example/log");
+    fork.grow(19, "e");
+    fork.grow(1, "forged");
+    let (status, text) = post(fork.request(20, |_| {}));
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("forked"), "{text}");
+    assert_eq!(latest(&ours), (200, cosigned_20));
+    // Old size beyond the checkpoint: 400.
+    let (status, _) = post(AddCheckpoint::encode(21, &[], &log.checkpoint()));
+    assert_eq!(status, 400);
+}
+
+/// Rewrites entry 0 in a stopped server's SQLite database in place, as an operator with access
+/// to it could, leaving the tree's hashes as they were (so the log's next checkpoints still
+/// extend the one an auditor saw).
+fn rewrite_entry_zero_in_place(data: &Path) {
+    let script = "import sqlite3, sys\n\
+        c = sqlite3.connect(sys.argv[1])\n\
+        e = bytes(c.execute('SELECT entry FROM log_entries WHERE idx = 0').fetchone()[0])\n\
+        f = e.replace(b'submission: ', b'submission: x', 1)\n\
+        assert f != e\n\
+        c.execute('UPDATE log_entries SET entry = ? WHERE idx = 0', (f,))\n\
+        c.commit()\n";
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(data.join("hourglass.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `GET path` with `Accept-Encoding: gzip`: (Content-Encoding, body as sent).
+fn get_gzip(server: &Server, path: &str) -> (Option<String>, Vec<u8>) {
+    let r = client()
+        .get(server.url(path))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "{path}");
+    let encoding = r
+        .headers()
+        .get("content-encoding")
+        .map(|v| v.to_str().unwrap().to_string());
+    (encoding, r.bytes().unwrap().to_vec())
+}
+
+#[test]
+fn an_entry_rewritten_in_place_is_named_by_the_auditor_from_the_bundle_it_reads_again() {
+    use std::io::Read;
+    require_python(&["cryptography"]);
+    let dir = tempdir();
+    let d = dir.path();
+    let data = d.join("srv");
+    let args = ["--log-interval", "200ms"];
+    let mut server = Server::start(&data, &args);
+    let log_pub = service::log_key(&server, d);
+    let set = short_set(&server, "conf", &["1s"], d);
+    let first = submit(&server, &set, d, "one.txt", "one\n");
+    let second = submit(&server, &set, d, "two.txt", "two\n");
+    verdict(&server, &first);
+    verdict(&server, &second);
+    let state = d.join("audit.state");
+    let (code, out) = log_verify(&server, &log_pub, &state, &[]);
+    assert_eq!(code, 0, "{out}");
+    let seen: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(seen["checkpoint"]["size"], 2);
+
+    // Entry bundles are gzip-encoded for a client that accepts it, and only then; hash tiles
+    // never are.
+    let plain = client()
+        .get(server.url("/log/tile/entries/000.p/2"))
+        .send()
+        .unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    assert_eq!(plain.headers()["vary"], "accept-encoding");
+    let plain = plain.bytes().unwrap().to_vec();
+    let (encoding, packed) = get_gzip(&server, "/log/tile/entries/000.p/2");
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    let mut unpacked = Vec::new();
+    flate2::read::GzDecoder::new(&packed[..])
+        .read_to_end(&mut unpacked)
+        .unwrap();
+    assert_eq!(unpacked, plain);
+    assert_eq!(get_gzip(&server, "/log/tile/0/000.p/2").0, None);
+
+    // The operator rewrites entry 0 in place and the log grows by one entry: the partial
+    // bundle holding entry 0 is read again, and the auditor names the rewritten entry.
+    server.stop();
+    rewrite_entry_zero_in_place(&data);
+    let server = Server::start(&data, &args);
+    let third = submit(&server, &set, d, "three.txt", "three\n");
+    verdict(&server, &third);
+    let saved = std::fs::read(&state).unwrap();
+    let (code, err) = log_verify(&server, &log_pub, &state, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("entry 0 of the log was rewritten"), "{err}");
+    assert_eq!(
+        std::fs::read(&state).unwrap(),
+        saved,
+        "the state moved on a failure"
+    );
+    // An auditor without a saved state reads every entry and finds they do not make the root;
+    // so does the independent recomputation.
+    let (code, err) = log_verify(&server, &log_pub, &d.join("fresh.state"), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!d.join("fresh.state").exists());
+    let oracle = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/tlog_oracle.py"))
+        .arg(server.url("/log"))
+        .arg(&log_pub)
+        .output()
+        .unwrap();
+    assert!(!oracle.status.success());
+    assert!(
+        String::from_utf8_lossy(&oracle.stderr).contains("root"),
+        "{}",
+        String::from_utf8_lossy(&oracle.stderr)
+    );
+}
+
+/// Runs `tests/python/tlog_proofs.py` on `cases`; its answers.
+fn python_proofs(cases: &[Value]) -> Vec<Value> {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/tlog_proofs.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(cases).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answers.len(), cases.len());
+    answers
+}
+
+#[test]
+fn proofs_and_checkpoints_agree_with_an_independent_python_verifier() {
+    use hourglass_arith::entropy::SeededEntropy;
+    use hourglass_log::checkpoint::{hash_to_base64, SignedCheckpoint};
+    use hourglass_log::keys::{KeyRole, SigningKey};
+    use hourglass_log::tree::{
+        leaf_hash, prove_consistency, prove_inclusion, root, verify_consistency, Hash, EMPTY_HASH,
+    };
+    use hourglass_log::witness::{AddCheckpoint, Witness};
+    use serde_json::json;
+    require_python(&["cryptography"]);
+    let b64 = |hs: &[Hash]| hs.iter().map(hash_to_base64).collect::<Vec<_>>();
+    let flip = |h: &Hash| {
+        let mut f = *h;
+        f.0[7] ^= 1;
+        f
+    };
+    let mut log = TestLog::new("interop.example/log");
+    log.grow(70, "e");
+    let entry = |i: u64| format!("e {i}").into_bytes();
+    let roots: Vec<Hash> = (0..=70).map(|n| root(&log.memo, n).unwrap()).collect();
+    assert_eq!(roots[0], EMPTY_HASH);
+    // (case, whether our verifier accepts it).
+    let mut cases: Vec<(Value, bool)> = Vec::new();
+    for n in [0u64, 1, 2, 3, 7, 8, 9, 70] {
+        let entries: Vec<String> = (0..n).map(|i| hex::encode(entry(i))).collect();
+        let r = roots[n as usize];
+        cases.push((
+            json!({"kind": "root", "entries": entries, "root": hash_to_base64(&r)}),
+            true,
+        ));
+        cases.push((
+            json!({"kind": "root", "entries": entries, "root": hash_to_base64(&flip(&r))}),
+            false,
+        ));
+    }
+    // Every inclusion proof in trees of 1 to 70 entries, and each with its first hash, its
+    // index or its root damaged.
+    for n in 1..=70u64 {
+        for i in 0..n {
+            let proof = prove_inclusion(&log.memo, n, i).unwrap();
+            let r = roots[n as usize];
+            let mut variants = vec![(proof.clone(), r)];
+            if let Some(first) = proof.path.first() {
+                let mut p = proof.clone();
+                p.path[0] = flip(first);
+                variants.push((p, r));
+            }
+            if i + 1 < n {
+                let mut p = proof.clone();
+                p.index += 1;
+                variants.push((p, r));
+            }
+            variants.push((proof.clone(), flip(&r)));
+            for (p, r) in variants {
+                let ours = p.verify(&entry(i), &r).is_ok();
+                cases.push((
+                    json!({"kind": "inclusion", "index": p.index, "size": p.size,
+                           "entry": hex::encode(entry(i)), "proof": b64(&p.path),
+                           "root": hash_to_base64(&r)}),
+                    ours,
+                ));
+            }
+        }
+    }
+    // Every consistency proof between trees of 0 to 40 entries, the empty tree included, and
+    // each damaged: a hash flipped, a hash added (so a proof from size 0 that is not empty),
+    // the new root changed.
+    for n in 0..=40u64 {
+        for m in 0..=n {
+            let proof = prove_consistency(&log.memo, m, n).unwrap();
+            let (old, new) = (roots[m as usize], roots[n as usize]);
+            let mut variants = vec![(proof.clone(), new)];
+            if let Some(first) = proof.first() {
+                let mut p = proof.clone();
+                p[0] = flip(first);
+                variants.push((p, new));
+            }
+            let mut longer = proof.clone();
+            longer.push(leaf_hash(b"extra"));
+            variants.push((longer, new));
+            variants.push((proof.clone(), flip(&new)));
+            for (p, new) in variants {
+                let ours = verify_consistency(m, &old, n, &new, &p).is_ok();
+                cases.push((
+                    json!({"kind": "consistency", "old_size": m, "old_root": hash_to_base64(&old),
+                           "size": n, "root": hash_to_base64(&new), "proof": b64(&p)}),
+                    ours,
+                ));
+            }
+        }
+    }
+    // Checkpoints: the empty tree's and a grown one, cosigned by a witness that decided as
+    // tlog-witness says; a size-0 checkpoint with another root is refused by both sides.
+    let w_key =
+        SigningKey::generate("w.example", KeyRole::Witness, &mut SeededEntropy::new(b"w")).unwrap();
+    let other_w =
+        SigningKey::generate("w.example", KeyRole::Witness, &mut SeededEntropy::new(b"v")).unwrap();
+    let w_vkey = w_key.verifier().encode();
+    let witness = Witness::new(w_key, vec![log.key.verifier()]).unwrap();
+    let log_vkey = log.key.verifier().encode();
+    let empty = TestLog::new("interop.example/log");
+    let req = AddCheckpoint::parse(&empty.request(0, |_| {})).unwrap();
+    let (known, line) = witness.add_checkpoint(&req, None, 1_700_000_000).unwrap();
+    let empty_note = empty
+        .checkpoint()
+        .with_signature_lines(&line)
+        .unwrap()
+        .to_bytes();
+    let req = AddCheckpoint::parse(&log.request(0, |_| {})).unwrap();
+    let (_, line) = witness
+        .add_checkpoint(&req, Some(&known), 1_700_000_001)
+        .unwrap();
+    let grown_note = log
+        .checkpoint()
+        .with_signature_lines(&line)
+        .unwrap()
+        .to_bytes();
+    let bad_empty = SignedCheckpoint::sign(log.key.name(), 0, leaf_hash(b"x"), &log.key).unwrap();
+    let req = AddCheckpoint::parse(&AddCheckpoint::encode(0, &[], &bad_empty)).unwrap();
+    assert_eq!(
+        witness.add_checkpoint(&req, None, 1).unwrap_err().status(),
+        422
+    );
+    let note = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+    let checkpoints = vec![
+        json!({"kind": "checkpoint", "note": note(&empty_note), "log_key": log_vkey,
+               "witness_keys": [w_vkey]}),
+        json!({"kind": "checkpoint", "note": note(&grown_note), "log_key": log_vkey,
+               "witness_keys": [w_vkey]}),
+        json!({"kind": "checkpoint", "note": note(&grown_note), "log_key": log_vkey,
+               "witness_keys": [other_w.verifier().encode()]}),
+        json!({"kind": "checkpoint", "note": note(&bad_empty.to_bytes()), "log_key": log_vkey,
+               "witness_keys": []}),
+    ];
+
+    let (proof_cases, ours): (Vec<Value>, Vec<bool>) = cases.into_iter().unzip();
+    let mut all = proof_cases.clone();
+    all.extend(checkpoints);
+    let answers = python_proofs(&all);
+    let mut accepted = 0;
+    for ((case, ours), theirs) in proof_cases.iter().zip(&ours).zip(&answers) {
+        assert_eq!(theirs, &Value::Bool(*ours), "disagreement on {case}");
+        accepted += usize::from(*ours);
+    }
+    // Both sides accepted the honest proofs and refused the damaged ones: about a third of
+    // the cases are honest.
+    assert!(
+        accepted > 2_000 && accepted < proof_cases.len() / 2,
+        "{accepted}"
+    );
+    let cp = &answers[proof_cases.len()..];
+    assert_eq!(
+        cp[0],
+        json!({"size": 0, "root": hash_to_base64(&EMPTY_HASH), "cosigned_by": ["w.example"]})
+    );
+    assert_eq!(
+        cp[1],
+        json!({"size": 70, "root": hash_to_base64(&roots[70]), "cosigned_by": ["w.example"]})
+    );
+    assert_eq!(cp[2]["cosigned_by"], json!([]));
+    assert_eq!(cp[3], json!(false));
+}

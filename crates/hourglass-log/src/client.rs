@@ -6,7 +6,11 @@
 //! time; the entries from there on are read from the entry bundles, hashed, and appended to
 //! that frontier; the result must be the new checkpoint's root. So every entry read is proven
 //! to be in the checkpoint's tree, and the new tree is proven, by construction, to extend the
-//! old one (no consistency proof needed, and none that a log could forge).
+//! old one (no consistency proof needed, and none that a log could forge). The entries of a
+//! partial bundle that were verified before (the bundle grew since) are downloaded again with
+//! it and are each checked against their leaf in the previously verified tree: an entry
+//! rewritten in place is named ([`LogError::EntryRewritten`]), not skipped. So every entry of
+//! every bundle read is checked against a verified root.
 //!
 //! This deliberately does not rely on `tlog_tiles`'s authenticating tile reader: when the
 //! tiles that make the root collapse into fewer tiles than subtrees, it skips the check of some
@@ -112,6 +116,12 @@ pub fn verify_log(
         for (i, entry) in decode_bundle(&bytes, bundle.width)?.into_iter().enumerate() {
             let index = bundle.first() + i as u64;
             if index < start {
+                // An entry verified before, served again in the partial bundle it sat in: it
+                // must still be the leaf the verified tree holds (read from the tile that made
+                // the frontier, so proven by the previous root).
+                if leaf_hash(entry) != tiles.stored_hash(0, index)? {
+                    return Err(LogError::EntryRewritten { index, size: start });
+                }
                 continue;
             }
             leaves.push(leaf_hash(entry));

@@ -112,6 +112,19 @@ pub enum LogError {
         /// The checkpoint's size.
         size: u64,
     },
+    /// An entry the auditor verified before is served changed: its bundle, downloaded again,
+    /// does not match the leaf hash the verified tree holds for it (an entry rewritten in
+    /// place).
+    #[error(
+        "entry {index} of the log was rewritten: the entry served now does not hash to the leaf \
+         of the tree of size {size} verified before"
+    )]
+    EntryRewritten {
+        /// The entry's index.
+        index: u64,
+        /// The size of the tree verified before, which holds the entry.
+        size: u64,
+    },
     /// A resource could not be fetched.
     #[error("cannot fetch {url}: {why}")]
     Fetch {
@@ -163,6 +176,7 @@ impl LogError {
                 | LogError::Shrank { .. }
                 | LogError::TilesMismatch { .. }
                 | LogError::EntriesMismatch { .. }
+                | LogError::EntryRewritten { .. }
         )
     }
 

@@ -34,7 +34,9 @@ pub fn normalize_url(url: &str) -> Result<String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// A log served over HTTP under a prefix (`http://host:8080/log`).
+/// A log served over HTTP under a prefix (`http://host:8080/log`). It asks for gzip
+/// (`Accept-Encoding`) and decodes gzip-encoded answers (entry bundles, tlog-tiles); the
+/// limits of [`TileSource::fetch`] apply to the decoded bytes.
 #[derive(Debug, Clone)]
 pub struct HttpLog {
     agent: ureq::Agent,

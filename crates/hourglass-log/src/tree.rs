@@ -116,6 +116,15 @@ pub fn verify_consistency(
     if proof.len() > MAX_PROOF_HASHES {
         return Err(LogError::malformed("consistency proof", "too many hashes"));
     }
+    // Equal sizes first: two trees of size 0 with different roots are not one tree (the
+    // independent verifier of the command line's tests caught this order wrong).
+    if old_size == new_size {
+        return if proof.is_empty() && old_root == new_root {
+            Ok(())
+        } else {
+            Err(inconsistent())
+        };
+    }
     if old_size == 0 {
         return if proof.is_empty() {
             Ok(())
@@ -455,5 +464,12 @@ mod tests {
         assert!(p.verify(b"x", &r).is_err());
         assert!(verify_consistency(1, &r, 2, &r, &vec![r; 500]).is_err());
         assert!(verify_consistency(0, &r, 2, &r, &[r]).is_err());
+        // Equal sizes, the empty tree's included: equal roots and no proof, nothing else.
+        let other = leaf_hash(b"y");
+        assert!(verify_consistency(0, &EMPTY_HASH, 0, &EMPTY_HASH, &[]).is_ok());
+        assert!(verify_consistency(0, &EMPTY_HASH, 0, &other, &[]).is_err());
+        assert!(verify_consistency(2, &r, 2, &r, &[]).is_ok());
+        assert!(verify_consistency(2, &r, 2, &other, &[]).is_err());
+        assert!(verify_consistency(2, &r, 2, &r, &[r]).is_err());
     }
 }

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::checkpoint::{hash_from_base64, hash_to_base64, LogPins, SignedCheckpoint};
 use crate::error::{LogError, Result};
 use crate::keys::{KeyRole, SigningKey, VerifierKey};
-use crate::tree::{verify_consistency, Hash, MAX_PROOF_HASHES};
+use crate::tree::{verify_consistency, Hash, EMPTY_HASH, MAX_PROOF_HASHES};
 
 /// The most consistency proof lines a request may carry (the spec's limit).
 pub const MAX_PROOF_LINES: usize = 63;
@@ -111,15 +111,17 @@ pub enum Refusal {
     NotSigned(String),
     /// The witness does not know the checkpoint's log (404).
     UnknownLog(String),
-    /// The old size is not the size the witness last cosigned, which is given (409); or the
-    /// checkpoint has that size but another root (409, `size` the witness's).
+    /// The old size is not the size the witness last cosigned, which is given (409).
     Conflict {
         /// The size of the checkpoint the witness last cosigned for this log.
         size: u64,
         /// What conflicts.
         why: String,
     },
-    /// The consistency proof does not verify: the log rewrote or forked its history (422).
+    /// The checkpoint cannot extend what the witness cosigned (422): the consistency proof does
+    /// not verify (the log rewrote or forked its history), the checkpoint has the size the
+    /// witness cosigned but another root (a fork at the same size), a checkpoint of size 0
+    /// does not have the empty tree's root, or a proof from size 0 is not empty.
     Inconsistent(String),
 }
 
@@ -291,6 +293,12 @@ impl Witness {
         &self.logs
     }
 
+    /// The log it witnesses whose [`origin_hash`] is `hash` (lowercase hex only, as the spec
+    /// writes it), if any.
+    pub fn log_by_origin_hash(&self, hash: &str) -> Option<&VerifierKey> {
+        self.logs.iter().find(|l| origin_hash(l.name()) == hash)
+    }
+
     /// Decides on `request` given what the witness remembers of its log (`known`, `None` if it
     /// never cosigned one), at `now` (seconds since 1970). On success returns what to remember
     /// (persist it before answering) and the cosignature lines to answer with.
@@ -332,30 +340,38 @@ impl Witness {
                 ),
             });
         }
-        if request.proof.len() > MAX_PROOF_HASHES {
-            return Err(Refusal::BadRequest("too many proof lines".into()));
+        if verified.size == 0 && verified.root != EMPTY_HASH {
+            return Err(Refusal::Inconsistent(
+                "a checkpoint of size 0 must have the empty tree's root (SHA-256 of nothing)"
+                    .into(),
+            ));
+        }
+        if request.old_size == 0 && !request.proof.is_empty() {
+            return Err(Refusal::Inconsistent(
+                "the consistency proof from size 0 must be empty".into(),
+            ));
         }
         match known_root {
-            None if !request.proof.is_empty() => {
-                return Err(Refusal::BadRequest(
-                    "the proof must be empty from size 0".into(),
-                ))
-            }
+            // Nothing cosigned yet (old size 0): the empty tree is consistent with any tree.
             None => {}
             Some(root) if known_size == verified.size && root != verified.root => {
-                return Err(Refusal::Conflict {
-                    size: known_size,
-                    why: format!(
-                        "the witness cosigned another root for size {known_size}: the log forked"
-                    ),
-                });
+                return Err(Refusal::Inconsistent(format!(
+                    "the witness cosigned another root for size {known_size}: the log forked"
+                )));
             }
             Some(_) if known_size == verified.size && !request.proof.is_empty() => {
-                return Err(Refusal::BadRequest(
-                    "the proof between equal sizes must be empty".into(),
+                return Err(Refusal::Inconsistent(
+                    "the consistency proof between equal sizes must be empty".into(),
                 ));
             }
             Some(_) if known_size == verified.size => {}
+            // A remembered size 0 (a cosigned empty tree): likewise consistent with any tree.
+            Some(_) if known_size == 0 => {}
+            Some(_) if request.proof.len() > MAX_PROOF_HASHES => {
+                return Err(Refusal::Inconsistent(
+                    "the consistency proof has more hashes than any proof can".into(),
+                ));
+            }
             Some(root) => {
                 verify_consistency(
                     known_size,
@@ -399,12 +415,9 @@ impl StateDir {
         })
     }
 
-    /// The file of the log with `origin`.
+    /// The file of the log with `origin`: named by its [`origin_hash`].
     pub fn path(&self, origin: &str) -> PathBuf {
-        self.dir.join(format!(
-            "{}.json",
-            hex_of(&Sha256::digest(origin.as_bytes()))
-        ))
+        self.dir.join(format!("{}.json", origin_hash(origin)))
     }
 
     /// What the witness remembers of `log` (`None` if nothing).
@@ -416,6 +429,12 @@ impl StateDir {
     pub fn store(&self, known: &KnownCheckpoint) -> Result<()> {
         known.save(&self.path(&known.origin))
     }
+}
+
+/// A log's origin hash: SHA-256 of its origin line, in lowercase hex, as tlog-witness names a
+/// log in `GET <monitoring prefix>/<origin hash>/checkpoint`.
+pub fn origin_hash(origin: &str) -> String {
+    hex_of(&Sha256::digest(origin.as_bytes()))
 }
 
 fn hex_of(bytes: &[u8]) -> String {
@@ -528,14 +547,25 @@ mod tests {
             .add_checkpoint(&forked.request(10), Some(&known), 3)
             .unwrap_err();
         assert_eq!(r.status(), 422, "{r:?}");
-        // A fork at the same size.
+        // A fork at the same size: 422 (tlog-witness since July 2026; 409 before).
         let mut same = Log::new();
         same.grow(9, "e");
         same.grow(1, "forged");
         let r = w
             .add_checkpoint(&same.request(10), Some(&known), 3)
             .unwrap_err();
-        assert_eq!(r.status(), 409, "{r:?}");
+        assert_eq!(r.status(), 422, "{r:?}");
+        assert!(r.message().contains("forked"), "{r:?}");
+        // The same checkpoint with a proof between equal sizes: 422.
+        let mut req = log.request(15);
+        req.proof.push(leaf_hash(b"x"));
+        let (grown, _) = w.add_checkpoint(&log.request(10), Some(&known), 3).unwrap();
+        assert_eq!(
+            w.add_checkpoint(&req, Some(&grown), 3)
+                .unwrap_err()
+                .status(),
+            422
+        );
         // Another log; a checkpoint not signed by the log's key.
         let other_key =
             SigningKey::generate("other.example", KeyRole::Log, &mut SeededEntropy::new(b"o"))
@@ -563,6 +593,41 @@ mod tests {
                 .status(),
             400
         );
+    }
+
+    #[test]
+    fn size_zero_is_the_empty_tree_and_needs_no_proof() {
+        let mut log = Log::new();
+        let w = witness(&log);
+        // The empty tree's checkpoint is cosigned, and anything grows from it without a proof.
+        let (empty, _) = w.add_checkpoint(&log.request(0), None, 1).unwrap();
+        assert_eq!((empty.size, empty.root), (0, EMPTY_HASH));
+        log.grow(5, "e");
+        let (five, _) = w.add_checkpoint(&log.request(0), Some(&empty), 2).unwrap();
+        assert_eq!(five.size, 5);
+        // A checkpoint of size 0 with another root: 422, whatever the witness knows.
+        let bad_empty =
+            SignedCheckpoint::sign("log.example", 0, leaf_hash(b"x"), &log.key).unwrap();
+        let req = AddCheckpoint::parse(&AddCheckpoint::encode(0, &[], &bad_empty)).unwrap();
+        let r = w.add_checkpoint(&req, None, 3).unwrap_err();
+        assert_eq!(r.status(), 422, "{r:?}");
+        assert!(r.message().contains("empty tree"), "{r:?}");
+        assert_eq!(
+            w.add_checkpoint(&req, Some(&empty), 3)
+                .unwrap_err()
+                .status(),
+            422
+        );
+        // A non-empty proof from size 0: 422 (the checkpoint itself is fine without it).
+        let mut req = log.request(0);
+        req.proof.push(leaf_hash(b"e 0"));
+        for known in [None, Some(&empty)] {
+            let r = w.add_checkpoint(&req, known, 4).unwrap_err();
+            assert_eq!(r.status(), 422, "{r:?}");
+            assert!(r.message().contains("from size 0"), "{r:?}");
+        }
+        req.proof.clear();
+        w.add_checkpoint(&req, None, 4).unwrap();
     }
 
     #[test]

@@ -216,3 +216,43 @@ fn a_fork_or_a_shrink_against_the_saved_state_is_caught() {
         "{e}"
     );
 }
+
+#[test]
+fn an_old_entry_rewritten_in_place_in_a_partial_bundle_is_named() {
+    let k = key();
+    let pins = LogPins::log_only(k.verifier()).unwrap();
+    let all = entries(310, "e");
+    // The auditor saw 300 entries: the second bundle was partial (256..300).
+    let seen = serve(&all[..300], &k);
+    let state =
+        KnownCheckpoint::of(&hourglass_log::client::fetch_checkpoint(&seen, &pins).unwrap());
+    // The log grows to 310 honestly, except that entry 260, in the bundle the auditor reads
+    // again, is rewritten in the bundle only: the hash tiles and the checkpoint are those of
+    // the honest tree, so the new entries and the tree's root all check.
+    let mut grown = serve(&all, &k);
+    let mut bundle: Vec<&[u8]> = all[256..310].iter().map(Vec::as_slice).collect();
+    bundle[4] = b"e entry 260, with another verdict";
+    let forged = encode_bundle(bundle).unwrap();
+    let path = "tile/entries/001.p/54";
+    assert!(grown.files().contains_key(path));
+    grown.files_mut().insert(path.into(), forged);
+    let e = verify(&grown, &pins, Some(&state)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LogError::EntryRewritten {
+                index: 260,
+                size: 300
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.is_verdict());
+    assert!(e.to_string().contains("entry 260"), "{e}");
+    // The honest log passes from the same state, without the first bundle (full before, so
+    // not read again).
+    let mut honest = serve(&all, &k);
+    assert!(honest.files_mut().remove("tile/entries/000").is_some());
+    let (size, new) = verify(&honest, &pins, Some(&state)).unwrap();
+    assert_eq!((size, new.as_slice()), (310, &all[300..]));
+}

@@ -2,7 +2,9 @@
 //! a log it was given the key of, only after checking the log's signature and a consistency
 //! proof from the last checkpoint it cosigned for that log, which it persists (fsync, rename)
 //! before answering; requests are handled one at a time, so a check and its persisting are
-//! never interleaved with another request's (the spec's rollback race).
+//! never interleaved with another request's (the spec's rollback race). `GET /<origin
+//! hash>/checkpoint` serves the latest checkpoint it cosigned for a log (the spec's monitor
+//! retrieval; submission and monitoring prefixes are the same, the witness's root).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -67,6 +69,7 @@ pub fn run_witness(config: WitnessConfig, ready: impl FnOnce(SocketAddr)) -> Res
                 "/add-checkpoint",
                 post(add_checkpoint).layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)),
             )
+            .route("/{origin_hash}/checkpoint", get(latest_checkpoint))
             .route("/", get(about))
             .with_state(state);
         ready(addr);
@@ -96,6 +99,48 @@ async fn about(State(state): State<Arc<WitnessState>>) -> Response {
         body.push_str(&format!("  {}\n", log.encode()));
     }
     text(StatusCode::OK, body)
+}
+
+/// `GET /<origin hash>/checkpoint` (tlog-witness's monitor retrieval): the latest checkpoint
+/// this witness cosigned for the log whose origin hashes to `origin_hash`, with the log's
+/// signature it verified and its own cosignature; 404 for a log it does not witness or never
+/// cosigned.
+async fn latest_checkpoint(
+    State(state): State<Arc<WitnessState>>,
+    Path(origin_hash): Path<String>,
+) -> Response {
+    let Some(log) = state.witness.log_by_origin_hash(&origin_hash) else {
+        return text(
+            StatusCode::NOT_FOUND,
+            "this witness does not witness a log of that origin hash\n".into(),
+        );
+    };
+    let memory = state.memory.lock().await.clone();
+    match memory.load(log) {
+        Ok(Some(known)) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            known.note,
+        )
+            .into_response(),
+        Ok(None) => text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "this witness has not cosigned a checkpoint of '{}' yet\n",
+                log.name()
+            ),
+        ),
+        Err(e) => {
+            tracing::error!(log = %log.name(), error = %e, "cannot read the witness's state");
+            text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the witness's state is unreadable\n".into(),
+            )
+        }
+    }
 }
 
 /// `POST /add-checkpoint`.

@@ -3,13 +3,16 @@ tlog-tiles, tlog-checkpoint, signed-note; RFC 6962), with Python's hashlib and t
 `cryptography` package's Ed25519: guards the Rust side against a self-consistent mistake.
 
 Usage: tlog_oracle.py PREFIX VERIFIER_KEY_FILE
-Fetches PREFIX/checkpoint and every entry bundle of it, recomputes the RFC 6962 root of the
-entries, checks the log's note signature and key id, and prints a JSON line
-{"size": N, "root": B64, "signature": true, "entries": [sha256 hex of each entry]}.
+Fetches PREFIX/checkpoint and every entry bundle of it (asking for gzip, as tlog-tiles says
+a client may, and requiring the bundles gzip-encoded: a log SHOULD compress them), recomputes
+the RFC 6962 root of the entries (the empty string's hash for size 0), checks the log's note
+signature and key id, and prints a JSON line
+{"size": N, "root": B64, "signature": true, "gzip": true, "entries": [sha256 hex of each entry]}.
 Exits non-zero on any mismatch.
 """
 
 import base64
+import gzip
 import hashlib
 import json
 import sys
@@ -18,9 +21,16 @@ import urllib.request
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 
-def fetch(url):
-    with urllib.request.urlopen(url, timeout=60) as r:
-        return r.read()
+def fetch(url, must_gzip=False):
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=60) as r:
+        body = r.read()
+        encoding = r.headers.get("Content-Encoding")
+    if encoding == "gzip":
+        return gzip.decompress(body)
+    assert encoding is None, ("unknown Content-Encoding", encoding, url)
+    assert not must_gzip, "an entry bundle was not gzip-encoded: " + url
+    return body
 
 
 def mth(leaves):
@@ -72,7 +82,7 @@ def main():
     for n in range((size + 255) // 256):
         width = min(256, size - n * 256)
         path = "/tile/entries/" + tile_number(n) + ("" if width == 256 else ".p/%d" % width)
-        bundle = fetch(prefix + path)
+        bundle = fetch(prefix + path, must_gzip=True)
         at = 0
         for _ in range(width):
             length = int.from_bytes(bundle[at : at + 2], "big")
@@ -88,6 +98,7 @@ def main():
                 "size": size,
                 "root": root,
                 "signature": signed,
+                "gzip": True,
                 "entries": [hashlib.sha256(e).hexdigest() for e in entries],
             }
         )
