@@ -456,8 +456,8 @@ fn colluding_liars_whose_errors_cancel_are_named() {
     let l3 = lagrange(&delta, &[1, 2, 3], 3).unwrap();
     let shift = |e: &Integer| Integer::from(g.pow_mod_ref(e, &n).unwrap());
     let mut lying = honest.clone();
-    lying[1].value = Integer::from(&lying[1].value * shift(&l3)) % &n;
-    lying[2].value = Integer::from(&lying[2].value * shift(&Integer::from(-&l2))) % &n;
+    lying[1].value = (&lying[1].value * shift(&l3)) % &n;
+    lying[2].value = (&lying[2].value * shift(&Integer::from(-&l2))) % &n;
     assert_ne!(lying[1].value, honest[1].value);
     assert_ne!(lying[2].value, honest[2].value);
     // Among exactly these three (fewer than 2t signers), the cheap check cannot see them: the
