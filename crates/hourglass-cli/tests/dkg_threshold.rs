@@ -288,10 +288,11 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
             "-i",
             s(&msg),
             "-o",
-            s(&sig),
+            s(&tmp.path().join("never.sig")),
         ],
     );
     assert!(err.contains("party 2 is named twice"), "{err}");
+    assert!(!tmp.path().join("never.sig").exists());
     // A liar among exactly t + 1: a negative verdict naming it (exit status 1, from every
     // honest signer and so from the run), and no signature.
     let sig2 = tmp.path().join("m2.sig");
