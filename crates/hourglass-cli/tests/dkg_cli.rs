@@ -503,6 +503,52 @@ fn adversaries_are_named_or_removed_never_an_honest_party() {
         assert!(!d.join("forger").join(f).exists(), "{f} written");
     }
 
+    // A member that withholds its transcript signature from some members, or sends different
+    // valid signatures to different members: the echo round shows it, nobody finishes, and
+    // the members that saw it name it (a negative verdict); nothing is published.
+    for (how, says) in [
+        (
+            "withhold-transcript-signature",
+            "was withheld from this party",
+        ),
+        (
+            "equivocate-transcript-signature",
+            "sent different signatures to different members",
+        ),
+    ] {
+        let dir = d.join(how);
+        let out = common::hg_run(&[
+            "dkg",
+            "local",
+            "--parties",
+            "3",
+            "--bits",
+            "512",
+            "--timeout",
+            "6",
+            "--adversary",
+            &format!("2:{how}"),
+            "-o",
+            s(&dir),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{how}: {err}");
+        for honest in [1, 3] {
+            let line = err
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("party {honest}:")))
+                .unwrap_or_else(|| panic!("{how}: no line for party {honest}:\n{err}"));
+            assert!(
+                line.contains("party 2") || line.contains("[2]"),
+                "{how}: party {honest} does not name party 2: {line}"
+            );
+        }
+        assert!(err.contains(says), "{how}: {err}");
+        for f in ["transcript.json", "public.pem", "party-1.share.json"] {
+            assert!(!dir.join(f).exists(), "{how}: {f} written");
+        }
+    }
+
     // Bad specifications are usage errors.
     for bad in ["9:silent", "2:nonsense", "two:silent"] {
         hg_fail(

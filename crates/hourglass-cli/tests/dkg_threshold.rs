@@ -216,6 +216,83 @@ fn liars_too_few_signers_mixed_epochs_and_foreign_shares_fail_without_output() {
         "{stderr}"
     );
     assert!(verifies(&sig));
+    // A liar the first t + 1 would not use (party 5 among 1, 2, 3, 5) is named all the same.
+    std::fs::remove_file(&sig).unwrap();
+    let out = hg_run(&[
+        "dkg",
+        "sign",
+        "--cluster",
+        s(&c),
+        "--signers",
+        "1,2,3,5",
+        "--adversary",
+        "5:wrong-partial",
+        "-i",
+        s(&msg),
+        "-o",
+        s(&sig),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: party 5's partial signature was wrong"),
+        "{stderr}"
+    );
+    assert!(verifies(&sig));
+    // Two liars among five (t = 2): both named, the three others sign, and OpenSSL agrees.
+    std::fs::remove_file(&sig).unwrap();
+    let out = hg_run(&[
+        "dkg",
+        "sign",
+        "--cluster",
+        s(&c),
+        "--signers",
+        "1,2,3,4,5",
+        "--adversary",
+        "2:wrong-partial",
+        "--adversary",
+        "4:wrong-partial",
+        "-i",
+        s(&msg),
+        "-o",
+        s(&sig),
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for liar in [2, 4] {
+        assert!(
+            stderr.contains(&format!(
+                "warning: party {liar}'s partial signature was wrong"
+            )),
+            "{stderr}"
+        );
+    }
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["excluded"], serde_json::json!([2, 4]), "{report}");
+    assert_eq!(report["used"], serde_json::json!([1, 3, 5]), "{report}");
+    assert!(verifies(&sig));
+    assert!(openssl_verifies(&public, &msg, &sig, false));
+    // The same party named twice as an adversary is a usage error.
+    let err = hg_fail(
+        2,
+        &[
+            "dkg",
+            "sign",
+            "--cluster",
+            s(&c),
+            "--adversary",
+            "2:wrong-partial",
+            "--adversary",
+            "2:silent",
+            "-i",
+            s(&msg),
+            "-o",
+            s(&tmp.path().join("never.sig")),
+        ],
+    );
+    assert!(err.contains("party 2 is named twice"), "{err}");
+    assert!(!tmp.path().join("never.sig").exists());
     // A liar among exactly t + 1: a negative verdict naming it (exit status 1, from every
     // honest signer and so from the run), and no signature.
     let sig2 = tmp.path().join("m2.sig");

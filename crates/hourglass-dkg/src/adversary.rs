@@ -23,13 +23,21 @@
 //!   partials remain; with exactly `t + 1` signers it is an error naming it); in a
 //!   generation, its partial power of the final test message is wrong, and no key comes out
 //!   (as with `WrongShare`, which cannot be told apart there).
+//! - [`Deviation::WithholdTranscriptSignature`]: sends its signature of the transcript only to
+//!   the lowest other member, then echoes the signatures it holds. The members it skipped see
+//!   its echo arrive before its signature and stop naming it; the lowest member, which holds
+//!   every signature, stops on their word instead of finishing alone. Nobody finishes.
+//! - [`Deviation::EquivocateTranscriptSignature`]: sends its signature to the lowest other
+//!   member and a second valid one (signed afresh with its key, given by
+//!   [`Deviant::with_signer`]) to the others. Both verify, so every member accepts the one it
+//!   got; the echoes then show each member the other one, and they stop naming it. Nobody
+//!   finishes with a transcript the others do not hold.
 
 use std::time::Instant;
 
+use crate::transcript::TranscriptSigner;
 use crate::transport::{Event, PartyId, TrafficStats, Transport};
-#[cfg(test)]
-use crate::wire::Reader;
-use crate::wire::{step, Frame, Kind, Tag, Writer};
+use crate::wire::{step, Frame, Kind, Reader, Tag, Writer};
 use crate::{Error, ParamError, Result};
 
 pub(crate) mod deviation;
@@ -46,6 +54,7 @@ pub struct Deviant<T: Transport> {
     inner: T,
     how: Deviation,
     data_sent: std::sync::atomic::AtomicU64,
+    signer: Option<TranscriptSigner>,
 }
 
 impl<T: Transport> Deviant<T> {
@@ -55,7 +64,53 @@ impl<T: Transport> Deviant<T> {
             inner,
             how,
             data_sent: std::sync::atomic::AtomicU64::new(0),
+            signer: None,
         }
+    }
+
+    /// Wraps `inner`, holding the party's transcript key: what
+    /// [`Deviation::EquivocateTranscriptSignature`] signs its second signature with.
+    pub fn with_signer(inner: T, how: Deviation, signer: TranscriptSigner) -> Self {
+        Self {
+            signer: Some(signer),
+            ..Self::new(inner, how)
+        }
+    }
+
+    /// The lowest other member: the one a transcript-signature deviation treats honestly.
+    fn lowest_peer(&self) -> Option<PartyId> {
+        self.inner.peers().into_iter().min()
+    }
+
+    /// `frame` (this party's signature of the transcript) with another signature: a fresh one
+    /// of the same fingerprint when the key is at hand and signs afresh, else the old one
+    /// damaged.
+    fn second_signature(&self, frame: Frame) -> Vec<u8> {
+        let mut r = Reader::new(&frame.payload);
+        let fields = (|| Some((r.bytes().ok()?, r.bytes().ok()?, r.bytes().ok()?)))();
+        let Some((fingerprint, scheme, old)) = fields else {
+            return frame.encode();
+        };
+        let fresh = <[u8; 32]>::try_from(fingerprint)
+            .ok()
+            .zip(self.signer.as_ref())
+            .and_then(|(f, signer)| signer.sign_fingerprint(&f).ok())
+            .map(|s| s.signature)
+            .filter(|s| s.as_slice() != old);
+        let signature = fresh.unwrap_or_else(|| {
+            let mut damaged = old.to_vec();
+            if let Some(last) = damaged.last_mut() {
+                *last ^= 1;
+            }
+            damaged
+        });
+        let mut w = Writer::new();
+        w.bytes(fingerprint).bytes(scheme).bytes(&signature);
+        Frame {
+            payload: w.finish(),
+            ..frame
+        }
+        .encode()
     }
 
     /// An abort frame naming every other peer: in the restart phase of `frame` if it is an
@@ -146,7 +201,23 @@ impl<T: Transport> Transport for Deviant<T> {
                 }
                 self.inner.send(to, wrong.encode())
             }
-            Deviation::WrongSignature if frame.kind == Kind::Signature => {
+            Deviation::WithholdTranscriptSignature
+                if frame.kind == Kind::Signature
+                    && frame.tag.step == step::HELLO
+                    && Some(to) != self.lowest_peer() =>
+            {
+                Ok(())
+            }
+            Deviation::EquivocateTranscriptSignature
+                if frame.kind == Kind::Signature
+                    && frame.tag.step == step::HELLO
+                    && Some(to) != self.lowest_peer() =>
+            {
+                self.inner.send(to, self.second_signature(frame))
+            }
+            Deviation::WrongSignature
+                if frame.kind == Kind::Signature && frame.tag.step == step::HELLO =>
+            {
                 let mut wrong = frame;
                 // The signature is the payload's last value: change its last byte.
                 if let Some(last) = wrong.payload.last_mut() {

@@ -21,6 +21,7 @@
 //! | `phi mod e` parts and sums | one value below `e = 65537` |
 //! | abort, fatal | a reason of at most [`MAX_REASON`] bytes and at most `k` party ids |
 //! | transcript signature | fingerprint (32), scheme (2), signature (at most [`MAX_SIGNATURE_BYTES`]) |
+//! | transcript echo | fingerprint (32), then for each of the `k` members its id (4), scheme (2) and signature ([`crate::wire::echo_payload_bytes`]) |
 //! | signing request | request digest (32), salt (the hash's length) |
 //! | partial signature | one value below `N` |
 //! | reshare agreement | cluster identity (32), generation session (16), modulus hash (32), threshold (8), epoch (4), kind (1), fingerprint (32) |
@@ -47,7 +48,8 @@ use crate::params::{Settings, PUBLIC_EXPONENT};
 use crate::sieve::{tree_levels, Sieve};
 use crate::threshold::{Sizes, CHALLENGE_BITS};
 use crate::wire::{
-    step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES, STEP_AT,
+    echo_payload_bytes, step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES,
+    STEP_AT,
 };
 use crate::{LinkRejection, ParamError, Result};
 
@@ -150,6 +152,11 @@ impl FrameBounds {
             Kind::Signature,
             step::HELLO,
             (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES),
+        );
+        b.set(
+            Kind::Signature,
+            step::TRANSCRIPT_ECHO,
+            echo_payload_bytes(parties),
         );
         Ok(b)
     }

@@ -27,12 +27,15 @@
 //!
 //! Every `N` is built from fresh `p` and `q` candidates, so no two revealed moduli share one.
 //!
-//! 6. **Transcript signatures** ([`generate_signed`], 1 round): every member signs the
+//! 6. **Transcript signatures** ([`generate_signed`], 2 rounds): every member signs the
 //!    version 2 transcript of the generation ([`crate::transcript`]: cluster, session,
 //!    threshold, members with their certificate hashes, `N`, `e`) with its party key and
 //!    broadcasts the signature in a [`crate::wire::Kind::Signature`] frame; every member checks
 //!    each other member's signature under that member's pinned certificate, and stops naming
-//!    the member whose signature is missing, of another transcript, or does not verify.
+//!    the member whose signature is missing, of another transcript, or does not verify. Then
+//!    every member echoes all the signatures it holds, and finishes only if every echo is its
+//!    own set: a member that withheld its signature from some, or sent different ones to
+//!    different members, is named (`signatures`).
 
 use std::time::{Duration, Instant};
 
@@ -51,17 +54,13 @@ use crate::params::Settings;
 use crate::rng::Drbg;
 use crate::session::{Halt, RoundResult, Session};
 use crate::sieve::{tree_levels, Sieve};
-use crate::transcript::{
-    verify_signature, SignedTranscript, SigningScheme, TranscriptSignature, TranscriptSigner,
-};
+use crate::transcript::{SignedTranscript, TranscriptSigner};
 use crate::transport::{PartyId, Transport};
-use crate::wire::{step, Reader, Writer, MAX_SIGNATURE_BYTES};
-use crate::{
-    ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError,
-    SignatureFault, WireError,
-};
+use crate::wire::{step, Reader, Writer};
+use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
 
 pub(crate) mod report;
+mod signatures;
 pub use crate::params::PUBLIC_EXPONENT;
 pub use report::Report;
 
@@ -319,7 +318,12 @@ fn run_generation(
                     d_share,
                 );
                 let transcript = match signer {
-                    Some(signer) => Some(sign_transcript(&mut session, &share, threshold, signer)?),
+                    Some(signer) => Some(signatures::sign_transcript(
+                        &mut session,
+                        &share,
+                        threshold,
+                        signer,
+                    )?),
                     None => None,
                 };
                 report.elapsed = start.elapsed();
@@ -366,104 +370,6 @@ fn run_generation(
             }
         }
     }
-}
-
-/// The round of transcript signatures; a failure is announced to the other members, naming
-/// the member at fault where there is one.
-fn sign_transcript(
-    session: &mut Session<'_>,
-    share: &KeyShare,
-    threshold: usize,
-    signer: &TranscriptSigner,
-) -> Result<SignedTranscript> {
-    let outcome = exchange_transcript_signatures(session, share, threshold, signer);
-    if let Err(e) = &outcome {
-        match e {
-            Error::TranscriptSignature { party, .. }
-            | Error::BadMessage { sender: party, .. }
-            | Error::PartyFailed { party, .. } => session.announce_fatal(&[*party], &e.to_string()),
-            Error::Reported { .. } => {}
-            _ => session.announce_fatal(&[], &e.to_string()),
-        }
-    }
-    outcome
-}
-
-/// Signs the transcript of `share`, sends the signature to every other member and checks
-/// theirs. The payload is the fingerprint signed, the scheme (`u16be`) and the signature, each
-/// length-prefixed.
-fn exchange_transcript_signatures(
-    session: &mut Session<'_>,
-    share: &KeyShare,
-    threshold: usize,
-    signer: &TranscriptSigner,
-) -> Result<SignedTranscript> {
-    let transcript = signer.transcript(share, threshold)?;
-    let fingerprint = transcript.fingerprint();
-    let message = transcript.signed_message();
-    let mine = signer.sign(&transcript)?;
-    let certificate_of = |party: PartyId| {
-        signer
-            .certificates()
-            .get(&party)
-            .ok_or(ConfigError::NoCertificate { party })
-    };
-    // A key that does not match the certificate the others pin is found here, not by them.
-    verify_signature(certificate_of(mine.member)?, &message, &mine).map_err(|fault| {
-        Error::TranscriptSignature {
-            party: mine.member,
-            fault,
-        }
-    })?;
-    let mut w = Writer::new();
-    w.bytes(&fingerprint)
-        .bytes(&mine.scheme.code().to_be_bytes())
-        .bytes(&mine.signature);
-    let replies = session
-        .exchange_signatures(w.finish())
-        .map_err(|halt| halt.into_error(Failure::WhileSigningTranscript))?;
-    let mut signatures = vec![mine];
-    for (&from, payload) in &replies {
-        let malformed = |e: WireError| Error::BadMessage {
-            sender: from,
-            reason: e.into(),
-        };
-        let fault = |fault: SignatureFault| Error::TranscriptSignature { party: from, fault };
-        let mut r = Reader::new(payload);
-        let signed = r.bytes().map_err(malformed)?;
-        let code = r.bytes().map_err(malformed)?;
-        let signature = r.bytes().map_err(malformed)?;
-        r.end().map_err(malformed)?;
-        if signed != fingerprint {
-            return Err(fault(SignatureFault::OtherTranscript {
-                signed: hex::encode(signed),
-                ours: hex::encode(fingerprint),
-            }));
-        }
-        let scheme = <[u8; 2]>::try_from(code)
-            .ok()
-            .and_then(|c| SigningScheme::from_code(u16::from_be_bytes(c)))
-            .ok_or_else(|| {
-                fault(SignatureFault::UnsupportedScheme {
-                    scheme: format!("0x{}", hex::encode(code)),
-                })
-            })?;
-        if signature.len() > MAX_SIGNATURE_BYTES {
-            return Err(fault(SignatureFault::TooLong {
-                len: signature.len(),
-                max: MAX_SIGNATURE_BYTES,
-            }));
-        }
-        let theirs = TranscriptSignature {
-            member: from,
-            scheme,
-            signature: signature.to_vec(),
-        };
-        verify_signature(certificate_of(from)?, &message, &theirs).map_err(fault)?;
-        signatures.push(theirs);
-    }
-    signatures.sort_by_key(|s| s.member);
-    SignedTranscript::new(transcript, signatures)
 }
 
 /// One epoch's state.

@@ -276,15 +276,33 @@ impl<'t> Session<'t> {
 
     /// The round after a successful generation: sends `payload` (this party's signature of
     /// the transcript) to every other member as a [`Kind::Signature`] frame of this session and
-    /// epoch, and collects theirs. A frame of another session is refused, naming its sender.
+    /// epoch, and collects theirs. A frame of another session is refused, naming its sender;
+    /// so is a member whose echo ([`Self::exchange_echoes`]) arrives without its signature
+    /// before it ([`MessageProblem::Skipped`]: links deliver in order, so it withheld it).
     pub fn exchange_signatures(
         &mut self,
         payload: Vec<u8>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
+        self.exchange_signature_frames(0, step::HELLO, payload)
+    }
+
+    /// The round after the signatures: sends `payload` (every member's signature as this
+    /// party holds them) to every other member as a [`Kind::Signature`] frame of round 1,
+    /// step [`step::TRANSCRIPT_ECHO`], and collects theirs.
+    pub fn exchange_echoes(&mut self, payload: Vec<u8>) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
+        self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, payload)
+    }
+
+    fn exchange_signature_frames(
+        &mut self,
+        round: u64,
+        step: u16,
+        payload: Vec<u8>,
+    ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
         let tag = Tag {
             epoch: self.epoch,
-            round: 0,
-            step: 0,
+            round,
+            step,
         };
         let outgoing = self
             .others()
@@ -344,6 +362,19 @@ impl<'t> Session<'t> {
                     self.last = Some(tag);
                 }
                 return Ok(got);
+            }
+            if kind == Kind::Signature {
+                // A later signature-round frame from a member whose frame for this step has
+                // not come: the link delivers in order, so the member skipped this one.
+                if let Some(&skipped) = others.iter().find(|&&m| {
+                    !got.contains_key(&m)
+                        && self
+                            .buffer
+                            .keys()
+                            .any(|&(k, t, from)| k == kind as u8 && from == m && t > tag)
+                }) {
+                    return Err(bad(skipped, MessageProblem::Skipped { tag }));
+                }
             }
             if let Some(&failed) = others
                 .iter()

@@ -200,7 +200,7 @@ pub struct ThresholdSigned {
     pub signature: Vec<u8>,
     /// The `t + 1` signers whose partials made it.
     pub used: Vec<PartyId>,
-    /// Signers whose partial signatures were wrong (their proofs did not verify).
+    /// Every signer whose partial signature was wrong (its proof did not verify).
     pub excluded: Vec<PartyId>,
 }
 
@@ -213,12 +213,12 @@ pub struct ThresholdSigned {
 /// fingerprint, each compared on its own (a signer of another epoch is named as having missed
 /// a refresh; the threshold is the one fixed at reshare, at every signer); the lowest signer's
 /// salt is used for PSS. (2) every signer sends its partial signature
-/// ([`ThresholdShare::partial`]) and combines the first `t + 1`
-/// ([`crate::threshold::ThresholdPublic::try_combine`]), checking the result with `e`. (3)
-/// every signer says whether its combination verified; if all did, that is the signature.
-/// (4) otherwise every signer sends the proof of correctness of its partial
-/// ([`ThresholdShare::prove`]) and every signer combines with them
-/// ([`crate::threshold::ThresholdPublic::combine`]): wrong partials are named and left out
+/// ([`ThresholdShare::partial`]) and checks every partial cheaply
+/// ([`crate::threshold::ThresholdPublic::try_combine`]: the first `t + 1` combined, and each
+/// other one with the first `t`, under `e`). (3) every signer says whether every combination
+/// held; if so at all, the first `t + 1` make the signature. (4) otherwise every signer sends the proof of correctness of its partial
+/// ([`ThresholdShare::prove`]) and every signer verifies every proof
+/// ([`crate::threshold::ThresholdPublic::combine`]): every wrong partial is named and left out
 /// while `t + 1` valid ones remain. No signature is returned unchecked.
 #[allow(clippy::too_many_arguments)]
 pub fn sign_threshold(

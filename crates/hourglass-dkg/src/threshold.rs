@@ -20,9 +20,11 @@
 //! - verification data: a public square `v` of `Z_N*` (hashed from the session), Feldman-style
 //!   commitments `v^(a_l)` to every dealt coefficient (each receiver checks its sub-share
 //!   against them), and the verification keys `v_j = v^(s_j)` everyone derives from them;
-//! - when a combination fails its check with `e`, each signer sends Shoup's proof that
-//!   `log_v v_j = log_(x^(4 Delta)) sigma_j^2` (Fiat-Shamir with SHA-256, 128-bit challenges),
-//!   so a wrong partial is named ([`ThresholdShare::prove`], [`ThresholdPublic::combine`]).
+//! - every partial is checked, cheaply first: the first `t + 1` combined and each other one
+//!   combined with the first `t`, under `e` ([`ThresholdPublic::try_combine`]); when one
+//!   fails, each signer sends Shoup's proof that `log_v v_j = log_(x^(4 Delta))
+//!   sigma_j^2` (Fiat-Shamir with SHA-256, 128-bit challenges), so every wrong partial present
+//!   is named ([`ThresholdShare::prove`], [`ThresholdPublic::combine`]).
 //!
 //! **Hiding.** For `t` colluders `T` and one honest dealer, the map `f -> f + h` with
 //! `h(x) = (u' - u) Delta prod_{j in T} (j - x) / prod_{j in T} j` (integer coefficients: the
@@ -663,6 +665,40 @@ impl ThresholdPublic {
         self.challenge(partial.party, x, &partial.value, &v_commit, &x_commit) == proof.challenge
     }
 
+    /// `w = prod sigma_j^(2 lambda_j)` over the given partials, with their integer Lagrange
+    /// coefficients; `None` when a partial is not invertible.
+    fn interpolate(
+        &self,
+        sizes: &Sizes,
+        partials: &[&PartialSignature],
+    ) -> Result<Option<Integer>> {
+        let positions: Vec<usize> = partials
+            .iter()
+            .map(|p| self.position(p.party).unwrap_or(0))
+            .collect();
+        let mut exps = Vec::with_capacity(partials.len());
+        for &j in &positions {
+            exps.push(lagrange(&sizes.delta, &positions, j)? << 1u32);
+        }
+        let bases: Vec<Integer> = partials.iter().map(|p| p.value.clone()).collect();
+        Ok(multi_pow(&bases, &exps, self.public.n()).ok())
+    }
+
+    /// Whether `t + 1` partials combine under `e`: `w^e == x^(4 Delta^3)` for their `w`
+    /// (`target` is `x^(4 Delta^3)`). Raising to `e` is a permutation of `Z_N*`, so this holds
+    /// exactly when their product of errors `prod (sigma'_j / sigma_j)^(2 lambda_j)` is 1.
+    fn combines(
+        &self,
+        sizes: &Sizes,
+        target: &Integer,
+        partials: &[&PartialSignature],
+    ) -> Result<bool> {
+        let Some(w) = self.interpolate(sizes, partials)? else {
+            return Ok(false);
+        };
+        Ok(pow_public(&w, self.public.e(), self.public.n())? == *target)
+    }
+
     /// Combines partial signatures of `x` from the given parties with their integer Lagrange
     /// coefficients, then Bezout with `e`: the signature `y` with `y^e = x`, or `None` when
     /// they do not combine.
@@ -673,16 +709,7 @@ impl ThresholdPublic {
         partials: &[&PartialSignature],
     ) -> Result<Option<Integer>> {
         let n = self.public.n();
-        let positions: Vec<usize> = partials
-            .iter()
-            .map(|p| self.position(p.party).unwrap_or(0))
-            .collect();
-        let mut exps = Vec::with_capacity(partials.len());
-        for &j in &positions {
-            exps.push(lagrange(&sizes.delta, &positions, j)? << 1u32);
-        }
-        let bases: Vec<Integer> = partials.iter().map(|p| p.value.clone()).collect();
-        let Ok(w) = multi_pow(&bases, &exps, n) else {
+        let Some(w) = self.interpolate(sizes, partials)? else {
             return Ok(None);
         };
         let e_prime = sizes.delta.clone().pow(3) << 2u32;
@@ -696,10 +723,22 @@ impl ThresholdPublic {
         Ok((check == *x).then_some(y))
     }
 
-    /// The optimistic combination: the first `t + 1` (by party) of the partial signatures of
-    /// `x` (the encoded message) from at least `t + 1` distinct signers, combined and checked
-    /// with `e`; `None` when they do not make a valid signature (then [`Self::combine`], with
-    /// the proofs, names the wrong ones). Proofs are not looked at.
+    /// The cheap check of every partial, without proofs: with the `m` partials sorted by
+    /// party, the first `t + 1` are combined, and for every other partial `j`, the first `t`
+    /// with `j`; each of these `m - t` combinations is checked under `e` ([`Self::combines`]).
+    /// Returns the signature (from the first `t + 1`) when every combination holds; otherwise
+    /// `None`, and the proofs decide ([`Self::combine`]). Proofs are not looked at.
+    ///
+    /// What it shows: the `m - t` combinations are independent constraints on the partials'
+    /// errors `delta_j = sigma'_j / sigma_j`, and all of them hold exactly when the errors are
+    /// `g^(h(j))` for one polynomial `h` of degree at most `t` with `h(0) = 0` (up to elements
+    /// of small order, as for the proofs), zero at every honest signer. A single wrong partial,
+    /// or any that do not conspire, always fails a combination, wherever it is in the order.
+    /// With at least `t` honest signers (so whenever `m >= 2t`, as at most `t` parties lie:
+    /// `t + 1` colluders hold the key outright), `h` has `t + 1` roots and is zero: no partial
+    /// is wrong. With fewer signers, two or more colluding liars can shape their errors to
+    /// cancel in every combination; they then go unnamed, but change nothing: the signature is
+    /// the one `y` with `y^e = x`.
     pub fn try_combine(
         &self,
         x: &Integer,
@@ -711,24 +750,35 @@ impl ThresholdPublic {
         let signers: Vec<PartyId> = sorted.iter().map(|p| p.party).collect();
         self.check_signers(&signers)?;
         let need = self.threshold + 1;
-        Ok(self
-            .combine_exactly(&sizes, x, &sorted[..need])?
-            .map(|y| Combined {
-                signature: y,
-                used: signers[..need].to_vec(),
-                excluded: Vec::new(),
-            }))
+        let Some(y) = self.combine_exactly(&sizes, x, &sorted[..need])? else {
+            return Ok(None);
+        };
+        let target = pow_public(x, &(sizes.delta.clone().pow(3) << 2u32), self.public.n())?;
+        let mut set: Vec<&PartialSignature> = sorted[..self.threshold].to_vec();
+        for other in &sorted[need..] {
+            set.push(other);
+            if !self.combines(&sizes, &target, &set)? {
+                return Ok(None);
+            }
+            set.pop();
+        }
+        Ok(Some(Combined {
+            signature: y,
+            used: signers[..need].to_vec(),
+            excluded: Vec::new(),
+        }))
     }
 
     /// Combines the partial signatures of `x` (the encoded message) from at least `t + 1`
     /// distinct signers: the standard RSA signature `y` (`y^e = x`, checked before it is
-    /// returned), and which partials were wrong and left out.
+    /// returned), and **every** partial that was wrong, named and left out.
     ///
-    /// Optimistic ([`Self::try_combine`]); if the result fails the check with `e`, every
-    /// proof is verified, the parties whose proofs fail (or are missing) are excluded and
-    /// `t + 1` of the others combined. Fewer than `t + 1` valid partials is an error naming the
-    /// wrong ones ([`ThresholdError::WrongPartials`]); valid proofs that still do not combine,
-    /// an error naming the parties among which one is wrong ([`ThresholdError::DoNotCombine`]).
+    /// The cheap check first ([`Self::try_combine`]: combinations under `e`, for every partial
+    /// at once); when a combination fails, the proof of every partial is
+    /// verified, the parties whose proofs fail (or are missing) are excluded and `t + 1` of the
+    /// others combined. Fewer than `t + 1` valid partials is an error naming the wrong ones
+    /// ([`ThresholdError::WrongPartials`]); valid proofs that still do not combine, an error
+    /// naming the parties among which one is wrong ([`ThresholdError::DoNotCombine`]).
     pub fn combine(&self, x: &Integer, partials: &[PartialSignature]) -> Result<Combined> {
         if let Some(combined) = self.try_combine(x, partials)? {
             return Ok(combined);
@@ -790,7 +840,7 @@ pub struct Combined {
     pub signature: Integer,
     /// The `t + 1` parties whose partials made it.
     pub used: Vec<PartyId>,
-    /// The parties whose partials were wrong (their proofs do not verify), left out.
+    /// Every party whose partial was wrong (its proof did not verify), left out.
     pub excluded: Vec<PartyId>,
 }
 

@@ -51,6 +51,7 @@ use crate::{
     TranscriptField, TranscriptProblem, TrustError,
 };
 
+mod canonical;
 pub(crate) mod error;
 pub use crate::formats::{TRANSCRIPT_FORMAT, TRANSCRIPT_FORMAT_V1};
 
@@ -188,6 +189,22 @@ pub struct TranscriptSignature {
     pub scheme: SigningScheme,
     /// The signature of [`PublicTranscript::signed_message`] (for ECDSA, DER as in TLS).
     pub signature: Vec<u8>,
+}
+
+impl TranscriptSignature {
+    /// The same signature in its canonical form: for ECDSA, `s` in the lower half of the
+    /// group order (`(r, s)` and `(r, n - s)` both verify, so anyone can turn one into the
+    /// other); other schemes' signatures are their own canonical form. Two signatures are the
+    /// same when their canonical forms are; the generation stores and echoes these.
+    pub fn canonical(mut self) -> Self {
+        let order = match self.scheme {
+            SigningScheme::EcdsaP256Sha256 => canonical::P256_ORDER,
+            SigningScheme::EcdsaP384Sha384 => canonical::P384_ORDER,
+            _ => return self,
+        };
+        self.signature = canonical::ecdsa_low_s(&self.signature, order);
+        self
+    }
 }
 
 /// A transcript file: the transcript, its version, and (version 2) the members' signatures.
@@ -705,6 +722,7 @@ pub fn verify_signature(
 
 /// A member's means to sign transcripts: its party key (the private key behind its TLS
 /// certificate) and every party's pinned certificate.
+#[derive(Clone)]
 pub struct TranscriptSigner {
     me: PartyId,
     key: Arc<dyn SigningKey>,
@@ -791,6 +809,13 @@ impl TranscriptSigner {
     /// This party's signature of `transcript` ([`PublicTranscript::signed_message`]), with the
     /// first scheme of [`SigningScheme::ALL`] its key supports.
     pub fn sign(&self, transcript: &PublicTranscript) -> Result<TranscriptSignature> {
+        self.sign_fingerprint(&transcript.fingerprint())
+    }
+
+    /// Signs the transcript whose fingerprint is `fingerprint`: [`SIGNATURE_CONTEXT`] followed
+    /// by it ([`PublicTranscript::signed_message`]), with this member's key. Each call signs
+    /// afresh (ECDSA draws a new nonce: two calls give two different valid signatures).
+    pub fn sign_fingerprint(&self, fingerprint: &[u8; 32]) -> Result<TranscriptSignature> {
         let offered: Vec<rustls::SignatureScheme> =
             SigningScheme::ALL.iter().map(|s| s.tls()).collect();
         let signer = self
@@ -798,9 +823,8 @@ impl TranscriptSigner {
             .choose_scheme(&offered)
             .ok_or(TlsError::NoSigningScheme)?;
         let scheme = SigningScheme::from_tls(signer.scheme()).ok_or(TlsError::NoSigningScheme)?;
-        let signature = signer
-            .sign(&transcript.signed_message())
-            .map_err(TlsError::Sign)?;
+        let message = [SIGNATURE_CONTEXT, &fingerprint[..]].concat();
+        let signature = signer.sign(&message).map_err(TlsError::Sign)?;
         Ok(TranscriptSignature {
             member: self.me,
             scheme,

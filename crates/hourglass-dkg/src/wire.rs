@@ -1,6 +1,6 @@
 //! The protocol's messages on the wire.
 //!
-//! Every frame is `magic "HGDK" | version 2 | kind | session (16) | epoch (u32) | round (u64) |
+//! Every frame is `magic "HGDK" | version 3 | kind | session (16) | epoch (u32) | round (u64) |
 //! step (u16) | sender (u32) | payload length (u32) | payload`, integers big-endian. A payload
 //! is a sequence of non-negative integers, each as a `u32` byte length and big-endian
 //! magnitude, or raw bytes for the kinds that carry them. Parsing checks every length against
@@ -18,8 +18,9 @@ use rug::Integer;
 
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
-/// The wire version (2: the sieving tree multiplies with double sharings and kings).
-pub const VERSION: u8 = 2;
+/// The wire version (3: the transcript signatures are echoed, [`step::TRANSCRIPT_ECHO`]; 2:
+/// the sieving tree multiplies with double sharings and kings).
+pub const VERSION: u8 = 3;
 /// The length of a frame's header, before its payload.
 pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
 /// Where the kind byte is in the header.
@@ -34,6 +35,9 @@ pub const MAX_REASON: usize = 512;
 pub mod step {
     /// Hello frames (round 0), and the transcript signatures (round 0, [`super::Kind::Signature`]).
     pub const HELLO: u16 = 0;
+    /// The echo of every member's transcript signature, as the sender holds them (round 1,
+    /// [`super::Kind::Signature`]).
+    pub const TRANSCRIPT_ECHO: u16 = 1;
     /// Sieving: the contributors' units and every member's double sharings, dealt.
     pub const SIEVE: u16 = 1;
     /// The most levels of the sieving tree the steps below [`N_SHARES`] have room for
@@ -100,6 +104,13 @@ pub const MAX_SIGNATURE_BYTES: usize = 1024;
 /// The largest [`Kind::Signature`] frame: the header, then three length-prefixed byte strings
 /// (the 32-byte fingerprint, the 2-byte scheme and the signature).
 pub const SIGNATURE_FRAME_BYTES: usize = HEADER + (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES);
+
+/// The largest payload of an echo of the transcript signatures among `members` members
+/// ([`step::TRANSCRIPT_ECHO`]): the 32-byte fingerprint, then for every member its id (4
+/// bytes), scheme (2) and signature, each length-prefixed.
+pub const fn echo_payload_bytes(members: usize) -> usize {
+    (4 + 32) + members * ((4 + 4) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES))
+}
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

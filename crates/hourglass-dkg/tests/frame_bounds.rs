@@ -114,6 +114,14 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         .bytes(&[0x08, 0x06])
         .bytes(&[0xff; MAX_SIGNATURE_BYTES]);
     frames.push((Kind::Signature, step::HELLO, signature.finish()));
+    let mut echo = Writer::new();
+    echo.bytes(&[0xff; 32]);
+    for id in 1..=k as u32 {
+        echo.bytes(&id.to_be_bytes())
+            .bytes(&[0x08, 0x06])
+            .bytes(&[0xff; MAX_SIGNATURE_BYTES]);
+    }
+    frames.push((Kind::Signature, step::TRANSCRIPT_ECHO, echo.finish()));
 
     for (kind, s, payload) in &frames {
         let len = payload.len();
@@ -130,11 +138,21 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     let largest = frames.iter().map(|f| f.2.len()).max().unwrap();
     assert_eq!(bounds.largest(), hourglass_dkg::wire::HEADER + largest);
-    // The sieving round's is the largest frame (92 KB here).
+    // The echo of the transcript signatures is the largest frame here (104 KB: 100 signatures
+    // of the longest kind), the sieving round's the largest of the search (92 KB).
     assert_eq!(
-        bounds.payload_limit(Kind::Data, step::SIEVE),
+        bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_ECHO),
         largest,
-        "the sieving round's frame is the largest"
+        "the echo's frame is the largest"
+    );
+    assert_eq!(
+        frames
+            .iter()
+            .filter(|f| f.0 == Kind::Data)
+            .map(|f| f.2.len())
+            .max(),
+        Some(bounds.payload_limit(Kind::Data, step::SIEVE)),
+        "the sieving round's frame is the largest of the search"
     );
 }
 

@@ -70,7 +70,8 @@ fn honest(transport: MemoryTransport) -> Box<dyn Transport> {
     Box::new(transport)
 }
 
-/// A transport whose outgoing signature frames `rewrite` changes (or drops, returning `None`).
+/// A transport whose outgoing signature frames (not the echoes) `rewrite` changes (or drops,
+/// returning `None`).
 struct Rewrite {
     inner: MemoryTransport,
     rewrite: Box<dyn Fn(Frame) -> Option<Vec<u8>> + Send>,
@@ -85,10 +86,13 @@ impl Transport for Rewrite {
     }
     fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
         match Frame::decode(&bytes) {
-            Ok(frame) if frame.kind == Kind::Signature => match (self.rewrite)(frame) {
-                Some(bytes) => self.inner.send(to, bytes),
-                None => Ok(()),
-            },
+            // The signature frames (step 0); the echoes that follow pass as they are.
+            Ok(frame) if frame.kind == Kind::Signature && frame.tag.step == 0 => {
+                match (self.rewrite)(frame) {
+                    Some(bytes) => self.inner.send(to, bytes),
+                    None => Ok(()),
+                }
+            }
             _ => self.inner.send(to, bytes),
         }
     }
@@ -348,10 +352,17 @@ fn a_signature_replayed_from_another_session_is_refused() {
 
 #[test]
 fn a_member_that_withholds_its_signature_is_named_by_the_others() {
+    // It withholds its signature from everyone but echoes: each sees the echo first.
     let m = members(&[KeyKind::P256; 3], "silent");
     let outcomes = run(m, 8, &party_2(|_| None));
     for (id, out) in outcomes.iter().filter(|(id, _)| *id != 2) {
         match out {
+            Err(
+                e @ Error::TranscriptSignature {
+                    party: 2,
+                    fault: SignatureFault::Withheld,
+                },
+            ) => assert!(e.is_verdict(), "{e}"),
             Err(Error::PartyFailed {
                 party: 2,
                 reason: Failure::WhileSigningTranscript(_),
@@ -360,4 +371,143 @@ fn a_member_that_withholds_its_signature_is_named_by_the_others() {
             other => panic!("party {id}: {other:?}"),
         }
     }
+    assert!(outcomes.iter().all(|(_, out)| out.is_err()));
+}
+
+/// Every party failed, the culprit included; every other one named it.
+fn nobody_finished(
+    outcomes: &[(PartyId, hourglass_dkg::Result<SignedGeneration>)],
+    culprit: PartyId,
+    fault: impl Fn(&Error) -> bool,
+) {
+    culprit_named(outcomes, culprit, fault);
+    for (id, out) in outcomes {
+        assert!(out.is_err(), "party {id} finished");
+    }
+}
+
+/// A member that sends its signature to one member only (the lowest) and echoes: the members
+/// it skipped name it, and the one that got every signature does not finish alone (it did
+/// before the echo round).
+#[test]
+fn a_member_that_withholds_its_signature_from_some_is_named_and_nobody_finishes() {
+    let m = members(&[KeyKind::P256; 4], "withhold");
+    let outcomes = run(m, 9, &|inner| {
+        if inner.me() == 2 {
+            Box::new(Deviant::new(inner, Deviation::WithholdTranscriptSignature))
+        } else {
+            Box::new(inner)
+        }
+    });
+    nobody_finished(&outcomes, 2, |e| {
+        matches!(
+            e,
+            Error::TranscriptSignature {
+                party: 2,
+                fault: SignatureFault::Withheld
+            }
+        ) && e.is_verdict()
+    });
+    // Party 1 got party 2's signature and every other: it does not finish alone, but stops
+    // on another member's word naming party 2 (or on party 2's link, closed as it stops).
+    match &outcomes[0] {
+        (1, Err(Error::Reported { culprits, .. })) => assert!(culprits.contains(&2)),
+        (1, Err(Error::TranscriptSignature { party: 2, .. }))
+        | (1, Err(Error::PartyFailed { party: 2, .. })) => {}
+        other => panic!("party 1: {other:?}"),
+    }
+}
+
+/// A member that sends one valid signature to the lowest member and another valid one (signed
+/// afresh) to the others: every member accepts the one it got, the echoes show the other one,
+/// and everybody stops naming it.
+#[test]
+fn a_member_that_sends_different_valid_signatures_is_named_and_nobody_finishes() {
+    let m = members(&[KeyKind::P256; 4], "equivocate");
+    let key = m.signers[1].clone();
+    let outcomes = run(m, 10, &move |inner| {
+        if inner.me() == 2 {
+            Box::new(Deviant::with_signer(
+                inner,
+                Deviation::EquivocateTranscriptSignature,
+                key.clone(),
+            ))
+        } else {
+            Box::new(inner)
+        }
+    });
+    nobody_finished(&outcomes, 2, |e| {
+        matches!(
+            e,
+            Error::TranscriptSignature {
+                party: 2,
+                fault: SignatureFault::Equivocated { .. }
+            }
+        ) && e.is_verdict()
+    });
+    for (id, out) in outcomes.iter().filter(|(id, _)| *id != 2) {
+        let text = out
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(text.contains("party 2"), "party {id}: {text}");
+    }
+}
+
+/// A malleated copy of an ECDSA signature (`(r, n - s)`, which anyone can make) is the same
+/// signature: compared and stored in canonical form, so a member whose signature arrives
+/// malleated is not taken for equivocating, and every member writes the same transcript.
+#[test]
+fn an_ecdsa_signature_and_its_malleated_copy_are_one_signature() {
+    let m = members(&[KeyKind::P256; 3], "malleate");
+    let outcomes = run(
+        m,
+        11,
+        &party_2(|frame: Frame| {
+            let (fingerprint, scheme, signature) = fields(&frame);
+            Some(
+                Frame {
+                    payload: payload(&fingerprint, &scheme, &malleate(&signature)),
+                    ..frame
+                }
+                .encode(),
+            )
+        }),
+    );
+    let texts: Vec<String> = outcomes
+        .into_iter()
+        .map(|(id, r)| {
+            r.unwrap_or_else(|e| panic!("party {id}: {e}"))
+                .transcript
+                .to_json()
+        })
+        .collect();
+    assert!(texts.iter().all(|t| *t == texts[0]));
+}
+
+/// `(r, s)` -> `(r, n - s)` for a P-256 DER signature.
+fn malleate(der: &[u8]) -> Vec<u8> {
+    use hourglass_dkg::Integer;
+    let n = Integer::from_str_radix(
+        "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551",
+        16,
+    )
+    .unwrap();
+    let r_len = der[3] as usize;
+    let r = &der[4..4 + r_len];
+    let s_len = der[5 + r_len] as usize;
+    let s = Integer::from_digits(&der[6 + r_len..6 + r_len + s_len], rug::integer::Order::Msf);
+    let flipped = Integer::from(&n - &s);
+    let mut s_bytes = flipped.to_digits::<u8>(rug::integer::Order::Msf);
+    if s_bytes[0] & 0x80 != 0 {
+        s_bytes.insert(0, 0);
+    }
+    let mut body = vec![0x02, r_len as u8];
+    body.extend_from_slice(r);
+    body.extend_from_slice(&[0x02, s_bytes.len() as u8]);
+    body.extend_from_slice(&s_bytes);
+    let mut out = vec![0x30, body.len() as u8];
+    out.extend_from_slice(&body);
+    out
 }

@@ -71,21 +71,25 @@ fn additive(bits: u32, k: u32, seed: u8, cluster: &str) -> Vec<KeyShare> {
         .collect()
 }
 
-/// Runs `f` as every party of `ids` over the in-memory mesh, `deviant` deviating.
+/// Runs `f` as every party of `ids` over the in-memory mesh, the `deviants` deviating.
 fn parties<T: Send + 'static>(
     ids: &[PartyId],
-    deviant: Option<(PartyId, Deviation)>,
+    deviants: &[(PartyId, Deviation)],
     f: impl Fn(&mut dyn Transport, PartyId) -> T + Send + Sync + Clone + 'static,
 ) -> Vec<(PartyId, T)> {
     let handles: Vec<_> = memory_mesh(ids, NetSim::default())
         .into_iter()
         .map(|inner| {
             let f = f.clone();
+            let how = deviants
+                .iter()
+                .find(|(id, _)| *id == inner.me())
+                .map(|(_, how)| *how);
             thread::spawn(move || {
                 let me = inner.me();
-                let mut transport: Box<dyn Transport> = match deviant {
-                    Some((id, how)) if id == me => Box::new(Deviant::new(inner, how)),
-                    _ => Box::new(inner),
+                let mut transport: Box<dyn Transport> = match how {
+                    Some(how) => Box::new(Deviant::new(inner, how)),
+                    None => Box::new(inner),
                 };
                 (me, f(&mut *transport, me))
             })
@@ -97,7 +101,7 @@ fn parties<T: Send + 'static>(
 fn reshared(shares: Vec<KeyShare>, t: usize) -> Vec<ThresholdShare> {
     let ids: Vec<PartyId> = shares.iter().map(|s| s.party).collect();
     let shares = std::sync::Arc::new(shares);
-    parties(&ids, None, move |transport, me| {
+    parties(&ids, &[], move |transport, me| {
         let share = &shares[me as usize - 1];
         let mut rng = SeededEntropy::new(&[me as u8, 1]);
         reshare(transport, share, t, TIMEOUT, &mut rng)
@@ -110,7 +114,7 @@ fn reshared(shares: Vec<KeyShare>, t: usize) -> Vec<ThresholdShare> {
 fn refreshed(shares: Vec<ThresholdShare>) -> Vec<Result<ThresholdShare, Error>> {
     let ids: Vec<PartyId> = shares.iter().map(|s| s.party).collect();
     let shares = std::sync::Arc::new(shares);
-    parties(&ids, None, move |transport, me| {
+    parties(&ids, &[], move |transport, me| {
         let share = shares.iter().find(|s| s.party == me).unwrap();
         let mut rng = SeededEntropy::new(&[me as u8, 2]);
         refresh(transport, share, TIMEOUT, &mut rng)
@@ -126,7 +130,7 @@ fn sign(
     signers: &[PartyId],
     scheme: Scheme,
     msg: &[u8],
-    deviant: Option<(PartyId, Deviation)>,
+    deviants: &[(PartyId, Deviation)],
 ) -> Vec<(PartyId, Result<ThresholdSigned, Error>)> {
     let files: Vec<String> = shares
         .iter()
@@ -136,7 +140,7 @@ fn sign(
     let files = std::sync::Arc::new(files);
     let list = signers.to_vec();
     let digest = HashAlg::Sha256.digest(msg);
-    parties(signers, deviant, move |transport, me| {
+    parties(signers, deviants, move |transport, me| {
         let share = files
             .iter()
             .map(|f| ThresholdShare::from_json(f).unwrap())
@@ -195,7 +199,7 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
         } else {
             Scheme::Pss
         };
-        let outcomes = sign(&shares, subset, scheme, msg, None);
+        let outcomes = sign(&shares, subset, scheme, msg, &[]);
         let first = outcomes[0].1.as_ref().unwrap().signature.clone();
         for (me, out) in &outcomes {
             let signed = out
@@ -226,7 +230,7 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
     assert!(fresh
         .iter()
         .all(|s| s.share().significant_bits() <= sizes.share_bits));
-    let outcomes = sign(&fresh, &[1, 4, 5], Scheme::Pss, msg, None);
+    let outcomes = sign(&fresh, &[1, 4, 5], Scheme::Pss, msg, &[]);
     let sig = &outcomes[0].1.as_ref().unwrap().signature;
     assert!(verifies(&public, Scheme::Pss, msg, sig));
 
@@ -236,7 +240,7 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
         ThresholdShare::from_json(&fresh[1].to_json()).unwrap(),
         ThresholdShare::from_json(&old[2].to_json()).unwrap(),
     ];
-    for (me, out) in sign(&mixed, &[1, 2, 3], Scheme::Pkcs1v15, msg, None) {
+    for (me, out) in sign(&mixed, &[1, 2, 3], Scheme::Pkcs1v15, msg, &[]) {
         let err = out.unwrap_err();
         match me {
             3 => assert!(
@@ -275,7 +279,7 @@ fn every_three_of_five_sign_after_a_reshare_and_after_a_refresh() {
         ThresholdShare::from_json(&fresh[1].to_json()).unwrap(),
         ThresholdShare::from_json(&forced).unwrap(),
     ];
-    for (me, out) in sign(&mixed, &[1, 2, 3], Scheme::Pkcs1v15, msg, None) {
+    for (me, out) in sign(&mixed, &[1, 2, 3], Scheme::Pkcs1v15, msg, &[]) {
         if me == 3 {
             continue;
         }
@@ -314,7 +318,7 @@ fn a_wrong_partial_is_named_and_left_out_while_t_plus_one_remain() {
         &[1, 2, 3, 5],
         Scheme::Pkcs1v15,
         msg,
-        Some((3, Deviation::WrongPartial)),
+        &[(3, Deviation::WrongPartial)],
     ) {
         let signed = out.unwrap_or_else(|e| panic!("party {me}: {e}"));
         assert!(verifies(&public, Scheme::Pkcs1v15, msg, &signed.signature));
@@ -352,7 +356,7 @@ fn a_wrong_partial_is_named_and_left_out_while_t_plus_one_remain() {
         &[2, 4, 5],
         Scheme::Pss,
         msg,
-        Some((4, Deviation::WrongPartial)),
+        &[(4, Deviation::WrongPartial)],
     ) {
         if me == 4 {
             continue;
@@ -368,6 +372,121 @@ fn a_wrong_partial_is_named_and_left_out_while_t_plus_one_remain() {
             "a liar caught is a negative verdict: {err}"
         );
     }
+}
+
+/// Every lying signer is named, not only those among the first `t + 1` by party: a liar
+/// that the first combination would not use, and two liars among five signers (t = 2), while
+/// the signature still comes out and verifies.
+#[test]
+fn every_lying_signer_is_named_even_outside_the_first_t_plus_one() {
+    let shares = reshared(additive(1024, 5, 6, "every"), 2);
+    let public = shares[0].public.public.clone();
+    let msg = b"every liar named";
+    // Party 5 lies among 1, 2, 3, 5: the first three combine, yet 5 is named.
+    for (me, out) in sign(
+        &shares,
+        &[1, 2, 3, 5],
+        Scheme::Pss,
+        msg,
+        &[(5, Deviation::WrongPartial)],
+    ) {
+        let signed = out.unwrap_or_else(|e| panic!("party {me}: {e}"));
+        assert!(verifies(&public, Scheme::Pss, msg, &signed.signature));
+        if me != 5 {
+            assert_eq!(signed.excluded, vec![5], "party {me}");
+            assert_eq!(signed.used, vec![1, 2, 3], "party {me}");
+        }
+    }
+    // Two liars among five: both named by every honest signer, and the three others sign.
+    for (me, out) in sign(
+        &shares,
+        &[1, 2, 3, 4, 5],
+        Scheme::Pkcs1v15,
+        msg,
+        &[(2, Deviation::WrongPartial), (4, Deviation::WrongPartial)],
+    ) {
+        if [2, 4].contains(&me) {
+            continue;
+        }
+        let signed = out.unwrap_or_else(|e| panic!("party {me}: {e}"));
+        assert!(verifies(&public, Scheme::Pkcs1v15, msg, &signed.signature));
+        assert_eq!(signed.excluded, vec![2, 4], "party {me}");
+        assert_eq!(signed.used, vec![1, 3, 5], "party {me}");
+    }
+    // No liar: nobody is named.
+    for (me, out) in sign(&shares, &[1, 2, 3, 4, 5], Scheme::Pss, msg, &[]) {
+        let signed = out.unwrap_or_else(|e| panic!("party {me}: {e}"));
+        assert!(signed.excluded.is_empty(), "party {me}");
+        assert!(verifies(&public, Scheme::Pss, msg, &signed.signature));
+    }
+}
+
+/// Colluding liars whose errors cancel in the first combination (so that it verifies under
+/// `e`) are still named among five signers (2t or more): the other combinations catch them, and
+/// the proofs name them.
+#[test]
+fn colluding_liars_whose_errors_cancel_are_named() {
+    let shares = reshared(additive(1024, 5, 7, "collude"), 2);
+    let public = &shares[0].public;
+    let n = public.public.n().clone();
+    let x = Integer::from(987_654_321u64);
+    let honest: Vec<_> = (1usize..=5)
+        .map(|j| {
+            shares[j - 1]
+                .partial_sign(&x, &mut SeededEntropy::new(&[j as u8, 9]))
+                .unwrap()
+        })
+        .collect();
+    // Without proofs, the honest partials pass the cheap check.
+    let bare: Vec<_> = honest
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.proof = None;
+            p
+        })
+        .collect();
+    let cheap = public.try_combine(&x, &bare).unwrap().expect("conclusive");
+    assert_eq!(public.public.public_op(&cheap.signature).unwrap(), x);
+    // Parties 2 and 3 shift their partials by g^(lambda_3) and g^(-lambda_2) (the Lagrange
+    // coefficients of {1, 2, 3}): the product over {1, 2, 3} is unchanged.
+    let delta = factorial(5);
+    let g = Integer::from(7);
+    let l2 = lagrange(&delta, &[1, 2, 3], 2).unwrap();
+    let l3 = lagrange(&delta, &[1, 2, 3], 3).unwrap();
+    let shift = |e: &Integer| Integer::from(g.pow_mod_ref(e, &n).unwrap());
+    let mut lying = honest.clone();
+    lying[1].value = (&lying[1].value * shift(&l3)) % &n;
+    lying[2].value = (&lying[2].value * shift(&Integer::from(-&l2))) % &n;
+    assert_ne!(lying[1].value, honest[1].value);
+    assert_ne!(lying[2].value, honest[2].value);
+    // Among exactly these three (fewer than 2t signers), the cheap check cannot see them: the
+    // signature is still right, and nobody is named (the documented limit).
+    let among_three = public
+        .try_combine(&x, &lying[..3])
+        .unwrap()
+        .expect("they cancel");
+    assert_eq!(among_three.signature, cheap.signature);
+    assert!(among_three.excluded.is_empty());
+    // Their proofs still name both.
+    assert!(!public.verify_partial(&x, &lying[1]));
+    assert!(!public.verify_partial(&x, &lying[2]));
+    let stripped: Vec<_> = lying
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.proof = None;
+            p
+        })
+        .collect();
+    assert!(
+        public.try_combine(&x, &stripped).unwrap().is_none(),
+        "the combinations with parties 4 and 5 expose them"
+    );
+    let combined = public.combine(&x, &lying).unwrap();
+    assert_eq!(combined.excluded, vec![2, 3]);
+    assert_eq!(combined.used, vec![1, 4, 5]);
+    assert_eq!(public.public.public_op(&combined.signature).unwrap(), x);
 }
 
 #[test]
@@ -404,7 +523,7 @@ fn too_few_repeated_or_unknown_signers_and_foreign_shares_are_refused() {
         ThresholdShare::from_json(&shares[1].to_json()).unwrap(),
         ThresholdShare::from_json(&other[2].to_json()).unwrap(),
     ];
-    for (me, out) in sign(&mixed, &[1, 2, 3], Scheme::Pkcs1v15, b"m", None) {
+    for (me, out) in sign(&mixed, &[1, 2, 3], Scheme::Pkcs1v15, b"m", &[]) {
         let err = out.unwrap_err();
         let party = if me == 3 { 1 } else { 3 };
         assert!(
@@ -418,7 +537,7 @@ fn too_few_repeated_or_unknown_signers_and_foreign_shares_are_refused() {
     // A reshare asked with different thresholds stops: the others name party 2's threshold
     // (party 2 itself may find a link already closed by a party that stopped first).
     let additive_shares = std::sync::Arc::new(additive(1024, 5, 5, "t"));
-    let outcomes = parties(&[1, 2, 3, 4, 5], None, move |transport, me| {
+    let outcomes = parties(&[1, 2, 3, 4, 5], &[], move |transport, me| {
         let t = if me == 2 { 1 } else { 2 };
         let mut rng = SeededEntropy::new(&[me as u8]);
         reshare(

@@ -44,10 +44,13 @@ pub(super) struct LocalArgs {
     /// Run party ID deviating from the protocol, for tests and demonstrations (repeatable):
     /// false-abort (accuses every other party), garbage (malformed frames), silent (stops
     /// answering mid-run), wrong-share (a wrong share of d in the final test), wrong-signature
-    /// (a damaged signature of the transcript), wrong-partial (a wrong partial power of the
-    /// final test message: as wrong-share here; in dkg sign with threshold shares, the liar is
-    /// named and left out). The others finish without it, or stop (naming it
-    /// where they can tell); they never remove an honest party and never produce a wrong key.
+    /// (a damaged signature of the transcript), withhold-transcript-signature (its signature
+    /// to the lowest other member only), equivocate-transcript-signature (a second valid
+    /// signature to the others), wrong-partial (a wrong partial power of the final test
+    /// message: as wrong-share here; in dkg sign with threshold shares, the liar is named and
+    /// left out). The others finish without it, or stop (naming it where they can tell); they
+    /// never remove an honest party, never produce a wrong key, and never finish with
+    /// transcript signatures the other honest members do not hold.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
     adversary: Vec<String>,
     #[command(flatten)]

@@ -78,13 +78,16 @@ pairs (iterations), batches, and per party the time, bytes sent and peak residen
   hourglass dkg sign --cluster cluster --signers 1,4,5 -i contract.pdf -o contract.sig   (after dkg reshare)
   hourglass dkg sign --cluster cluster --signers 1,2,3,5 --adversary 3:wrong-partial -i contract.pdf -o c.sig
       (party 3 lies: its partial is named and left out, and the three others sign)
+  hourglass dkg sign --cluster cluster --signers 1,2,3,4,5 --adversary 2:wrong-partial --adversary 4:wrong-partial -i contract.pdf -o c.sig
+      (two liars among five, t = 2: both are named, and 1, 3 and 5 sign)
   openssl dgst -sha256 -verify cluster/public.pem -signature contract.sig contract.pdf
   (for --pss add: -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:-1)
 With n-of-n shares (from a generation) every party signs. With threshold shares (from dkg
 reshare) any t + 1 sign: --signers names them (default: every share in the directory); fewer
-than t + 1, a party named twice or one without a share is refused before anything runs. A
-wrong partial signature is named (its proof of correctness fails) and left out while t + 1
-valid ones remain, with a warning; otherwise the command fails naming it. The signature is
+than t + 1, a party named twice or one without a share is refused before anything runs. Every
+partial is checked (combinations under e first, then the proofs of correctness), so every
+wrong partial signature present is named and left out while t + 1 valid ones remain, with a
+warning each (exit 0); otherwise the command fails naming them (exit 1). The signature is
 checked with the public key before it is written.")]
     Sign(sign::SignArgs),
     /// One party's part of a joint signature (every signer runs this with the same file).

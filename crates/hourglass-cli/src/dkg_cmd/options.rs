@@ -9,6 +9,7 @@ use hourglass_dkg::adversary::{Deviant, Deviation};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::sign::Scheme;
 use hourglass_dkg::tls::TlsTransport;
+use hourglass_dkg::transcript::TranscriptSigner;
 use hourglass_dkg::transport::{NetSim, Transport};
 use hourglass_rsa::HashAlg;
 
@@ -159,6 +160,19 @@ pub(super) fn deviation(name: Option<&str>) -> Result<Option<Deviation>, CliErro
 pub(super) fn deviating(transport: TlsTransport, how: Option<Deviation>) -> Box<dyn Transport> {
     match how {
         Some(d) => Box::new(Deviant::new(transport, d)),
+        None => Box::new(transport),
+    }
+}
+
+/// `transport`, deviating as told, holding the party's transcript key (for
+/// `equivocate-transcript-signature`, which signs a second time).
+pub(super) fn deviating_signer(
+    transport: TlsTransport,
+    how: Option<Deviation>,
+    signer: &TranscriptSigner,
+) -> Box<dyn Transport> {
+    match how {
+        Some(d) => Box::new(Deviant::with_signer(transport, d, signer.clone())),
         None => Box::new(transport),
     }
 }

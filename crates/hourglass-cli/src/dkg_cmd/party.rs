@@ -13,7 +13,7 @@ use hourglass_dkg::PartyId;
 use hourglass_rsa::encoding::{encode_public_key, KeyFormat};
 
 use super::cluster_files::{config_dir, share_path};
-use super::options::{deviating, deviation, seconds, NetSimArgs};
+use super::options::{deviating_signer, deviation, seconds, NetSimArgs};
 use super::reports::{print_json, PartyReport};
 use crate::cli_error::{CliError, OutputProblem};
 use crate::files::{check_output, write_output, write_shared_output, Sensitivity};
@@ -108,7 +108,7 @@ pub(super) fn run(args: PartyArgs) -> Result<(), CliError> {
     if !missing.is_empty() && !quiet {
         eprintln!("party {me}: parties {missing:?} did not connect; continuing without them");
     }
-    let mut transport = deviating(tls, how);
+    let mut transport = deviating_signer(tls, how, &signer);
     let mut last = Instant::now();
     let mut progress = |p: &Progress| {
         if quiet {

@@ -25,11 +25,11 @@ pub(super) struct SignArgs {
     /// the directory).
     #[arg(long, value_delimiter = ',', value_name = "ID,ID,...")]
     signers: Option<Vec<PartyId>>,
-    /// Run signer ID deviating from the protocol, for tests and demonstrations:
-    /// wrong-partial (a wrong partial signature: named and left out while t + 1 valid ones
-    /// remain), or any behaviour of dkg local --adversary.
+    /// Run signer ID deviating from the protocol, for tests and demonstrations (repeatable,
+    /// one signer each): wrong-partial (a wrong partial signature: every one is named and left
+    /// out while t + 1 valid ones remain), or any behaviour of dkg local --adversary.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
-    adversary: Option<String>,
+    adversary: Vec<String>,
     /// File to sign.
     #[arg(short, long)]
     input: PathBuf,
@@ -84,22 +84,21 @@ pub(super) fn run(args: SignArgs) -> Result<(), CliError> {
     sorted.sort_unstable();
     // Check the shares belong together before starting any process.
     shares_together(&args.cluster, &sorted)?;
-    let adversary = args
-        .adversary
-        .as_deref()
-        .map(|spec| -> Result<_, CliError> {
-            let (id, how) = parse_adversary(spec)?;
-            if !sorted.contains(&id) {
-                return Err(Usage::value(
-                    "--adversary",
-                    spec,
-                    format!("party {id} is not a signer"),
-                )
-                .into());
-            }
-            Ok((id, how))
-        })
-        .transpose()?;
+    let mut adversary = Vec::with_capacity(args.adversary.len());
+    for spec in &args.adversary {
+        let (id, how) = parse_adversary(spec)?;
+        if !sorted.contains(&id) {
+            return Err(
+                Usage::value("--adversary", spec, format!("party {id} is not a signer")).into(),
+            );
+        }
+        if adversary.iter().any(|(a, _)| *a == id) {
+            return Err(
+                Usage::value("--adversary", spec, format!("party {id} is named twice")).into(),
+            );
+        }
+        adversary.push((id, how));
+    }
     let ignore: Vec<PartyId> = adversary.iter().map(|(id, _)| *id).collect();
     let writer = *sorted
         .iter()
@@ -138,7 +137,7 @@ pub(super) fn run(args: SignArgs) -> Result<(), CliError> {
             if id == writer {
                 a.extend(["-o".into(), sig_tmp.display().to_string()]);
             }
-            if let Some((_, how)) = adversary.filter(|(a, _)| *a == id) {
+            if let Some((_, how)) = adversary.iter().find(|(a, _)| *a == id) {
                 a.extend(["--deviate".into(), how.name().into()]);
             }
             a

@@ -16,17 +16,32 @@ pub enum Deviation {
     /// Sends wrong, well-formed partial signatures (a threshold signature's, the generation's
     /// final test).
     WrongPartial,
+    /// Withholds its signature of the transcript from every other member but the lowest, and
+    /// goes on to the echo round.
+    WithholdTranscriptSignature,
+    /// Sends its signature of the transcript to the lowest other member, and a second valid
+    /// signature (signed afresh: ECDSA draws a new nonce) to the others; without its key
+    /// ([`crate::adversary::Deviant::with_signer`]), or with a deterministic scheme, a damaged one.
+    EquivocateTranscriptSignature,
 }
 
 impl Deviation {
     /// Every behaviour, with its name on the command line.
-    pub const ALL: [(Deviation, &'static str); 6] = [
+    pub const ALL: [(Deviation, &'static str); 8] = [
         (Deviation::FalseAbort, "false-abort"),
         (Deviation::Garbage, "garbage"),
         (Deviation::Silent, "silent"),
         (Deviation::WrongShare, "wrong-share"),
         (Deviation::WrongSignature, "wrong-signature"),
         (Deviation::WrongPartial, "wrong-partial"),
+        (
+            Deviation::WithholdTranscriptSignature,
+            "withhold-transcript-signature",
+        ),
+        (
+            Deviation::EquivocateTranscriptSignature,
+            "equivocate-transcript-signature",
+        ),
     ];
 
     /// Parses a command-line name.

@@ -34,6 +34,16 @@ pub enum MessageProblem {
         /// The round.
         tag: Tag,
     },
+    /// A later message of the same kind arrived where this one was due: the sender skipped it
+    /// (links deliver in order).
+    #[error("sent a later message without the one for {tag:?}")]
+    Skipped {
+        /// The round it skipped.
+        tag: Tag,
+    },
+    /// An echo of the transcript signatures that does not list every member once, in order.
+    #[error("its echo of the transcript signatures does not list every member in order")]
+    EchoOrder,
     /// A message of another session.
     #[error("message belongs to another session")]
     OtherSession,

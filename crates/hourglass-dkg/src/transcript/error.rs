@@ -214,18 +214,43 @@ pub enum SignatureFault {
     /// The member's certificate cannot be parsed for verification.
     #[error("cannot be checked: the member's certificate is unusable ({0})")]
     Certificate(String),
+    /// The member withheld its signature from this party: its echo of the signatures came
+    /// first (a link delivers in order, so it skipped its signature).
+    #[error(
+        "was withheld from this party (the member sent its echo of the signatures without it)"
+    )]
+    Withheld,
+    /// The member sent different valid signatures to different members: the one `seen_by`
+    /// echoed differs from this party's (in canonical form), and both verify under the
+    /// member's certificate. Nobody else can make a signature with its key.
+    #[error("is not the one party {seen_by} received, and both verify: the member sent different signatures to different members")]
+    Equivocated {
+        /// The member whose echo showed the other signature.
+        seen_by: PartyId,
+    },
+    /// The member's echo of another member's signature does not verify under that member's
+    /// certificate: it falsely reports what it received.
+    #[error("is fine, but its echo of party {member}'s signature does not verify (a false report of what it received)")]
+    FalseEcho {
+        /// The member whose signature it misreported.
+        member: PartyId,
+    },
 }
 
 impl SignatureFault {
     /// Whether this is a negative verdict (exit status 1) rather than an error (2): a
     /// signature that does not verify, signs another transcript or is longer than any key
-    /// makes. A scheme this build cannot verify and an unusable certificate are errors: the
+    /// makes, one withheld from this party or different from the one another member received,
+    /// and a false echo. A scheme this build cannot verify and an unusable certificate are errors: the
     /// signature could not be checked.
     pub fn is_verdict(&self) -> bool {
         match self {
             SignatureFault::Invalid
             | SignatureFault::OtherTranscript { .. }
-            | SignatureFault::TooLong { .. } => true,
+            | SignatureFault::TooLong { .. }
+            | SignatureFault::Withheld
+            | SignatureFault::Equivocated { .. }
+            | SignatureFault::FalseEcho { .. } => true,
             SignatureFault::UnsupportedScheme { .. } | SignatureFault::Certificate(_) => false,
         }
     }
