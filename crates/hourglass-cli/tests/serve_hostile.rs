@@ -137,7 +137,8 @@ fn a_trickled_body_is_cut_off() {
     )
     .unwrap();
     let start = Instant::now();
-    c.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
     let mut answer = Vec::new();
     let mut buf = [0u8; 1024];
     while start.elapsed() < Duration::from_secs(20) {
@@ -216,7 +217,11 @@ fn the_upload_quota_and_unmatched_documents_bound_the_disk() {
         .send()
         .unwrap();
     assert_eq!(r.status().as_u16(), 429);
-    let retry: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(retry >= 1 && retry <= 3600, "{retry}");
     assert_eq!(
         metric(&server, "hourglass_stored_bytes") - before,
@@ -228,7 +233,10 @@ fn the_upload_quota_and_unmatched_documents_bound_the_disk() {
     let (status, body) = upload(&server, &sealed[0].0, &big(7));
     assert_eq!(status, 202, "{body}");
     let after = metric(&server, "hourglass_stored_bytes") - before;
-    assert!(after - stored < 10_000.0, "the unmatched document was stored");
+    assert!(
+        after - stored < 10_000.0,
+        "the unmatched document was stored"
+    );
     let v = verdict(&server, body["id"].as_str().unwrap());
     assert_eq!(v["status"], "invalid", "{v}");
     assert!(

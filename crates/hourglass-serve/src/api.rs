@@ -6,9 +6,9 @@ use std::time::{Duration, SystemTime};
 
 use axum::extract::multipart::{Field, MultipartRejection};
 use axum::extract::{Multipart, Path, Query, State};
-use axum::Extension;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
 use hourglass_arith::entropy::OsEntropy;
 use hourglass_timelock::anyset::AnySet;
@@ -571,8 +571,7 @@ pub(crate) async fn accept_upload(
     let bundle_hash = Sha256::digest(bundle_text.as_bytes());
     let bundle_sha256 = hex::encode(bundle_hash);
     let id = submission_id(&bundle_sha256, &document_sha256);
-    let stored_bytes =
-        bundle_text.len() as u64 + document.as_ref().map_or(0, |d| d.len() as u64);
+    let stored_bytes = bundle_text.len() as u64 + document.as_ref().map_or(0, |d| d.len() as u64);
     if let Some(quota) = &state.upload_quota {
         quota.charge(client, stored_bytes).map_err(|wait| {
             ApiError::too_many(

@@ -85,8 +85,8 @@ pub(crate) fn open_file_budget(database_connections: u32) -> std::io::Result<(u6
     } else {
         soft
     };
-    let reserved = SERVICE_OPEN_FILES
-        + u64::from(database_connections) * OPEN_FILES_PER_DATABASE_CONNECTION;
+    let reserved =
+        SERVICE_OPEN_FILES + u64::from(database_connections) * OPEN_FILES_PER_DATABASE_CONNECTION;
     let room = usize::try_from(limit.saturating_sub(reserved)).unwrap_or(usize::MAX);
     Ok((limit, (room >= MIN_CONNECTIONS).then_some(room)))
 }
@@ -235,12 +235,10 @@ pub(crate) async fn serve(
             header_timeout: limits.header_timeout,
             body_min_rate: limits.body_min_rate,
         };
-        let connection = graceful.watch(
-            http.serve_connection(
-                TokioIo::new(stream),
-                hyper_util::service::TowerToHyperService::new(service),
-            ),
-        );
+        let connection = graceful.watch(http.serve_connection(
+            TokioIo::new(stream),
+            hyper_util::service::TowerToHyperService::new(service),
+        ));
         tokio::spawn(async move {
             tokio::select! {
                 _ = connection => {}

@@ -7,17 +7,17 @@ use std::time::Duration;
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::{Multipart, Path, State};
-use axum::Extension;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Extension;
 use hourglass_receipt::institution_fingerprint;
 
 use hourglass_timelock::verdict::rfc3339;
 
 use crate::api::{accept_upload, find_submission, set_summary};
 use crate::api_error::ApiError;
-use crate::proxy::ClientAddress;
 use crate::clock::rfc3339_ms;
+use crate::proxy::ClientAddress;
 use crate::state::AppState;
 use crate::submission::Status;
 

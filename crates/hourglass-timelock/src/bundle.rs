@@ -369,8 +369,7 @@ impl SizeGuard {
     /// Before sealing a link that is at most `worst`: refuses it when it could pass the limit.
     pub(crate) fn check_next(&self, bundle: &Bundle, worst: &Link) -> Result<()> {
         let next = bundle.link_cost(worst);
-        if self.used.saturating_add(next) > MAX_BUNDLE_BYTES || bundle.links.len() >= MAX_LINKS
-        {
+        if self.used.saturating_add(next) > MAX_BUNDLE_BYTES || bundle.links.len() >= MAX_LINKS {
             return Err(ParamError::BundleFull {
                 links: bundle.links.len(),
                 bytes: self.used,
@@ -487,7 +486,10 @@ mod tests {
                 links: vec![link.clone()],
                 ..bundle.clone()
             };
-            assert!(first.json_bytes() - bundle.json_bytes() >= MIN_LINK_BYTES, "{link:?}");
+            assert!(
+                first.json_bytes() - bundle.json_bytes() >= MIN_LINK_BYTES,
+                "{link:?}"
+            );
             assert!(bundle.link_cost(link) >= MIN_LINK_BYTES, "{link:?}");
         }
         assert_eq!(MAX_LINKS as u64, MAX_BUNDLE_BYTES / MIN_LINK_BYTES);

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bundle::{
-    bundle_integer, link_input, widest_hex, Bundle, Link, LinkProof, SealEnd, SealOptions,
-    SetKind, SizeGuard,
+    bundle_integer, link_input, widest_hex, Bundle, Link, LinkProof, SealEnd, SealOptions, SetKind,
+    SizeGuard,
 };
 use crate::json;
 use crate::key::PuzzleHash;
