@@ -49,6 +49,47 @@ impl VerifierCache {
     }
 }
 
+impl VerifierCache {
+    /// The verifier of a stored set, made on its first use.
+    pub(crate) fn of_set(&self, data: &DataDir, set: &SetRow) -> Result<Verifier, Error> {
+        self.get_or_make(&set.name, &set.set_sha256, || make_verifier(data, set))
+    }
+}
+
+/// The verifier of a stored set.
+fn make_verifier(data: &DataDir, set: &SetRow) -> Result<Verifier, Error> {
+    let unusable = |source| Error::SetUnusable {
+        set: set.name.clone(),
+        source,
+    };
+    match AnySet::from_json(&set.set_json).map_err(unusable)? {
+        AnySet::Private(_) => {
+            let sealed = set.sealed_keys.as_ref().ok_or_else(|| Error::Vault {
+                set: set.name.clone(),
+            })?;
+            let keys = parse_keys(&set.name, &data.open_sealed(&set.name, sealed)?)?;
+            Verifier::private(keys).map_err(unusable)
+        }
+        // The service makes public sets on RSA-2048 only; a set whose origin needs pins it
+        // does not hold is refused, never verified as if trusted.
+        AnySet::Public(public) => {
+            Verifier::public(public, &OriginPins::default()).map_err(unusable)
+        }
+    }
+}
+
+/// The private keys of set `set_name` from the vault's opened bytes (a JSON list of key files).
+fn parse_keys(set_name: &str, opened: &[u8]) -> Result<Vec<PuzzleKey>, Error> {
+    let texts: Zeroizing<Vec<String>> =
+        Zeroizing::new(serde_json::from_slice(opened).map_err(|_| Error::Vault {
+            set: set_name.into(),
+        })?);
+    Ok(texts
+        .iter()
+        .map(|t| PuzzleKey::from_json(t))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,45 +132,4 @@ mod tests {
         cache.get_or_make("u", "d", parse).unwrap();
         assert_eq!(calls.get(), 4);
     }
-}
-
-impl VerifierCache {
-    /// The verifier of a stored set, made on its first use.
-    pub(crate) fn of_set(&self, data: &DataDir, set: &SetRow) -> Result<Verifier, Error> {
-        self.get_or_make(&set.name, &set.set_sha256, || make_verifier(data, set))
-    }
-}
-
-/// The verifier of a stored set.
-fn make_verifier(data: &DataDir, set: &SetRow) -> Result<Verifier, Error> {
-    let unusable = |source| Error::SetUnusable {
-        set: set.name.clone(),
-        source,
-    };
-    match AnySet::from_json(&set.set_json).map_err(unusable)? {
-        AnySet::Private(_) => {
-            let sealed = set.sealed_keys.as_ref().ok_or_else(|| Error::Vault {
-                set: set.name.clone(),
-            })?;
-            let keys = parse_keys(&set.name, &data.open_sealed(&set.name, sealed)?)?;
-            Verifier::private(keys).map_err(unusable)
-        }
-        // The service makes public sets on RSA-2048 only; a set whose origin needs pins it
-        // does not hold is refused, never verified as if trusted.
-        AnySet::Public(public) => {
-            Verifier::public(public, &OriginPins::default()).map_err(unusable)
-        }
-    }
-}
-
-/// The private keys of set `set_name` from the vault's opened bytes (a JSON list of key files).
-fn parse_keys(set_name: &str, opened: &[u8]) -> Result<Vec<PuzzleKey>, Error> {
-    let texts: Zeroizing<Vec<String>> =
-        Zeroizing::new(serde_json::from_slice(opened).map_err(|_| Error::Vault {
-            set: set_name.into(),
-        })?);
-    Ok(texts
-        .iter()
-        .map(|t| PuzzleKey::from_json(t))
-        .collect::<Result<Vec<_>, _>>()?)
 }
