@@ -379,9 +379,12 @@ impl Store {
 
     /// Bytes the stored submissions hold (bundles and the documents kept).
     pub(crate) async fn stored_bytes(&self) -> Result<i64, Error> {
-        let row = sqlx::query("SELECT COALESCE(SUM(stored_bytes), 0) AS n FROM submissions")
-            .fetch_one(&self.pool)
-            .await?;
+        // PostgreSQL sums BIGINT as NUMERIC, which the Any driver does not read.
+        let row = sqlx::query(
+            "SELECT CAST(COALESCE(SUM(stored_bytes), 0) AS BIGINT) AS n FROM submissions",
+        )
+        .fetch_one(&self.pool)
+        .await?;
         Ok(row.try_get("n")?)
     }
 
