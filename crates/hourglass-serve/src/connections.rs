@@ -99,6 +99,8 @@ struct GateState {
     waiting: BTreeMap<u64, Arc<Notify>>,
     next: u64,
     open: usize,
+    /// A connection told to make room has not closed yet.
+    evicting: bool,
 }
 
 /// The connection caps.
@@ -106,6 +108,8 @@ pub(crate) struct Gate {
     limits: ConnectionLimits,
     state: Mutex<GateState>,
     metrics: ConnectionMetrics,
+    /// Woken when a connection closes.
+    freed: Notify,
 }
 
 /// Why a connection was closed at once.
@@ -113,6 +117,8 @@ pub(crate) struct Gate {
 enum Refused {
     PerAddress,
     Total,
+    /// Full, and a silent connection is closing to make room: ask again when it has.
+    Evicting,
 }
 
 impl Gate {
@@ -121,6 +127,7 @@ impl Gate {
             limits,
             state: Mutex::new(GateState::default()),
             metrics,
+            freed: Notify::new(),
         }
     }
 
@@ -138,14 +145,20 @@ impl Gate {
             return Err(Refused::PerAddress);
         }
         if s.open >= self.limits.total {
-            // The oldest connection that never sent a request makes room; its slot is free
-            // when its task has closed it.
+            // The oldest connection that never sent a request makes room; its slot (and its
+            // file) is free when its task has closed it: one at a time, so that the open
+            // files never pass the cap by more than one.
+            if s.evicting {
+                return Err(Refused::Evicting);
+            }
             let Some((_, evict)) = s.waiting.pop_first() else {
                 self.metrics.closed(CloseReason::Total);
                 return Err(Refused::Total);
             };
             evict.notify_one();
+            s.evicting = true;
             self.metrics.closed(CloseReason::Evicted);
+            return Err(Refused::Evicting);
         }
         s.open += 1;
         self.metrics.open.inc();
@@ -182,6 +195,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let mut s = self.gate.lock();
         s.waiting.remove(&self.seq);
+        s.evicting = false;
         s.open = s.open.saturating_sub(1);
         self.gate.metrics.open.dec();
         if let Some(n) = s.by_address.get_mut(&self.ip) {
@@ -220,13 +234,10 @@ pub(crate) async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let slot = match gate.admit(peer.ip()) {
-            Ok(slot) => Arc::new(slot),
-            Err(why) => {
-                tracing::debug!(%peer, ?why, "connection closed at once");
-                continue;
-            }
+        let Some(slot) = admit(&gate, peer).await else {
+            continue;
         };
+        let slot = Arc::new(slot);
         let _ = stream.set_nodelay(true);
         let service = RequestService {
             app: app.clone(),
@@ -252,6 +263,29 @@ pub(crate) async fn serve(
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(SHUTDOWN_GRACE) => {
             tracing::warn!("requests still in progress after {SHUTDOWN_GRACE:?}: closing them");
+        }
+    }
+}
+
+/// A slot for a connection from `peer`, waiting (at most a second) for a silent connection
+/// told to make room to close; `None` when the connection is to be closed at once.
+async fn admit(gate: &Arc<Gate>, peer: SocketAddr) -> Option<Slot> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let freed = gate.freed.notified();
+        tokio::pin!(freed);
+        freed.as_mut().enable();
+        match gate.admit(peer.ip()) {
+            Ok(slot) => return Some(slot),
+            Err(Refused::Evicting) => {
+                if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                    return None;
+                }
+            }
+            Err(why) => {
+                tracing::debug!(%peer, ?why, "connection closed at once");
+                return None;
+            }
         }
     }
 }
@@ -413,13 +447,16 @@ mod tests {
         let busy = g.admit(ip("192.0.2.2")).unwrap();
         busy.started();
         let newer = g.admit(ip("192.0.2.3")).unwrap();
-        // Full: the oldest connection that sent nothing (not the busy one) is told to go.
-        let newest = g.admit(ip("192.0.2.4")).unwrap();
+        // Full: the oldest connection that sent nothing (not the busy one) is told to go, and
+        // the new one waits until it has gone (one eviction at a time).
+        assert_eq!(g.admit(ip("192.0.2.4")).err(), Some(Refused::Evicting));
+        assert_eq!(g.admit(ip("192.0.2.4")).err(), Some(Refused::Evicting));
         assert_eq!(g.metrics.closed_count(CloseReason::Evicted), 1);
         let evicted = old.evict.clone();
         assert!(futures_util::FutureExt::now_or_never(evicted.notified()).is_some());
         assert!(futures_util::FutureExt::now_or_never(newer.evict.notified()).is_none());
         drop(old);
+        let newest = g.admit(ip("192.0.2.4")).unwrap();
         // Only connections that sent requests: the next one is refused.
         newer.started();
         newest.started();
