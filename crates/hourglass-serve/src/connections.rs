@@ -48,8 +48,14 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Open files the service needs beside its connections, besides the database's: standard
 /// streams, the runtime's (epoll, its wake-up), the listener, the data directory's files while
-/// they are read, the log's, a witness request in flight, and a margin.
+/// they are read, the log's, a witness request in flight, the connections being evicted
+/// ([`MAX_EVICTING`]), and a margin.
 pub const SERVICE_OPEN_FILES: u64 = 64;
+
+/// Connections told to make room that may still be closing while new ones are admitted in
+/// their place (counted in [`SERVICE_OPEN_FILES`]); past it, a new connection waits for one to
+/// close.
+const MAX_EVICTING: usize = 16;
 
 /// Open files each database connection may hold (SQLite: the database, its write-ahead log and
 /// its shared-memory index; PostgreSQL: one socket).
@@ -99,8 +105,8 @@ struct GateState {
     waiting: BTreeMap<u64, Arc<Notify>>,
     next: u64,
     open: usize,
-    /// A connection told to make room has not closed yet.
-    evicting: bool,
+    /// Connections told to make room that have not closed yet.
+    evicting: std::collections::HashSet<u64>,
 }
 
 /// The connection caps.
@@ -117,7 +123,8 @@ pub(crate) struct Gate {
 enum Refused {
     PerAddress,
     Total,
-    /// Full, and a silent connection is closing to make room: ask again when it has.
+    /// Full, and as many silent connections as may be are closing to make room: ask again
+    /// when one has.
     Evicting,
 }
 
@@ -146,19 +153,18 @@ impl Gate {
         }
         if s.open >= self.limits.total {
             // The oldest connection that never sent a request makes room; its slot (and its
-            // file) is free when its task has closed it: one at a time, so that the open
-            // files never pass the cap by more than one.
-            if s.evicting {
+            // file) is free when its task has closed it, so that at most MAX_EVICTING are
+            // closing at once: the open files never pass the cap by more.
+            if s.evicting.len() >= MAX_EVICTING {
                 return Err(Refused::Evicting);
             }
-            let Some((_, evict)) = s.waiting.pop_first() else {
+            let Some((victim, evict)) = s.waiting.pop_first() else {
                 self.metrics.closed(CloseReason::Total);
                 return Err(Refused::Total);
             };
             evict.notify_one();
-            s.evicting = true;
+            s.evicting.insert(victim);
             self.metrics.closed(CloseReason::Evicted);
-            return Err(Refused::Evicting);
         }
         s.open += 1;
         self.metrics.open.inc();
@@ -195,7 +201,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let mut s = self.gate.lock();
         s.waiting.remove(&self.seq);
-        s.evicting = false;
+        s.evicting.remove(&self.seq);
         s.open = s.open.saturating_sub(1);
         self.gate.metrics.open.dec();
         if let Some(n) = s.by_address.get_mut(&self.ip) {
@@ -434,6 +440,23 @@ mod tests {
     }
 
     #[test]
+    fn evictions_in_progress_are_bounded() {
+        let g = gate(1000, 4, &[]);
+        let mut held: Vec<Slot> = (0..4)
+            .map(|i| g.admit(ip(&format!("192.0.2.{i}"))).unwrap())
+            .collect();
+        // Each newcomer evicts one silent connection; while MAX_EVICTING of them have not
+        // closed yet, the next newcomer waits.
+        for i in 0..MAX_EVICTING {
+            held.push(g.admit(ip(&format!("198.51.100.{i}"))).unwrap());
+        }
+        assert_eq!(g.admit(ip("203.0.113.1")).err(), Some(Refused::Evicting));
+        // One of the evicted closes: room for one more.
+        held.remove(0);
+        assert!(g.admit(ip("203.0.113.1")).is_ok());
+    }
+
+    #[test]
     fn trusted_proxies_are_exempt_from_the_per_address_cap() {
         let g = gate(1, 100, &["10.0.0.0/8"]);
         let _held: Vec<Slot> = (0..10).map(|_| g.admit(ip("10.1.1.1")).unwrap()).collect();
@@ -447,16 +470,13 @@ mod tests {
         let busy = g.admit(ip("192.0.2.2")).unwrap();
         busy.started();
         let newer = g.admit(ip("192.0.2.3")).unwrap();
-        // Full: the oldest connection that sent nothing (not the busy one) is told to go, and
-        // the new one waits until it has gone (one eviction at a time).
-        assert_eq!(g.admit(ip("192.0.2.4")).err(), Some(Refused::Evicting));
-        assert_eq!(g.admit(ip("192.0.2.4")).err(), Some(Refused::Evicting));
+        // Full: the oldest connection that sent nothing (not the busy one) is told to go.
+        let newest = g.admit(ip("192.0.2.4")).unwrap();
         assert_eq!(g.metrics.closed_count(CloseReason::Evicted), 1);
         let evicted = old.evict.clone();
         assert!(futures_util::FutureExt::now_or_never(evicted.notified()).is_some());
         assert!(futures_util::FutureExt::now_or_never(newer.evict.notified()).is_none());
         drop(old);
-        let newest = g.admit(ip("192.0.2.4")).unwrap();
         // Only connections that sent requests: the next one is refused.
         newer.started();
         newest.started();
