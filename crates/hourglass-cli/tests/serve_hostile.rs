@@ -52,7 +52,14 @@ fn half_open_connections_do_not_hold_the_service() {
     let dir = tmp.path();
     let server = Server::start_after(
         &dir.join("data"),
-        &["--rate-limit", "0", "--header-timeout", "3s"],
+        &[
+            "--rate-limit",
+            "0",
+            "--header-timeout",
+            "3s",
+            "--max-connections-per-address",
+            "64",
+        ],
         "ulimit -n 256",
     );
     let set = short_set(&server, "hostile", &["10ms"], dir);

@@ -23,8 +23,9 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default lowest rate of a request body, bytes per second (a slow mobile link sends a hundred
 /// times more; a client that trickles a byte at a time is cut off).
 pub const DEFAULT_BODY_MIN_RATE: u64 = 4096;
-/// Default connections at once from one client address.
-pub const DEFAULT_CONNECTIONS_PER_ADDRESS: usize = 64;
+/// Default connections at once from one client address: a campus behind one NAT address
+/// uploads with hundreds of clients at a deadline.
+pub const DEFAULT_CONNECTIONS_PER_ADDRESS: usize = 256;
 /// Default bytes one client address may have stored per hour (1 GiB).
 pub const DEFAULT_UPLOAD_QUOTA: u64 = 1 << 30;
 
@@ -88,7 +89,7 @@ pub struct Config {
 
 impl Config {
     /// Defaults for a data directory: loopback port 8080, SQLite, 64 MiB documents, 20
-    /// requests per second per client with bursts of 60, 1 GiB stored per client per hour, 64
+    /// requests per second per client with bursts of 60, 1 GiB stored per client per hour, 256
     /// connections per client, headers within 10 s and bodies at 4 KiB/s at least, one worker
     /// per core.
     pub fn new(data: PathBuf) -> Self {
