@@ -49,7 +49,7 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 /// Open files the service needs beside its connections, besides the database's: standard
 /// streams, the runtime's (epoll, its wake-up), the listener, the data directory's files while
 /// they are read, the log's, a witness request in flight, the connections being evicted
-/// ([`MAX_EVICTING`]), and a margin.
+/// (at most 16 at once), and a margin.
 pub const SERVICE_OPEN_FILES: u64 = 64;
 
 /// Connections told to make room that may still be closing while new ones are admitted in
