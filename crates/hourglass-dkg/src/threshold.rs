@@ -725,7 +725,7 @@ impl ThresholdPublic {
 
     /// The cheap check of every partial, without proofs: with the `m` partials sorted by
     /// party, the first `t + 1` are combined, and for every other partial `j`, the first `t`
-    /// with `j`; each of these `m - t` combinations is checked under `e` ([`Self::combines`]).
+    /// with `j`; each of these `m - t` combinations is checked under `e` (`combines`).
     /// Returns the signature (from the first `t + 1`) when every combination holds; otherwise
     /// `None`, and the proofs decide ([`Self::combine`]). Proofs are not looked at.
     ///
