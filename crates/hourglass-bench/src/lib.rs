@@ -18,8 +18,10 @@ mod machine;
 #[allow(unsafe_code)]
 mod openssl_baseline;
 mod plot;
+mod postgres;
 pub mod puzzle;
 mod rsa;
+mod rush;
 mod served;
 mod squaring;
 mod stats;
@@ -102,6 +104,14 @@ enum BenchCommand {
         after_help = "Examples:\n  hourglass bench log\n  hourglass bench log --entries 20000 --verify-entries 200000 --json"
     )]
     Log(log::LogBenchArgs),
+    /// The deadline rush: N uploads (distinct 3 KB documents with valid bundles) from C
+    /// concurrent clients, each on a fresh connection, to a real `hourglass serve` on loopback,
+    /// on SQLite and on a throwaway PostgreSQL: uploads acknowledged per second, p50/p90/p99 of
+    /// the 202 and the time until the last receipt, beside issue #39's targets.
+    #[command(
+        after_help = "Examples:\n  hourglass bench serve\n  hourglass bench serve --database sqlite --uploads 2000 --clients 100\n  hourglass bench serve --json > rush.json\nPostgreSQL needs the server binaries in /usr/lib/postgresql (scripts/setup-debian.sh installs\nthem). The clients run on the server's cores (at a real deadline they would not), so the\nfigures are what the server does with less than the whole machine."
+    )]
+    Serve(rush::ServeBenchArgs),
 }
 
 /// Runs `hourglass bench ...`. `existing` says whether an output file (a plot) that is already
@@ -115,6 +125,7 @@ pub fn run(args: BenchArgs, existing: Existing) -> Result<()> {
         BenchCommand::Dkg(a) => dkg::run(a),
         BenchCommand::Tsa(a) => tsa::run(a),
         BenchCommand::Log(a) => log::run(a),
+        BenchCommand::Serve(a) => rush::run(a),
         BenchCommand::Submit(a) => submit::run(a),
         BenchCommand::Puzzle(mut a) => {
             a.include_everything();

@@ -2,7 +2,7 @@
 //! measure the service through HTTP.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::{Error, Result};
@@ -12,6 +12,8 @@ pub(crate) struct Served {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
+    /// Its data directory.
+    pub data: PathBuf,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -78,6 +80,7 @@ pub(crate) fn serve(data: Option<&Path>, extra: &[&str]) -> Result<Served> {
     Ok(Served {
         child,
         base,
+        data,
         _dir: dir,
     })
 }

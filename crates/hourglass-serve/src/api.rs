@@ -742,13 +742,12 @@ pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
 
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
     let counts = state.store.counts().await?;
-    let stored_bytes = state.store.stored_bytes().await?;
     Ok((
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics.render(&counts, stored_bytes),
+        state.metrics.render(&counts),
     )
         .into_response())
 }

@@ -17,6 +17,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::store::Counts;
 use crate::submission::Status;
 
 /// The methods counted by name; any other (clients may send any token) is counted as `other`.
@@ -104,6 +105,7 @@ pub(crate) struct Metrics {
     /// The connection caps' counters.
     pub connections: ConnectionMetrics,
     stored_bytes: Gauge,
+    receipts_waiting: Gauge,
     registry: Mutex<Registry>,
     requests: Family<RequestLabels, Counter>,
     latency: Histogram,
@@ -188,9 +190,17 @@ impl Metrics {
             "Bytes of documents and bundles stored (all servers)",
             stored_bytes.clone(),
         );
+        let receipts_waiting = Gauge::default();
+        registry.register(
+            "receipts_waiting",
+            "Verified submissions whose receipt waits for a published checkpoint of the \
+             transparency log (all servers)",
+            receipts_waiting.clone(),
+        );
         Self {
             connections,
             stored_bytes,
+            receipts_waiting,
             log_published_size,
             checkpoints_waiting,
             witness_refusals,
@@ -245,10 +255,12 @@ impl Metrics {
         self.witness_refusals.inc();
     }
 
-    /// The text exposition, with the stored submissions just counted by status and the bytes
-    /// they hold.
-    pub(crate) fn render(&self, counts: &[(Status, i64)], stored_bytes: i64) -> String {
-        self.stored_bytes.set(stored_bytes);
+    /// The text exposition, with the stored submissions just counted by status, the bytes
+    /// they hold and the receipts that wait for the log.
+    pub(crate) fn render(&self, counts: &Counts) -> String {
+        self.stored_bytes.set(counts.stored_bytes);
+        self.receipts_waiting.set(counts.receipts_waiting);
+        let counts = &counts.by_status;
         let count = |status| counts.iter().find(|(s, _)| *s == status).map_or(0, |c| c.1);
         self.queue_depth.set(count(Status::Queued));
         for status in Status::ALL {
@@ -286,7 +298,11 @@ mod tests {
         for i in 0..10 {
             metrics.request("GET", Some("/healthz"), 200 + i, Duration::ZERO);
         }
-        let text = metrics.render(&[], 0);
+        let text = metrics.render(&Counts {
+            by_status: Vec::new(),
+            stored_bytes: 0,
+            receipts_waiting: 0,
+        });
         let series: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("hourglass_http_requests_total{"))

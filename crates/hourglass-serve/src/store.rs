@@ -78,6 +78,16 @@ pub(crate) struct Outcome {
     pub verify_us: i64,
 }
 
+/// The stored submissions as `/metrics` reports them.
+pub(crate) struct Counts {
+    /// How many there are of each status (a status with none is absent).
+    pub by_status: Vec<(Status, i64)>,
+    /// Bytes of bundles and kept documents.
+    pub stored_bytes: i64,
+    /// Verified submissions whose receipt waits for a published checkpoint.
+    pub receipts_waiting: i64,
+}
+
 /// What a worker's verdict hands out.
 pub(crate) enum Issued {
     /// A signed receipt for the transparency log (its entry): the receipt file is written once
@@ -377,28 +387,34 @@ impl Store {
         Ok(row.try_get("content")?)
     }
 
-    /// Bytes the stored submissions hold (bundles and the documents kept).
-    pub(crate) async fn stored_bytes(&self) -> Result<i64, Error> {
-        // PostgreSQL sums BIGINT as NUMERIC, which the Any driver does not read.
-        let row = sqlx::query(
-            "SELECT CAST(COALESCE(SUM(stored_bytes), 0) AS BIGINT) AS n FROM submissions",
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(row.try_get("n")?)
-    }
-
-    /// Stored submissions by status.
-    pub(crate) async fn counts(&self) -> Result<Vec<(Status, i64)>, Error> {
+    /// What `/metrics` reports of the stored submissions: their count by status, the bytes
+    /// they hold (bundles and the documents kept) and the receipts that wait for the log.
+    pub(crate) async fn counts(&self) -> Result<Counts, Error> {
         let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM submissions GROUP BY status")
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
+        let by_status = rows
+            .iter()
             .map(|r| {
                 let status: String = r.try_get("status")?;
                 Ok((Status::parse(&status)?, r.try_get("n")?))
             })
-            .collect()
+            .collect::<Result<_, Error>>()?;
+        // PostgreSQL sums BIGINT as NUMERIC, which the Any driver does not read.
+        let row = sqlx::query(
+            "SELECT CAST(COALESCE(SUM(stored_bytes), 0) AS BIGINT) AS bytes,
+                    CAST(COALESCE(SUM(CASE WHEN status IN ('valid', 'invalid') AND receipt IS NULL
+                                           THEN 1 ELSE 0 END), 0)
+                         AS BIGINT) AS waiting
+             FROM submissions",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Counts {
+            by_status,
+            stored_bytes: row.try_get("bytes")?,
+            receipts_waiting: row.try_get("waiting")?,
+        })
     }
 
     /// Claims the oldest queued submission nobody else is verifying.
