@@ -71,6 +71,10 @@ pub struct ServeBenchArgs {
     /// Seconds to wait for the last receipt after the last upload before the run fails.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     receipt_timeout: u64,
+    /// An argument passed on to `hourglass serve` (repeat for more), to measure other settings:
+    /// `--serve-arg=--workers=8`.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    serve_arg: Vec<String>,
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
@@ -532,6 +536,7 @@ fn rush(a: &ServeBenchArgs, db: DatabaseChoice, say: &dyn Fn(&str)) -> Result<Ru
     if let Some(url) = &url {
         extra.extend(["--database", url.as_str()]);
     }
+    extra.extend(a.serve_arg.iter().map(String::as_str));
     say(&format!("serve: starting `hourglass serve` on {name}..."));
     let served = crate::served::serve(None, &extra)?;
     let token = std::fs::read_to_string(served.data.join("admin.token"))
@@ -557,7 +562,11 @@ fn rush(a: &ServeBenchArgs, db: DatabaseChoice, say: &dyn Fn(&str)) -> Result<Ru
         a.clients as usize,
     )?;
     let upload_seconds = sent.iter().map(|s| s.2).fold(0.0, f64::max);
-    say("serve: waiting for the last receipt...");
+    say(&format!(
+        "serve: {count} uploads acknowledged in {upload_seconds:.2} s ({:.0} per second); \
+         waiting for the last receipt...",
+        count as f64 / upload_seconds
+    ));
     let done = await_receipts(
         &agent,
         &served.base,

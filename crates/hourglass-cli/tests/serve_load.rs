@@ -335,3 +335,42 @@ fn two_servers_on_one_postgresql_share_the_queue_and_verify_each_submission_once
     assert_eq!(pg.sql("SELECT COUNT(*) FROM log_pending").trim(), "0");
     audit_log(&a, dir.path(), &all.iter().collect::<Vec<_>>());
 }
+
+/// `hourglass bench serve` at a small size, on both databases: every upload acknowledged, every
+/// submission read back valid with its receipt (the benchmark fails otherwise), and figures
+/// that describe the run (never a speed: speed is measured, not tested).
+#[test]
+fn the_deadline_rush_benchmark_runs_on_sqlite_and_postgresql() {
+    let out = hg(&[
+        "bench",
+        "serve",
+        "--uploads",
+        "40",
+        "--clients",
+        "8",
+        "--document-bytes",
+        "3072",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    let databases: Vec<&str> = runs
+        .iter()
+        .map(|r| r["database"].as_str().unwrap())
+        .collect();
+    assert_eq!(databases, ["sqlite", "postgresql"]);
+    for run in runs {
+        assert_eq!(run["uploads"], 40);
+        assert_eq!(run["all_valid_with_receipts"], true);
+        let l = &run["latency_ms"];
+        let (p50, p99, max) = (
+            l["p50"].as_f64().unwrap(),
+            l["p99"].as_f64().unwrap(),
+            l["max"].as_f64().unwrap(),
+        );
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{run}");
+        let upload = run["upload_seconds"].as_f64().unwrap();
+        assert!(upload > 0.0 && run["last_receipt_seconds"].as_f64().unwrap() >= upload);
+    }
+    assert_eq!(report["targets_sqlite"]["uploads_per_second"], 800.0);
+}
