@@ -336,9 +336,9 @@ fn two_servers_on_one_postgresql_share_the_queue_and_verify_each_submission_once
     audit_log(&a, dir.path(), &all.iter().collect::<Vec<_>>());
 }
 
-/// `hourglass bench serve` at a small size, on both databases: every upload acknowledged, every
-/// submission read back valid with its receipt (the benchmark fails otherwise), and figures
-/// that describe the run (never a speed: speed is measured, not tested).
+/// `hourglass bench serve` at a small size, on both databases: it exits 0 only when every
+/// upload was acknowledged and every submission read back valid with its receipt, and its
+/// figures describe the run (never a speed: speed is measured, not tested).
 #[test]
 fn the_deadline_rush_benchmark_runs_on_sqlite_and_postgresql() {
     let out = hg(&[
@@ -361,7 +361,6 @@ fn the_deadline_rush_benchmark_runs_on_sqlite_and_postgresql() {
     assert_eq!(databases, ["sqlite", "postgresql"]);
     for run in runs {
         assert_eq!(run["uploads"], 40);
-        assert_eq!(run["all_valid_with_receipts"], true);
         let l = &run["latency_ms"];
         let (p50, p99, max) = (
             l["p50"].as_f64().unwrap(),
