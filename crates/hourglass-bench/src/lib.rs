@@ -94,7 +94,7 @@ enum BenchCommand {
     /// signatures per second on the same cores; or (--verify) one token verified, RSA-4096 and
     /// P-384 signers on paths of three, beside `openssl ts -verify` of the same token.
     #[command(
-        after_help = "Examples:\n  hourglass bench tsa\n  hourglass bench tsa --key ecdsa-p384 --seconds 30 --clients 8 --json\n  hourglass bench tsa --verify\n  hourglass bench tsa --verify --rounds 1000 --json"
+        after_help = "Examples:\n  hourglass bench tsa\n  hourglass bench tsa --key ecdsa-p256 --seconds 30 --clients 8 --json\n  hourglass bench tsa --verify\n  hourglass bench tsa --verify --rounds 1000 --json"
     )]
     Tsa(tsa::TsaBenchArgs),
     /// The transparency log of receipts: 10,000 entries through the service's sequencer on

@@ -62,16 +62,29 @@ pub(crate) fn serve(data: Option<&Path>, extra: &[&str]) -> Result<Served> {
         .take()
         .ok_or_else(|| serve_error("no standard error from `hourglass serve`"))?;
     let mut lines = BufReader::new(stderr).lines();
+    // What it said before it listened: the reason, if it stops.
+    let mut said = Vec::new();
     let base = loop {
         match lines.next() {
             Some(Ok(line)) => {
                 if let Some(rest) = line.split("listening on ").nth(1) {
                     break rest.split_whitespace().next().unwrap_or("").to_string();
                 }
+                said.push(line);
             }
             _ => {
                 let _ = child.kill();
-                return Err(serve_error("`hourglass serve` stopped before it listened"));
+                let last: Vec<&str> = said
+                    .iter()
+                    .rev()
+                    .take(4)
+                    .rev()
+                    .map(String::as_str)
+                    .collect();
+                return Err(serve_error(format!(
+                    "`hourglass serve` stopped before it listened: {}",
+                    last.join(" / ")
+                )));
             }
         }
     };

@@ -1,8 +1,8 @@
 //! `hourglass bench tsa`: RFC 3161 both ways.
 //!
 //! - Issuing: tokens per second through `POST /tsa` of a real `hourglass serve` (this
-//!   executable, a child process on loopback, SQLite, its TSA key made at first start: RSA-3072
-//!   or ECDSA P-384), with keep-alive clients on the same machine, beside OpenSSL's signatures
+//!   executable, a child process on loopback, SQLite, its TSA key made at first start: RSA-3072,
+//!   ECDSA P-256 or ECDSA P-384), with keep-alive clients on the same machine, beside OpenSSL's signatures
 //!   per second with the same kind of key in the same run, on as many threads as there are
 //!   cores (one signature is the one private-key operation a token costs, so it is what a TSA
 //!   built on OpenSSL could at most issue).
@@ -38,14 +38,18 @@ const TARGET_VERIFY_MS: f64 = 1.0;
 /// Which key the served authority signs with.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyChoice {
-    /// RSA-3072 (PKCS#1 v1.5, SHA-256), the service's default.
+    /// RSA-3072 (PKCS#1 v1.5, SHA-256).
     #[value(name = "rsa-3072")]
     Rsa3072,
+    /// ECDSA P-256 (SHA-256), the service's default.
+    #[value(name = "ecdsa-p256")]
+    EcdsaP256,
     /// ECDSA P-384 (SHA-384).
     #[value(name = "ecdsa-p384")]
     EcdsaP384,
-    /// Both, one after the other.
-    Both,
+    /// Every kind, one after the other.
+    #[value(name = "all", alias = "both")]
+    All,
 }
 
 /// Options of `hourglass bench tsa`.
@@ -58,7 +62,7 @@ pub struct TsaBenchArgs {
     #[arg(long, default_value_t = 4)]
     clients: usize,
     /// The served authority's key.
-    #[arg(long, value_enum, default_value = "both")]
+    #[arg(long, value_enum, default_value = "all")]
     key: KeyChoice,
     /// Measure verification instead: one token (RSA-4096 and P-384 signers, paths of three)
     /// beside `openssl ts -verify` of the same token.
@@ -207,14 +211,21 @@ fn load(url: &str, clients: usize, seconds: f64) -> Result<(f64, Vec<ClientResul
     Ok((elapsed, results))
 }
 
-/// OpenSSL's signatures per second with a key of `kind` (RSA-3072 PKCS#1 v1.5 SHA-256, or
-/// ECDSA P-384 SHA-384) on `threads` threads.
+/// OpenSSL's signatures per second with a key of `kind` (RSA-3072 PKCS#1 v1.5 SHA-256,
+/// ECDSA P-256 SHA-256 or ECDSA P-384 SHA-384) on `threads` threads.
 fn openssl_signatures_per_second(kind: TsaKeyType, threads: usize, seconds: f64) -> Result<f64> {
     let (key, md) = match kind {
         TsaKeyType::Rsa3072 => (
             openssl::pkey::PKey::from_rsa(openssl::rsa::Rsa::generate(3072)?)?,
             openssl::hash::MessageDigest::sha256(),
         ),
+        TsaKeyType::EcdsaP256 => {
+            let group = openssl::ec::EcGroup::from_curve_name(openssl::nid::Nid::X9_62_PRIME256V1)?;
+            (
+                openssl::pkey::PKey::from_ec_key(openssl::ec::EcKey::generate(&group)?)?,
+                openssl::hash::MessageDigest::sha256(),
+            )
+        }
         TsaKeyType::EcdsaP384 => {
             let group = openssl::ec::EcGroup::from_curve_name(openssl::nid::Nid::SECP384R1)?;
             (
@@ -578,8 +589,9 @@ pub fn run(a: TsaBenchArgs) -> Result<()> {
     } else {
         let kinds: &[TsaKeyType] = match a.key {
             KeyChoice::Rsa3072 => &[TsaKeyType::Rsa3072],
+            KeyChoice::EcdsaP256 => &[TsaKeyType::EcdsaP256],
             KeyChoice::EcdsaP384 => &[TsaKeyType::EcdsaP384],
-            KeyChoice::Both => &[TsaKeyType::Rsa3072, TsaKeyType::EcdsaP384],
+            KeyChoice::All => &TsaKeyType::ALL,
         };
         for &kind in kinds {
             report.issuing.push(issue(&a, kind, &say)?);

@@ -3,8 +3,9 @@
 //! Microsoft; crates/hourglass-timestamp/tests/data/tsa), each verified as token and as reply
 //! (exit 0, with the latest time it proves), refused with other data, one byte of its signature
 //! changed, or another authority's anchor (exit 1), and errors that are no verdict (exit 2); and
-//! the service as an ECDSA P-384 authority (`serve --tsa-key ecdsa-p384`), whose tokens
-//! `openssl ts -verify` and `hourglass timestamp verify` both accept.
+//! the service as an ECDSA P-256 authority (its default) and an ECDSA P-384 one (`serve
+//! --tsa-key ecdsa-p384`), whose tokens `openssl ts -verify` and `hourglass timestamp verify`
+//! both accept.
 
 mod common;
 mod service;
@@ -305,14 +306,62 @@ fn inspect_prints_what_openssl_reads() {
     assert_eq!(json["latest"], "2024-06-21T07:12:07Z");
 }
 
+/// The service's own TSA with the key `kind` (none: the default), `signer` as verdicts name its
+/// key and `key_text` in OpenSSL's text of its certificate, stamping with `hash`: OpenSSL and
+/// `timestamp verify` accept its tokens, and its receipts carry them.
+struct OwnTsa {
+    kind: Option<&'static str>,
+    signer: &'static str,
+    key_text: &'static str,
+    hash: &'static str,
+    hash_name: &'static str,
+    algorithm: &'static str,
+}
+
+#[test]
+fn the_service_signs_with_ecdsa_p256_by_default_and_openssl_and_hourglass_verify_it() {
+    own_tsa_round_trip(OwnTsa {
+        kind: None,
+        signer: "ECDSA P-256",
+        key_text: "NIST CURVE: P-256",
+        hash: "sha256",
+        hash_name: "SHA-256",
+        algorithm: "ecdsa-with-SHA256 (ECDSA P-256)",
+    });
+}
+
 #[test]
 fn the_service_signs_with_ecdsa_p384_and_openssl_and_hourglass_verify_it() {
+    own_tsa_round_trip(OwnTsa {
+        kind: Some("ecdsa-p384"),
+        signer: "ECDSA P-384",
+        key_text: "NIST CURVE: P-384",
+        hash: "sha384",
+        hash_name: "SHA-384",
+        algorithm: "ecdsa-with-SHA384 (ECDSA P-384)",
+    });
+}
+
+#[test]
+fn the_service_signs_with_rsa_3072_and_openssl_and_hourglass_verify_it() {
+    own_tsa_round_trip(OwnTsa {
+        kind: Some("rsa-3072"),
+        signer: "RSA-3072",
+        key_text: "Public-Key: (3072 bit)",
+        hash: "sha256",
+        hash_name: "SHA-256",
+        algorithm: "WithRSAEncryption (RSA-3072)",
+    });
+}
+
+fn own_tsa_round_trip(t: OwnTsa) {
     let dir = tempdir();
     let d = dir.path();
-    let server = Server::start(
-        &d.join("srv"),
-        &["--rate-limit", "0", "--tsa-key", "ecdsa-p384"],
-    );
+    let mut flags = vec!["--rate-limit", "0"];
+    if let Some(kind) = t.kind {
+        flags.extend(["--tsa-key", kind]);
+    }
+    let server = Server::start(&d.join("srv"), &flags);
     let key = std::fs::read_to_string(d.join("srv/tsa.key")).unwrap();
     assert!(key.starts_with("-----BEGIN PRIVATE KEY-----"), "{key}");
     let get = |path: &str, name: &str| {
@@ -330,7 +379,7 @@ fn the_service_signs_with_ecdsa_p384_and_openssl_and_hourglass_verify_it() {
     let ca = get("/tsa-ca.pem", "tsa-ca.pem");
     get("/tsa.pem", "tsa.pem");
     let text = openssl(&["x509", "-in", "tsa.pem", "-noout", "-text"], d);
-    assert!(text.contains("NIST CURVE: P-384"), "{text}");
+    assert!(text.contains(t.key_text), "{text}");
     // Any file, stamped with `timestamp stamp`, checked before it is written.
     let data = file(d, "paper.pdf", b"%PDF-1.7 a paper");
     let out = hg(&[
@@ -344,10 +393,10 @@ fn the_service_signs_with_ecdsa_p384_and_openssl_and_hourglass_verify_it() {
         "--tsa-ca",
         s(&ca),
         "--hash",
-        "sha384",
+        t.hash,
     ]);
     let said = stdout(&out);
-    assert!(said.contains("ecdsa-with-SHA384 (ECDSA P-384)"), "{said}");
+    assert!(said.contains(t.algorithm), "{said}");
     // OpenSSL accepts it.
     let ok = openssl(
         &[
@@ -381,11 +430,11 @@ fn the_service_signs_with_ecdsa_p384_and_openssl_and_hourglass_verify_it() {
     )
     .unwrap();
     assert_eq!(v["accuracy"], 1.0);
-    assert_eq!(v["hash"], "SHA-384");
+    assert_eq!(v["hash"], t.hash_name);
     let gen = humantime::parse_rfc3339(v["gen_time"].as_str().unwrap()).unwrap();
     let latest = humantime::parse_rfc3339(v["latest"].as_str().unwrap()).unwrap();
     assert_eq!(latest.duration_since(gen).unwrap().as_secs(), 1);
-    // A receipt of this service: its token is ECDSA P-384 too, and its received time is the
+    // A receipt of this service: its token is signed by the same key, and its received time is the
     // latest time the token proves.
     let set = short_set(&server, "conf", &["1s"], d);
     let doc = file(d, "doc.txt", b"doc\n");
@@ -414,7 +463,7 @@ fn the_service_signs_with_ecdsa_p384_and_openssl_and_hourglass_verify_it() {
     let checked: Value = serde_json::from_slice(&out.stdout).unwrap();
     let token = &checked["timestamp"];
     assert!(
-        token["signature"].as_str().unwrap().contains("P-384"),
+        token["signature"].as_str().unwrap().contains(t.signer),
         "{checked}"
     );
     assert_eq!(checked["received"], token["latest"], "{checked}");
@@ -455,7 +504,8 @@ fn the_data_directory_keeps_the_kind_of_its_tsa_key() {
     let d = dir.path();
     drop(Server::start(&d.join("srv"), &["--rate-limit", "0"]));
     let key = std::fs::read(d.join("srv/tsa.key")).unwrap();
-    // A data directory made with RSA-3072 refuses to become ECDSA P-384 by a flag.
+    // A data directory made with the default kind (ECDSA P-256) refuses to become ECDSA P-384
+    // by a flag.
     let out = hg_run(&[
         "serve",
         "--data",
@@ -480,7 +530,7 @@ fn the_data_directory_keeps_the_kind_of_its_tsa_key() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("rsa-3072 or ecdsa-p384"),
+        stderr(&out).contains("rsa-3072, ecdsa-p256 or ecdsa-p384"),
         "{}",
         stderr(&out)
     );

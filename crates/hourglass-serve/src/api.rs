@@ -595,10 +595,11 @@ pub(crate) async fn accept_upload(
         document_bytes,
         document,
     };
-    let inserted = state.store.insert_submission(&new).await?;
+    let set_name = new.set_name.clone();
+    let inserted = state.committer.insert(new).await?;
     if inserted {
         state.queued.notify_one();
-        tracing::info!(submission = %id, set = %new.set_name, "submission queued");
+        tracing::info!(submission = %id, set = %set_name, "submission queued");
     }
     Ok((id, inserted))
 }
@@ -627,9 +628,16 @@ pub(crate) async fn post_submission(
     Extension(ClientAddress(client)): Extension<ClientAddress>,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
-    let (id, _) = accept_upload(&state, client, multipart).await?;
-    let row = state.store.submission(&id).await?;
-    let status = row.map_or(Status::Queued, |r| r.status()).as_str();
+    let (id, inserted) = accept_upload(&state, client, multipart).await?;
+    // A new submission was queued by the commit that stored it; one sent again is where the
+    // worker left it.
+    let status = if inserted {
+        Status::Queued
+    } else {
+        let row = state.store.submission(&id).await?;
+        row.map_or(Status::Queued, |r| r.status())
+    };
+    let status = status.as_str();
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "id": id, "status": status, "url": format!("/api/v1/submissions/{id}") })),

@@ -72,7 +72,7 @@ pub struct Config {
     /// The policy the TSA stamps under (default: the project's own,
     /// [`hourglass_timestamp::DEFAULT_POLICY`]).
     pub tsa_policy: hourglass_timestamp::PolicyId,
-    /// The TSA: the data directory's own (made at first start, RSA-3072 unless a kind is
+    /// The TSA: the data directory's own (made at first start, ECDSA P-256 unless a kind is
     /// given), or an institution's own certificate and key.
     pub tsa: TsaSource,
     /// The transparency log's origin, fixed when its key (`DIR/log.key`) is made at first

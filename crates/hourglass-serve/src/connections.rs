@@ -210,6 +210,9 @@ impl Drop for Slot {
                 s.by_address.remove(&self.ip);
             }
         }
+        drop(s);
+        // A newcomer waiting for an evicted connection to close may now take its place.
+        self.gate.freed.notify_waiters();
     }
 }
 
@@ -454,6 +457,29 @@ mod tests {
         // One of the evicted closes: room for one more.
         held.remove(0);
         assert!(g.admit(ip("203.0.113.1")).is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_newcomer_waiting_for_an_eviction_is_admitted_when_it_closes() {
+        let start = tokio::time::Instant::now();
+        let g = gate(1000, 4, &[]);
+        let peer = |i: usize| SocketAddr::new(ip(&format!("198.51.100.{i}")), 1);
+        let mut held: Vec<Slot> = Vec::new();
+        for i in 0..4 + MAX_EVICTING {
+            held.push(admit(&g, peer(i)).await.unwrap());
+        }
+        // Full, with as many evictions in progress as may be: the newcomer waits (on a paused
+        // clock its one-second deadline would pass at once, were nothing to wake it).
+        let waiting = tokio::spawn({
+            let g = g.clone();
+            async move { admit(&g, peer(200)).await.is_some() }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        // An evicted connection closes: the newcomer takes its place, before its deadline.
+        held.remove(0);
+        assert!(waiting.await.unwrap());
+        assert!(start.elapsed() < Duration::from_secs(1));
     }
 
     #[test]

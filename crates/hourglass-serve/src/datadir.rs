@@ -11,8 +11,8 @@
 //! Files (all mode 0600, made on first start, never served):
 //! - `receipt.key`: the institution's RSA key (PKCS#8 PEM) that signs receipts; `receipt.pub`
 //!   (0644: public) is its public half, also served at `/institution.pub`.
-//! - `tsa.key`: the RFC 3161 TSA's key, RSA-3072 or ECDSA P-384 (`--tsa-key ecdsa-p384` when
-//!   it is made; PKCS#8 PEM); `tsa-ca.pem` (0644) the TSA CA, self-signed
+//! - `tsa.key`: the RFC 3161 TSA's key, ECDSA P-256 unless another kind is named when it is
+//!   made (`--tsa-key rsa-3072` or `ecdsa-p384`; PKCS#8 PEM); `tsa-ca.pem` (0644) the TSA CA, self-signed
 //!   with the receipt key (so the institution's public key pins the tokens' chain), and
 //!   `tsa.pem` (0644) the TSA certificate it issued, with the critical extendedKeyUsage
 //!   timeStamping. Served at `/tsa-ca.pem` and `/tsa.pem`. Not made when `--tsa-cert` and
@@ -83,8 +83,8 @@ pub struct TsaFiles {
 /// Where the service's timestamp authority comes from.
 #[derive(Debug, Clone)]
 pub enum TsaSource {
-    /// The data directory's own, made at first start with a key of this kind (`None`:
-    /// RSA-3072); an existing `tsa.key` must be of the kind given.
+    /// The data directory's own, made at first start with a key of this kind (`None`: the
+    /// default, ECDSA P-256); an existing `tsa.key` must be of the kind given.
     Own(Option<TsaKeyType>),
     /// An institution's own certificate and key.
     Given(TsaFiles),
@@ -414,7 +414,7 @@ pub(crate) fn create_sqlite_file(url: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The data directory's own TSA: `tsa.key` (of `kind`, RSA-3072 by default), `tsa-ca.pem`
+/// The data directory's own TSA: `tsa.key` (of `kind`, ECDSA P-256 by default), `tsa-ca.pem`
 /// (self-signed with the receipt key) and `tsa.pem`, each read if present and made if not. A CA
 /// that is not the receipt key's, a TSA certificate that is not the TSA key's or not issued by
 /// the CA, and a key of another kind than `kind` are refused; the TSA is checked by stamping
@@ -428,7 +428,7 @@ fn own_tsa(
 ) -> Result<TsaSetup, Error> {
     let key_path = dir.join("tsa.key");
     let key_pem = read_or_make(&key_path, || {
-        let key = TsaKey::generate(kind.unwrap_or(TsaKeyType::Rsa3072), rng)?;
+        let key = TsaKey::generate(kind.unwrap_or_default(), rng)?;
         Ok(Zeroizing::new(key.to_pem()?.as_bytes().to_vec()))
     })?;
     let key = TsaKey::from_pem(&key_pem).map_err(|_| Error::BadFile {

@@ -28,6 +28,7 @@ mod api_error;
 #[cfg(feature = "bench")]
 pub mod bench;
 mod clock;
+mod commit;
 mod config;
 mod connections;
 mod datadir;

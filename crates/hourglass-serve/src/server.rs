@@ -19,6 +19,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::api_error::ApiError;
 use crate::clock::now_ms;
+use crate::commit::Committer;
 use crate::config::Config;
 use crate::connections::{self, open_file_budget, ConnectionLimits, Gate, MIN_CONNECTIONS};
 use crate::datadir::DataDir;
@@ -110,6 +111,7 @@ async fn serve(config: Config, ready: impl FnOnce(&Started)) -> Result<(), Error
     let server_id = format!("{addr}/{}", std::process::id());
     let instance = store.tsa_instance(&server_id, now_ms()).await?;
     let state = Arc::new(AppState {
+        committer: Committer::start(store.clone()),
         store,
         data,
         limits: Limits {

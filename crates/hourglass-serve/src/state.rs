@@ -7,6 +7,7 @@ use governor::DefaultKeyedRateLimiter;
 use ipnet::IpNet;
 use tokio::sync::Notify;
 
+use crate::commit::Committer;
 use crate::datadir::DataDir;
 use crate::metrics::Metrics;
 use crate::quota::UploadQuota;
@@ -25,6 +26,8 @@ pub(crate) struct Limits {
 /// What every handler and worker shares.
 pub(crate) struct AppState {
     pub store: Store,
+    /// Stores uploads, those that arrive together in one transaction.
+    pub committer: Committer,
     pub data: DataDir,
     pub limits: Limits,
     /// The bytes of uploads that may be held in memory at once ([`crate::Config::upload_memory`]).

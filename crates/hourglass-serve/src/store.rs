@@ -286,41 +286,20 @@ impl Store {
         row.as_ref().map(set_row).transpose()
     }
 
-    /// Stores a submission and its document in one transaction; `false` if it was there.
-    pub(crate) async fn insert_submission(&self, s: &NewSubmission) -> Result<bool, Error> {
+    /// Stores submissions and their documents in one transaction (one commit, and on SQLite one
+    /// fsync, for all of them); for each, `false` if it was there. Nothing is stored unless the
+    /// whole batch commits.
+    pub(crate) async fn insert_submissions(
+        &self,
+        batch: &[NewSubmission],
+    ) -> Result<Vec<bool>, Error> {
         let mut tx = self.pool.begin().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO submissions (id, set_name, received_ms, bundle, bundle_sha256,
-                 document_sha256, document_bytes, status, timestamp_token, discarded_digest,
-                 stored_bytes)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
-             ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&s.id)
-        .bind(&s.set_name)
-        .bind(s.received_ms)
-        .bind(&s.bundle)
-        .bind(&s.bundle_sha256)
-        .bind(&s.document_sha256)
-        .bind(i64::try_from(s.document_bytes).unwrap_or(i64::MAX))
-        .bind(s.timestamp_token.as_slice())
-        .bind(s.document.as_ref().err())
-        .bind(i64::try_from(s.stored_bytes()).unwrap_or(i64::MAX))
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if inserted == 0 {
-            return Ok(false);
-        }
-        if let Ok(document) = &s.document {
-            sqlx::query("INSERT INTO documents (id, content) VALUES ($1, $2)")
-                .bind(&s.id)
-                .bind(document.as_slice())
-                .execute(&mut *tx)
-                .await?;
+        let mut inserted = Vec::with_capacity(batch.len());
+        for s in batch {
+            inserted.push(insert_submission(&mut tx, s).await?);
         }
         tx.commit().await?;
-        Ok(true)
+        Ok(inserted)
     }
 
     /// One submission.
@@ -595,6 +574,44 @@ fn job(row: &AnyRow, claim: Claim) -> Result<Job, Error> {
         row: JobRow::from_row(row)?,
         claim,
     })
+}
+
+/// Stores one submission and its document in the transaction `tx`; `false` if it was there.
+async fn insert_submission(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    s: &NewSubmission,
+) -> Result<bool, Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO submissions (id, set_name, received_ms, bundle, bundle_sha256,
+             document_sha256, document_bytes, status, timestamp_token, discarded_digest,
+             stored_bytes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10)
+         ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&s.id)
+    .bind(&s.set_name)
+    .bind(s.received_ms)
+    .bind(&s.bundle)
+    .bind(&s.bundle_sha256)
+    .bind(&s.document_sha256)
+    .bind(i64::try_from(s.document_bytes).unwrap_or(i64::MAX))
+    .bind(s.timestamp_token.as_slice())
+    .bind(s.document.as_ref().err())
+    .bind(i64::try_from(s.stored_bytes()).unwrap_or(i64::MAX))
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    if inserted == 0 {
+        return Ok(false);
+    }
+    if let Ok(document) = &s.document {
+        sqlx::query("INSERT INTO documents (id, content) VALUES ($1, $2)")
+            .bind(&s.id)
+            .bind(document.as_slice())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(true)
 }
 
 #[cfg(test)]
