@@ -144,8 +144,26 @@ fn rush_error(why: impl Into<String>) -> Error {
     Error::Service(why.into())
 }
 
+/// The most bytes of upload bodies prepared before the clock starts: every body is sealed and
+/// held in memory first, so that sealing is not timed.
+const MAX_PREPARED_BYTES: u64 = 4 << 30;
+/// What one upload's body holds beside its document (its bundle and the multipart framing),
+/// at most, for [`MAX_PREPARED_BYTES`].
+const BODY_ALLOWANCE: u64 = 8 << 10;
+
 /// Runs `hourglass bench serve`.
 pub fn run(a: ServeBenchArgs) -> Result<()> {
+    let prepared = u64::from(a.uploads) * (u64::from(a.document_bytes) + BODY_ALLOWANCE);
+    if prepared > MAX_PREPARED_BYTES {
+        return Err(rush_error(format!(
+            "{} uploads of {} bytes would hold about {} MiB of bodies in memory before the clock \
+             starts (at most {} MiB): send fewer uploads or smaller documents",
+            a.uploads,
+            a.document_bytes,
+            prepared >> 20,
+            MAX_PREPARED_BYTES >> 20
+        )));
+    }
     let say = |m: &str| {
         if !a.json && !a.quiet {
             eprintln!("hourglass: {m}");

@@ -373,3 +373,24 @@ fn the_deadline_rush_benchmark_runs_on_sqlite_and_postgresql() {
     }
     assert_eq!(report["targets_sqlite"]["uploads_per_second"], 800.0);
 }
+
+/// A rush whose bodies would not fit in memory is refused before anything starts (exit 2, a
+/// message that says what to change), not attempted until the machine runs out.
+#[test]
+fn the_deadline_rush_benchmark_refuses_more_bodies_than_memory_holds() {
+    let out = common::hg_run(&[
+        "bench",
+        "serve",
+        "--uploads",
+        "1000000",
+        "--document-bytes",
+        "8000000",
+    ]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("fewer uploads or smaller documents"),
+        "{said}"
+    );
+    assert!(!said.contains("starting"), "{said}");
+}

@@ -135,6 +135,23 @@ impl rand_core::RngCore for Rng<'_> {
 
 impl rand_core::CryptoRng for Rng<'_> {}
 
+/// An ECDSA secret scalar of `bytes` bytes, by rejection sampling: a seed that is not a scalar
+/// (zero, or at or above the order: about 2^-32 for P-256, 2^-190 for P-384) is drawn again.
+fn draw<K>(
+    bytes: usize,
+    rng: &mut dyn EntropySource,
+    key: impl Fn(&[u8]) -> Option<K>,
+) -> Result<K, KeyError> {
+    let mut seed = Zeroizing::new(vec![0u8; bytes]);
+    loop {
+        rng.fill(seed.as_mut())
+            .map_err(|e| KeyError::Ecdsa(e.to_string()))?;
+        if let Some(k) = key(seed.as_ref()) {
+            return Ok(k);
+        }
+    }
+}
+
 impl TsaKey {
     /// A new key of `kind`.
     pub fn generate(kind: TsaKeyType, rng: &mut dyn EntropySource) -> Result<Self, KeyError> {
@@ -142,28 +159,12 @@ impl TsaKey {
             TsaKeyType::Rsa3072 => Ok(TsaKey::Rsa(
                 KeyGenOptions::new(3072, Variant::Crt).generate(rng)?,
             )),
-            TsaKeyType::EcdsaP256 => {
-                let mut seed = Zeroizing::new([0u8; 32]);
-                // Rejection sampling: a seed at or above the order (about 2^-32) is drawn again.
-                loop {
-                    rng.fill(seed.as_mut())
-                        .map_err(|e| KeyError::Ecdsa(e.to_string()))?;
-                    if let Ok(k) = p256::ecdsa::SigningKey::from_slice(seed.as_ref()) {
-                        return Ok(TsaKey::EcdsaP256(Box::new(k)));
-                    }
-                }
-            }
-            TsaKeyType::EcdsaP384 => {
-                let mut seed = Zeroizing::new([0u8; 48]);
-                // Rejection sampling: a seed at or above the order (about 2^-190) is drawn again.
-                loop {
-                    rng.fill(seed.as_mut())
-                        .map_err(|e| KeyError::Ecdsa(e.to_string()))?;
-                    if let Ok(k) = p384::ecdsa::SigningKey::from_slice(seed.as_ref()) {
-                        return Ok(TsaKey::EcdsaP384(Box::new(k)));
-                    }
-                }
-            }
+            TsaKeyType::EcdsaP256 => Ok(TsaKey::EcdsaP256(Box::new(draw(32, rng, |seed| {
+                p256::ecdsa::SigningKey::from_slice(seed).ok()
+            })?))),
+            TsaKeyType::EcdsaP384 => Ok(TsaKey::EcdsaP384(Box::new(draw(48, rng, |seed| {
+                p384::ecdsa::SigningKey::from_slice(seed).ok()
+            })?))),
         }
     }
 
@@ -318,5 +319,41 @@ impl TsaKey {
         )
         .map_err(|e| KeyError::Ecdsa(format!("the signature made does not verify: {e}")))?;
         Ok(der)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hourglass_arith::entropy::SeededEntropy;
+
+    use super::*;
+
+    #[test]
+    fn kinds_are_named_once_and_read_back() {
+        for kind in TsaKeyType::ALL {
+            assert_eq!(TsaKeyType::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(TsaKeyType::from_name("dsa-1024"), None);
+        assert_eq!(TsaKeyType::names(), "rsa-3072, ecdsa-p256 or ecdsa-p384");
+        assert_eq!(TsaKeyType::default(), TsaKeyType::EcdsaP256);
+    }
+
+    #[test]
+    fn ecdsa_keys_are_of_their_kind_and_survive_their_pem() {
+        let mut rng = SeededEntropy::new(b"signing_key tests");
+        for kind in [TsaKeyType::EcdsaP256, TsaKeyType::EcdsaP384] {
+            let key = TsaKey::generate(kind, &mut rng).unwrap();
+            assert_eq!(key.kind(), Some(kind));
+            let again = TsaKey::from_pem(key.to_pem().unwrap().as_bytes()).unwrap();
+            assert_eq!(again.kind(), Some(kind));
+            assert_eq!(again.spki().unwrap(), key.spki().unwrap());
+            // What it signs verifies under its public key, and nothing else does.
+            let sig = key.sign(b"signed attributes", &mut rng).unwrap();
+            let public = key.verifying_key().unwrap();
+            let algorithm =
+                SignatureAlgorithm::of_signer(&key.signature_algorithm(), key.digest()).unwrap();
+            assert!(verify(&public, algorithm, b"signed attributes", &sig).is_ok());
+            assert!(verify(&public, algorithm, b"other attributes", &sig).is_err());
+        }
     }
 }
