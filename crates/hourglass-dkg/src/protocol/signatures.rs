@@ -38,7 +38,11 @@ pub(super) fn sign_transcript(
     threshold: usize,
     signer: &TranscriptSigner,
 ) -> Result<SignedTranscript> {
-    let outcome = exchange_transcript_signatures(session, share, threshold, signer);
+    // A link found closed (most often on a send) may be a member that stopped on another's
+    // announcement, still waiting in this party's inbox: that announcement names the member at
+    // fault, where the closed link would name an honest one.
+    let outcome = exchange_transcript_signatures(session, share, threshold, signer)
+        .map_err(|e| session.explain(e));
     if let Err(e) = &outcome {
         match e {
             Error::TranscriptSignature { party, .. }
