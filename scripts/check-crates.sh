@@ -17,16 +17,16 @@ for p in json.load(sys.stdin)["packages"]:
 while read -r crate arith features; do
     flags=()
     if [ "$arith" = 1 ]; then flags=("${gmp[@]}"); fi
-    echo "check-crates: $crate"
+    echo "check-crates: $crate (${SECONDS}s so far)"
     cargo check --quiet -p "$crate" "${flags[@]}"
     for feature in $features; do
         [ "$feature" = host-gmp ] && continue
-        echo "check-crates: $crate --features $feature"
+        echo "check-crates: $crate --features $feature (${SECONDS}s so far)"
         cargo check --quiet -p "$crate" "${flags[@]}" --features "$feature"
     done
 done <<< "$members"
 # The fuzz targets: outside the workspace (their own lock file); `check` needs no nightly
 # compiler, and in the workspace's target directory it reuses the dependencies built above.
-echo "check-crates: fuzz targets"
+echo "check-crates: fuzz targets (${SECONDS}s so far)"
 (cd fuzz && CARGO_TARGET_DIR=../target cargo check --quiet --all-targets "${gmp[@]}")
-echo "check-crates: every crate builds on its own and with each feature, and so do the fuzz targets"
+echo "check-crates: every crate builds on its own and with each feature, and so do the fuzz targets (${SECONDS}s)"
