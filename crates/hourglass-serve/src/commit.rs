@@ -72,3 +72,63 @@ async fn run(store: Store, mut rx: mpsc::Receiver<(NewSubmission, Reply)>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::SetRow;
+
+    fn submission(id: &str, set: &str) -> NewSubmission {
+        NewSubmission {
+            id: id.into(),
+            set_name: set.into(),
+            received_ms: 1,
+            bundle: "{}".into(),
+            bundle_sha256: "00".into(),
+            document_sha256: "00".into(),
+            document_bytes: 3,
+            document: Ok(b"doc".to_vec()),
+            timestamp_token: vec![1],
+        }
+    }
+
+    /// Uploads that share a batch with one whose row the database refuses (its set does not
+    /// exist) are stored and answered all the same; the refused one gets its error; a second
+    /// copy of a stored one is answered "was there".
+    #[test]
+    fn a_refused_row_costs_no_other_upload_of_its_batch_its_answer() {
+        let dir = std::env::temp_dir().join(format!("hourglass-commit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.join("hourglass.db").display());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = Store::open(&url, 2).await.unwrap();
+            let set = SetRow {
+                name: "s".into(),
+                kind: "private".into(),
+                set_json: "{}".into(),
+                set_sha256: "00".into(),
+                sealed_keys: None,
+                deadline_ms: None,
+                created_ms: 0,
+            };
+            assert!(store.insert_set(&set, &[]).await.unwrap());
+            let committer = Committer::start(store.clone());
+            // On this one thread, all three are queued before the committer runs: one batch.
+            let (good, refused, again) = tokio::join!(
+                committer.insert(submission("a", "s")),
+                committer.insert(submission("b", "no such set")),
+                committer.insert(submission("a", "s")),
+            );
+            assert!(good.unwrap());
+            assert!(refused.is_err());
+            assert!(!again.unwrap());
+            assert!(store.submission("a").await.unwrap().is_some());
+            assert!(store.submission("b").await.unwrap().is_none());
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
