@@ -19,6 +19,16 @@ use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result};
 
 pub(crate) mod error;
 
+/// What the echo round of transcript signatures collected ([`Session::exchange_echoes`]).
+#[derive(Debug)]
+pub struct Echoes {
+    /// The echoes that came, by member.
+    pub echoes: BTreeMap<PartyId, Vec<u8>>,
+    /// The first stop another member announced during the round, if one did (then some
+    /// echoes may be missing: those of members that stopped before sending theirs).
+    pub reported: Option<Error>,
+}
+
 /// Why a round did not complete.
 #[derive(Debug)]
 pub enum Halt {
@@ -283,14 +293,25 @@ impl<'t> Session<'t> {
         &mut self,
         payload: Vec<u8>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
-        self.exchange_signature_frames(0, step::HELLO, payload)
+        Ok(self.exchange_signature_frames(0, step::HELLO, payload)?.0)
     }
 
     /// The round after the signatures: sends `payload` (every member's signature as this
     /// party holds them) to every other member as a [`Kind::Signature`] frame of round 1,
     /// step [`step::TRANSCRIPT_ECHO`], and collects theirs.
-    pub fn exchange_echoes(&mut self, payload: Vec<u8>) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
-        self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, payload)
+    ///
+    /// A stop another member announces in this round does not end it at once: every member
+    /// sends its echo before it can find anything wrong in this round, and a link delivers in
+    /// order, so the echoes of the members still to be heard from are on their way (a member
+    /// that announces a stop, or whose link is lost, before its echo has none to send). They
+    /// are collected, up to the round's timeout, and returned with the first announcement, so
+    /// that this party judges by the evidence it holds rather than another's word (a member
+    /// that equivocated and names itself would otherwise leave the honest members with only
+    /// its announcement).
+    pub fn exchange_echoes(&mut self, payload: Vec<u8>) -> RoundResult<Echoes> {
+        let (echoes, reported) =
+            self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, payload)?;
+        Ok(Echoes { echoes, reported })
     }
 
     fn exchange_signature_frames(
@@ -298,7 +319,7 @@ impl<'t> Session<'t> {
         round: u64,
         step: u16,
         payload: Vec<u8>,
-    ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
+    ) -> RoundResult<(BTreeMap<PartyId, Vec<u8>>, Option<Error>)> {
         let tag = Tag {
             epoch: self.epoch,
             round,
@@ -309,7 +330,13 @@ impl<'t> Session<'t> {
             .into_iter()
             .map(|p| (p, payload.clone()))
             .collect();
-        self.exchange_kind(Kind::Signature, tag, outgoing)
+        // Only the echo round hears the others out after an announcement (see above).
+        self.collect(
+            Kind::Signature,
+            tag,
+            outgoing,
+            step == step::TRANSCRIPT_ECHO,
+        )
     }
 
     fn exchange_kind(
@@ -318,6 +345,20 @@ impl<'t> Session<'t> {
         tag: Tag,
         outgoing: Vec<(PartyId, Vec<u8>)>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
+        Ok(self.collect(kind, tag, outgoing, false)?.0)
+    }
+
+    /// Sends `outgoing` and collects one frame of `kind` and `tag` from every other member.
+    /// With `hear_out`, a stop another member announces is kept rather than returned at once,
+    /// and the round goes on until every other member has answered, announced a stop or lost
+    /// its link (or the timeout): what came is returned with the first announcement.
+    fn collect(
+        &mut self,
+        kind: Kind,
+        tag: Tag,
+        outgoing: Vec<(PartyId, Vec<u8>)>,
+        hear_out: bool,
+    ) -> RoundResult<(BTreeMap<PartyId, Vec<u8>>, Option<Error>)> {
         if let Some(last) = self.last {
             if kind == Kind::Data && tag <= last {
                 return Err(Halt::Fatal(ParamError::RoundOrder { tag, last }.into()));
@@ -340,6 +381,10 @@ impl<'t> Session<'t> {
             }
         }
         let mut got = BTreeMap::new();
+        // With `hear_out`: the first stop announced, and the members that will send nothing
+        // more (they announced a stop or their link is lost).
+        let mut reported: Option<Error> = None;
+        let mut done = BTreeSet::new();
         let deadline = Instant::now() + self.timeout;
         let others = self.others();
         loop {
@@ -357,11 +402,24 @@ impl<'t> Session<'t> {
                     got.insert(m, payload);
                 }
             }
+            if reported.is_some() {
+                done.extend(
+                    others
+                        .iter()
+                        .filter(|m| !got.contains_key(*m) && self.lost.contains_key(*m)),
+                );
+                if others
+                    .iter()
+                    .all(|m| got.contains_key(m) || done.contains(m))
+                {
+                    return Ok((got, reported));
+                }
+            }
             if got.len() == others.len() {
                 if kind == Kind::Data {
                     self.last = Some(tag);
                 }
-                return Ok(got);
+                return Ok((got, reported));
             }
             if kind == Kind::Signature {
                 // A later signature-round frame from a member whose frame for this step has
@@ -386,7 +444,16 @@ impl<'t> Session<'t> {
                 return Err(Halt::Failed(Vec::new(), Failure::RestartRequested));
             }
             match self.transport.recv_until(deadline) {
-                Some(event) => self.absorb(event)?,
+                Some(event) => match self.absorb(event) {
+                    Err(Halt::Fatal(e @ Error::Reported { .. })) if hear_out => {
+                        if let Error::Reported { by, .. } = e {
+                            done.insert(by);
+                        }
+                        reported.get_or_insert(e);
+                    }
+                    other => other?,
+                },
+                None if reported.is_some() => return Ok((got, reported)),
                 None => {
                     let missing: Vec<PartyId> = others
                         .iter()

@@ -5,9 +5,10 @@
 
 mod common;
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_dkg::adversary::{Deviant, Deviation};
@@ -452,6 +453,94 @@ fn a_member_that_sends_different_valid_signatures_is_named_and_nobody_finishes()
             .map(ToString::to_string)
             .unwrap_or_default();
         assert!(text.contains("party 2"), "party {id}: {text}");
+    }
+}
+
+/// Party 1's transport, on which every frame from party 3 from its echo on arrives `hold`
+/// late (a slow link: still in order).
+struct SlowFrom3 {
+    inner: MemoryTransport,
+    hold: Duration,
+    held: VecDeque<(Instant, Event)>,
+}
+
+impl Transport for SlowFrom3 {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        self.inner.send(to, bytes)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        loop {
+            let due = self.held.front().map(|(at, _)| *at);
+            if due.is_some_and(|at| at <= Instant::now()) {
+                return self.held.pop_front().map(|(_, e)| e);
+            }
+            let until = due.map_or(deadline, |at| at.min(deadline));
+            match self.inner.recv_until(until) {
+                Some(event) => {
+                    let from_3 = match &event {
+                        Event::Frame { from, bytes } => {
+                            *from == 3
+                                && (!self.held.is_empty()
+                                    || Frame::decode(bytes).is_ok_and(|f| {
+                                        f.kind == Kind::Signature && f.tag.step != 0
+                                    }))
+                        }
+                        Event::Lost { party, .. } | Event::Rejected { party, .. } => {
+                            *party == 3 && !self.held.is_empty()
+                        }
+                    };
+                    if !from_3 {
+                        return Some(event);
+                    }
+                    self.held.push_back((Instant::now() + self.hold, event));
+                }
+                None if Instant::now() >= deadline => return None,
+                None => {}
+            }
+        }
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// The equivocating member's own code finds the second signature in an echo and announces a
+/// stop naming itself; a member whose echo showing it is still on its way (party 3's, to party
+/// 1, on a slow link) waits for it and names the member on its own evidence (a negative
+/// verdict) rather than on the announcement (an error): the echo round hears everyone out.
+#[test]
+fn an_announced_stop_does_not_cut_off_the_echoes_that_show_the_equivocation() {
+    let m = members(&[KeyKind::P256; 3], "equivocate-slow");
+    let key = m.signers[1].clone();
+    let outcomes = run(m, 12, &move |inner| match inner.me() {
+        1 => Box::new(SlowFrom3 {
+            inner,
+            hold: Duration::from_millis(800),
+            held: VecDeque::new(),
+        }),
+        2 => Box::new(Deviant::with_signer(
+            inner,
+            Deviation::EquivocateTranscriptSignature,
+            key.clone(),
+        )),
+        _ => Box::new(inner),
+    });
+    for (id, out) in outcomes.iter().filter(|(id, _)| *id != 2) {
+        match out {
+            Err(
+                e @ Error::TranscriptSignature {
+                    party: 2,
+                    fault: SignatureFault::Equivocated { .. },
+                },
+            ) => assert!(e.is_verdict()),
+            other => panic!("party {id}: {other:?}"),
+        }
     }
 }
 

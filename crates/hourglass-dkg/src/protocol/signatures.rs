@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use crate::keyshare::KeyShare;
-use crate::session::Session;
+use crate::session::{Echoes, Session};
 use crate::transcript::{
     verify_signature, SignedTranscript, SigningScheme, TranscriptSignature, TranscriptSigner,
 };
@@ -148,9 +148,10 @@ fn exchange_transcript_signatures(
             .bytes(&s.scheme.code().to_be_bytes())
             .bytes(&s.signature);
     }
-    let echoes = session
+    let Echoes { echoes, reported } = session
         .exchange_echoes(w.finish())
         .map_err(|halt| halt.into_error(Failure::WhileSigningTranscript))?;
+    // What this party can see itself decides before another member's announced stop.
     for (&from, payload) in &echoes {
         check_echo(
             from,
@@ -160,6 +161,9 @@ fn exchange_transcript_signatures(
             &held,
             &certificate_of,
         )?;
+    }
+    if let Some(reported) = reported {
+        return Err(reported);
     }
     SignedTranscript::new(transcript, held.into_values().collect())
 }
