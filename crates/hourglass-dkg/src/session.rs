@@ -19,13 +19,13 @@ use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result};
 
 pub(crate) mod error;
 
-/// What the echo round of transcript signatures collected ([`Session::exchange_echoes`]).
+/// What a round collected when it hears the others out ([`Session::exchange_echoes`]).
 #[derive(Debug)]
-pub struct Echoes {
-    /// The echoes that came, by member.
-    pub echoes: BTreeMap<PartyId, Vec<u8>>,
+pub struct Collected {
+    /// The payloads that came, by member.
+    pub payloads: BTreeMap<PartyId, Vec<u8>>,
     /// The first stop another member announced during the round, if one did (then some
-    /// echoes may be missing: those of members that stopped before sending theirs).
+    /// payloads may be missing: those of members that stopped before sending theirs).
     pub reported: Option<Error>,
 }
 
@@ -293,7 +293,9 @@ impl<'t> Session<'t> {
         &mut self,
         payload: Vec<u8>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
-        Ok(self.exchange_signature_frames(0, step::HELLO, payload)?.0)
+        Ok(self
+            .exchange_signature_frames(0, step::HELLO, payload)?
+            .payloads)
     }
 
     /// The round after the signatures: sends `payload` (every member's signature as this
@@ -308,10 +310,8 @@ impl<'t> Session<'t> {
     /// that this party judges by the evidence it holds rather than another's word (a member
     /// that equivocated and names itself would otherwise leave the honest members with only
     /// its announcement).
-    pub fn exchange_echoes(&mut self, payload: Vec<u8>) -> RoundResult<Echoes> {
-        let (echoes, reported) =
-            self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, payload)?;
-        Ok(Echoes { echoes, reported })
+    pub fn exchange_echoes(&mut self, payload: Vec<u8>) -> RoundResult<Collected> {
+        self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, payload)
     }
 
     fn exchange_signature_frames(
@@ -319,7 +319,7 @@ impl<'t> Session<'t> {
         round: u64,
         step: u16,
         payload: Vec<u8>,
-    ) -> RoundResult<(BTreeMap<PartyId, Vec<u8>>, Option<Error>)> {
+    ) -> RoundResult<Collected> {
         let tag = Tag {
             epoch: self.epoch,
             round,
@@ -345,7 +345,7 @@ impl<'t> Session<'t> {
         tag: Tag,
         outgoing: Vec<(PartyId, Vec<u8>)>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
-        Ok(self.collect(kind, tag, outgoing, false)?.0)
+        Ok(self.collect(kind, tag, outgoing, false)?.payloads)
     }
 
     /// Sends `outgoing` and collects one frame of `kind` and `tag` from every other member.
@@ -358,7 +358,7 @@ impl<'t> Session<'t> {
         tag: Tag,
         outgoing: Vec<(PartyId, Vec<u8>)>,
         hear_out: bool,
-    ) -> RoundResult<(BTreeMap<PartyId, Vec<u8>>, Option<Error>)> {
+    ) -> RoundResult<Collected> {
         if let Some(last) = self.last {
             if kind == Kind::Data && tag <= last {
                 return Err(Halt::Fatal(ParamError::RoundOrder { tag, last }.into()));
@@ -412,14 +412,20 @@ impl<'t> Session<'t> {
                     .iter()
                     .all(|m| got.contains_key(m) || done.contains(m))
                 {
-                    return Ok((got, reported));
+                    return Ok(Collected {
+                        payloads: got,
+                        reported,
+                    });
                 }
             }
             if got.len() == others.len() {
                 if kind == Kind::Data {
                     self.last = Some(tag);
                 }
-                return Ok((got, reported));
+                return Ok(Collected {
+                    payloads: got,
+                    reported,
+                });
             }
             if kind == Kind::Signature {
                 // A later signature-round frame from a member whose frame for this step has
@@ -453,7 +459,12 @@ impl<'t> Session<'t> {
                     }
                     other => other?,
                 },
-                None if reported.is_some() => return Ok((got, reported)),
+                None if reported.is_some() => {
+                    return Ok(Collected {
+                        payloads: got,
+                        reported,
+                    })
+                }
                 None => {
                     let missing: Vec<PartyId> = others
                         .iter()

@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use crate::keyshare::KeyShare;
-use crate::session::{Echoes, Session};
+use crate::session::{Collected, Session};
 use crate::transcript::{
     verify_signature, SignedTranscript, SigningScheme, TranscriptSignature, TranscriptSigner,
 };
@@ -148,7 +148,10 @@ fn exchange_transcript_signatures(
             .bytes(&s.scheme.code().to_be_bytes())
             .bytes(&s.signature);
     }
-    let Echoes { echoes, reported } = session
+    let Collected {
+        payloads: echoes,
+        reported,
+    } = session
         .exchange_echoes(w.finish())
         .map_err(|halt| halt.into_error(Failure::WhileSigningTranscript))?;
     // What this party can see itself decides before another member's announced stop.
