@@ -1,7 +1,8 @@
 //! Distributed sieving (paper section 3.1), generalised to any number of parties.
 //!
 //! Every prime candidate is `p = offset + sum_j p_j`. With `M` the product of the sieving
-//! primes `> k` and `M_4` four times the product of the odd primes up to `k`:
+//! primes `> k` and `M_4` four times the product of the odd primes up to `min(k,`
+//! [`LEAD_PRIME_MAX`]`)`:
 //!
 //! - `p ≡ a (mod M)` where `a = prod a_i` is a product of random units, additively shared as
 //!   `sum b_j` by the multiplication tree in [`crate::protocol`] ([`tree_levels`]), so `p` has no
@@ -14,6 +15,16 @@
 //!   drawn from pairwise streams need ([`crate::bgw::Shamir::zero_from_streams`]);
 //! - `offset` is a public multiple of `M * M_4` near `3 * 2^(n-2)` and the random parts are
 //!   bounded so that `3 * 2^(n-2) <= p < 2^n`: `N = pq` has exactly `2n` bits.
+//!
+//! The lead chooses `p mod M_4` and `q mod M_4`, so it knows them. With every odd prime up to
+//! `k` in `M_4` (as the paper has it), that was more than `N^(1/4)` from about 180 parties at
+//! 1024 bits and 360 at 2048, where Coppersmith's method factors `N` from `p mod M_4` (a
+//! known residue modulo more than `N^(1/4)`): the lead of the pair that became the key could
+//! factor it. So `M_4` stops at [`LEAD_PRIME_MAX`] (less than `2^61`, far below `N^(1/4)` at
+//! any size this crate accepts), and the primes between it and `k` are not sieved: the trial
+//! division of every `N` removes those candidates before the biprimality test, at the cost of
+//! more candidate pairs ([`Sieve::expected_iterations`] counts them). This also lifts the
+//! ceiling `M_4` put on the committee (358 parties at 1024 bits).
 
 use rug::ops::RemRounding;
 use rug::Integer;
@@ -23,6 +34,11 @@ use crate::{ParamError, Result};
 
 /// Fewest random bits in each party's free part `r''` (beyond the sieved residue).
 pub const MIN_FREE_BITS: u32 = 16;
+
+/// The largest prime whose residue the lead of a pair chooses (in `M_4`); what the lead learns
+/// of `p` and `q` is their residues modulo `4 * 3 * 5 * ... * 47`, less than `2^61` (see the
+/// module's documentation for why it is bounded).
+pub const LEAD_PRIME_MAX: u32 = 47;
 
 /// The levels of the sieving tree that multiplies `contributors` fresh units into their
 /// product: each level multiplies adjacent pairs and carries an odd last value up to the next
@@ -85,7 +101,7 @@ impl Sieve {
         for p in primes_up_to(bound) {
             if p > k {
                 m *= p;
-            } else if p > 2 {
+            } else if p > 2 && p <= LEAD_PRIME_MAX {
                 m4 *= p;
             }
         }
@@ -190,10 +206,20 @@ impl Sieve {
         share
     }
 
+    /// The primes no candidate is divisible by: 2, the odd primes up to `min(k,`
+    /// [`LEAD_PRIME_MAX`]`)` (in `M_4`) and those above `k` up to the bound (in `M`). The
+    /// primes between [`LEAD_PRIME_MAX`] and `k`, in a committee larger than that, are left to
+    /// the trial division of `N`.
+    pub fn sieved_primes(&self) -> impl Iterator<Item = u32> {
+        let k = self.parties as u32;
+        primes_up_to(self.bound).filter(move |&p| p <= LEAD_PRIME_MAX || p > k)
+    }
+
     /// Expected number of candidate pairs until both are prime (prime number theorem, with
-    /// every prime up to the bound excluded).
+    /// every sieved prime excluded, [`Sieve::sieved_primes`]).
     pub fn expected_iterations(&self) -> f64 {
-        let survive: f64 = primes_up_to(self.bound)
+        let survive: f64 = self
+            .sieved_primes()
             .map(|p| 1.0 - 1.0 / f64::from(p))
             .product();
         // p is uniform-ish in [3/4, 1) * 2^n.
@@ -219,7 +245,7 @@ mod tests {
 
     #[test]
     fn shares_sum_to_a_sieved_3_mod_4_candidate_of_the_right_size() {
-        for &(bits, k) in &[(256u32, 3usize), (512, 5), (512, 10), (1024, 3)] {
+        for &(bits, k) in &[(256u32, 3usize), (512, 5), (512, 10), (1024, 3), (512, 60)] {
             let sieve = Sieve::new(bits, k, None).unwrap();
             let mut rng = Drbg::from_key(&[k as u8; 32]);
             for _ in 0..50 {
@@ -238,11 +264,42 @@ mod tests {
                 assert_eq!(p.significant_bits(), bits);
                 assert!(p >= Integer::from(3) << (bits - 2));
                 assert_eq!(p.mod_u(4), 3);
-                for q in primes_up_to(sieve.bound()) {
+                for q in sieve.sieved_primes() {
                     assert_ne!(p.mod_u(q), 0, "{q} divides a candidate");
                 }
             }
             assert!(sieve.expected_iterations() > 1.0);
+        }
+    }
+
+    /// The attack: the lead knows `p mod M_4` (its target; every other share is 0 mod `M_4`),
+    /// and a residue modulo more than `N^(1/4)` factors `N` (Coppersmith). With the paper's
+    /// `M_4` (every odd prime up to `k`), 200 parties at 1024 bits gave the lead 270 bits of
+    /// `p`, above the 256 of `N^(1/4)`. Now at most 61 bits at every committee size, and
+    /// committees beyond the old ceiling (358 parties at 1024 bits) can sieve.
+    #[test]
+    fn the_lead_learns_less_than_61_bits_of_p_at_every_committee_size() {
+        for &(bits, k) in &[
+            (256u32, 3usize),
+            (256, 200),
+            (512, 50),
+            (512, 200),
+            (512, 400),
+            (512, 1000),
+            (1024, 100),
+            (1024, 1000),
+        ] {
+            let sieve = Sieve::new(bits, k, None).unwrap();
+            assert!(sieve.m4.significant_bits() <= 61, "{bits}/{k}");
+            assert!(sieve.m4.significant_bits() < bits / 2, "{bits}/{k}");
+            let mut rng = Drbg::from_key(&[7; 32]);
+            let b = rng.below(sieve.modulus());
+            let other = sieve.candidate_share(false, &b, &mut rng);
+            assert_eq!(other.rem_euc(&sieve.m4), 0);
+            // Primes between LEAD_PRIME_MAX and k are not claimed sieved.
+            assert!(sieve
+                .sieved_primes()
+                .all(|p| p <= LEAD_PRIME_MAX || p > k as u32));
         }
     }
 

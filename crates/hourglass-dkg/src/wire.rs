@@ -1,6 +1,6 @@
 //! The protocol's messages on the wire.
 //!
-//! Every frame is `magic "HGDK" | version 3 | kind | session (16) | epoch (u32) | round (u64) |
+//! Every frame is `magic "HGDK" | version 4 | kind | session (16) | epoch (u32) | round (u64) |
 //! step (u16) | sender (u32) | payload length (u32) | payload`, integers big-endian. A payload
 //! is a sequence of non-negative integers, each as a `u32` byte length and big-endian
 //! magnitude, or raw bytes for the kinds that carry them. Parsing checks every length against
@@ -18,9 +18,11 @@ use rug::Integer;
 
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
-/// The wire version (3: the transcript signatures are echoed, [`step::TRANSCRIPT_ECHO`]; 2:
-/// the sieving tree multiplies with double sharings and kings).
-pub const VERSION: u8 = 3;
+/// The wire version (4: `M_4` holds the odd primes up to 47 only,
+/// [`crate::sieve::LEAD_PRIME_MAX`], so a party of version 3 would form other candidates; 3:
+/// the transcript signatures are echoed, [`step::TRANSCRIPT_ECHO`]; 2: the sieving tree
+/// multiplies with double sharings and kings).
+pub const VERSION: u8 = 4;
 /// The length of a frame's header, before its payload.
 pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
 /// Where the kind byte is in the header.
