@@ -26,7 +26,22 @@ while read -r crate arith features; do
     done
 done <<< "$members"
 # The fuzz targets: outside the workspace (their own lock file); `check` needs no nightly
-# compiler, and in the workspace's target directory it reuses the dependencies built above.
+# compiler, and in the workspace's target directory it reuses the dependencies built above,
+# as long as both lock files pick the same versions (one differing crate low in the tree,
+# `bytes`, made this check rebuild everything above it: a minute of CI).
+python3 - <<'PY'
+import sys, tomllib
+def versions(path):
+    with open(path, "rb") as f:
+        return {(p["name"], p["version"]) for p in tomllib.load(f)["package"]}
+ours, fuzz = versions("Cargo.lock"), versions("fuzz/Cargo.lock")
+names = {n for n, _ in ours}
+differ = sorted(f"{n} {v}" for n, v in fuzz - ours if n in names)
+if differ:
+    sys.exit("check-crates: fuzz/Cargo.lock picks versions the workspace does not: "
+             + ", ".join(differ)
+             + " (align them: cd fuzz && cargo update -p NAME --precise VERSION)")
+PY
 echo "check-crates: fuzz targets (${SECONDS}s so far)"
 (cd fuzz && CARGO_TARGET_DIR=../target cargo check --quiet --all-targets "${gmp[@]}")
 echo "check-crates: every crate builds on its own and with each feature, and so do the fuzz targets (${SECONDS}s)"
