@@ -440,9 +440,11 @@ impl<'t> Session<'t> {
                     return Err(bad(skipped, MessageProblem::Skipped { tag }));
                 }
             }
+            // Once a stop is held, a lost link only means nothing more comes from that member
+            // (counted in `done` above): the announcement, not the link, is what is returned.
             if let Some(&failed) = others
                 .iter()
-                .find(|m| !got.contains_key(*m) && self.lost.contains_key(*m))
+                .find(|m| reported.is_none() && !got.contains_key(*m) && self.lost.contains_key(*m))
             {
                 return Err(Halt::Failed(vec![failed], self.lost[&failed].clone()));
             }
@@ -451,10 +453,8 @@ impl<'t> Session<'t> {
             }
             match self.transport.recv_until(deadline) {
                 Some(event) => match self.absorb(event) {
-                    Err(Halt::Fatal(e @ Error::Reported { .. })) if hear_out => {
-                        if let Error::Reported { by, .. } = e {
-                            done.insert(by);
-                        }
+                    Err(Halt::Fatal(e @ Error::Reported { by, .. })) if hear_out => {
+                        done.insert(by);
                         reported.get_or_insert(e);
                     }
                     other => other?,
