@@ -169,8 +169,9 @@ pub struct DkgBenchArgs {
     /// Batches per time-per-iteration measurement (tables 2-4 and sieve).
     #[arg(long, default_value_t = 6)]
     batches: u64,
-    /// Candidate pairs per round trip in tables 1, 4, the targets and the scale table.
-    #[arg(long, default_value_t = 32)]
+    /// Candidate pairs per round trip in tables 1, 4, the targets and the scale table (the
+    /// generation's default; past tables in docs/PERFORMANCE.md name the batch they ran).
+    #[arg(long, default_value_t = hourglass_dkg::params::DEFAULT_BATCH)]
     batch: usize,
     /// Simulated wide-area round-trip time in milliseconds: tables 2 and 3 and Table 4's WAN
     /// estimate (default 150). Given, the scale table also runs every configuration with it,

@@ -22,7 +22,7 @@ pub(super) struct GenerationArgs {
     #[arg(long, default_value_t = 2048)]
     bits: u32,
     /// Candidate pairs per round trip.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = hourglass_dkg::params::DEFAULT_BATCH)]
     batch: usize,
     /// Largest sieving prime (default: the largest that fits, as measured best).
     #[arg(long)]
