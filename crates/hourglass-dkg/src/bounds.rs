@@ -327,9 +327,16 @@ fn sieve_modulus_bits(settings: &Settings, parties: usize) -> u32 {
 mod tests {
     use super::*;
 
+    /// Settings for `bits` with batches of 32, the batch the worked figures below count.
+    fn batch_of_32(bits: u32) -> Settings {
+        let mut settings = Settings::new(bits);
+        settings.batch = 32;
+        settings
+    }
+
     #[test]
     fn kinds_steps_and_lengths_are_checked() {
-        let settings = Settings::new(1024);
+        let settings = batch_of_32(1024);
         let b = FrameBounds::generation(&settings, 5).unwrap();
         let limit = b.payload_limit(Kind::Data, step::N_SHARES);
         assert_eq!(limit, 32 * 2 * (4 + 129));
@@ -366,7 +373,7 @@ mod tests {
         // 5 parties, t = 2: three units, two products per candidate over 64 candidates: 128
         // products from 3 outputs per extraction, 43 double sharings dealt; level 0 has 64
         // products (13 per king at most), level 1 also 64.
-        let settings = Settings::new(512);
+        let settings = batch_of_32(512);
         let b = FrameBounds::generation(&settings, 5).unwrap();
         let m_len = int_len(sieve_modulus_bits(&settings, 5));
         assert_eq!(
@@ -383,7 +390,7 @@ mod tests {
         );
         assert_eq!(b.payload_limit(Kind::Data, step::sieve_to_king(2)), 0);
         // 50 parties, t = 24: a restart among 49 has 25 outputs per extraction.
-        let settings = Settings::new(2048);
+        let settings = batch_of_32(2048);
         let b = FrameBounds::generation(&settings, 50).unwrap();
         let m_len = int_len(sieve_modulus_bits(&settings, 49));
         let most = (64 + 2 * (64usize * 24).div_ceil(49 - 24)) * m_len;
