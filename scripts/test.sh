@@ -15,23 +15,6 @@ cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
 stage "each crate alone"
 bash scripts/check-crates.sh
 stage "tests"
-cargo test --workspace "${features[@]}" --no-run
-# The Python wheel (a release build of the whole tree, about 5 minutes of CPU) compiles at the
-# lowest priority while the tests run: they leave about 40% of the two cores idle (waiting on
-# sockets, timeouts and child processes), and a niced compiler takes only what they leave. It
-# builds in the release profile's own directory, so it never waits on the tests' build lock.
-rm -rf target/wheels
-wheel_log=target/wheel-build.log
-# Its own process group (`set -m`) but not its own session: with the kernel's autogroup
-# scheduling, a new session would be a group of its own and share the cores equally, nice
-# or not (measured: the tests ran 160 s longer).
-set -m
-nice -n 19 maturin build --release -m crates/hourglass-py/Cargo.toml \
-    --features host-gmp,extension-module -o target/wheels > "$wheel_log" 2>&1 &
-wheel_pid=$!
-set +m
-# If a stage fails, the wheel's build stops with the script.
-trap 'kill -- -"$wheel_pid" 2>/dev/null || true' EXIT
 cargo test --workspace "${features[@]}"
 # The same arithmetic and RSA tests as a CPU without AVX-512 IFMA runs them (the MULX/ADX
 # kernels and GMP's constant-time exponentiation). On a CPU without IFMA the run above was
@@ -48,12 +31,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps "${features[@]}"
 # environment, and its pytest suite against `cryptography` and this build's CLI (pytest exits
 # non-zero when it collects no tests).
 stage "Python package"
-if ! wait "$wheel_pid"; then
-    cat "$wheel_log"
-    echo "test.sh: the Python wheel did not build" >&2
-    exit 1
-fi
-trap - EXIT
+rm -rf target/wheels
+maturin build --release -m crates/hourglass-py/Cargo.toml --features host-gmp,extension-module -o target/wheels
 venv="$(mktemp -d)/venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check target/wheels/hourglass-*-abi3-*.whl pytest cryptography
