@@ -187,8 +187,12 @@ fn two_hundred_concurrent_uploads_then_a_kill_9_loses_nothing_acknowledged() {
         (uploads.join().unwrap(), kill_at)
     });
     let acknowledged: Vec<&String> = answers.iter().flatten().collect();
+    // The kill comes after at least 40 acknowledgements. It usually cuts the wave short, but
+    // uploads are acknowledged a committed batch at a time (up to 128) and the clients count
+    // theirs late, so the last batch can be answered before the kill lands (seen once here):
+    // then what is checked is that every acknowledged upload survives, as always.
     assert!(
-        kill_at >= 40 && acknowledged.len() < 200,
+        kill_at >= 40,
         "the kill came after {kill_at} of 200 were acknowledged ({} in all)",
         acknowledged.len()
     );
