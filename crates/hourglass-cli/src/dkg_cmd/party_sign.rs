@@ -69,8 +69,11 @@ pub(super) fn run(args: PartySignArgs) -> Result<(), CliError> {
                     hash,
                 ))
             };
+            // Only the key's members: a party the generation left out (killed, removed) is
+            // still in the cluster's config, and waiting for it would cost the whole timeout.
+            let among = config.among(&share.members).map_err(CliError::from)?;
             let tls =
-                TlsTransport::connect(&config, args.party.id, &options).map_err(CliError::from)?;
+                TlsTransport::connect(&among, args.party.id, &options).map_err(CliError::from)?;
             let mut transport = deviating(tls, how);
             let sig = sign_jointly(
                 &mut *transport,
