@@ -43,6 +43,7 @@ pub mod rng;
 pub mod session;
 pub mod sieve;
 pub mod sign;
+pub mod star;
 pub mod threshold;
 pub mod tls;
 pub mod transcript;

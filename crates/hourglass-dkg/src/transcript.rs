@@ -816,6 +816,18 @@ impl TranscriptSigner {
     /// by it ([`PublicTranscript::signed_message`]), with this member's key. Each call signs
     /// afresh (ECDSA draws a new nonce: two calls give two different valid signatures).
     pub fn sign_fingerprint(&self, fingerprint: &[u8; 32]) -> Result<TranscriptSignature> {
+        self.sign_in_context(SIGNATURE_CONTEXT, fingerprint)
+    }
+
+    /// Signs `context` followed by `digest` with this member's key: the one signing routine of
+    /// a member, each use with its own context (transcripts: [`SIGNATURE_CONTEXT`]; a star's
+    /// key announcements: [`crate::star`]), so that no signature made for one use verifies for
+    /// another.
+    pub(crate) fn sign_in_context(
+        &self,
+        context: &[u8],
+        digest: &[u8; 32],
+    ) -> Result<TranscriptSignature> {
         let offered: Vec<rustls::SignatureScheme> =
             SigningScheme::ALL.iter().map(|s| s.tls()).collect();
         let signer = self
@@ -823,7 +835,7 @@ impl TranscriptSigner {
             .choose_scheme(&offered)
             .ok_or(TlsError::NoSigningScheme)?;
         let scheme = SigningScheme::from_tls(signer.scheme()).ok_or(TlsError::NoSigningScheme)?;
-        let message = [SIGNATURE_CONTEXT, &fingerprint[..]].concat();
+        let message = [context, &digest[..]].concat();
         let signature = signer.sign(&message).map_err(TlsError::Sign)?;
         Ok(TranscriptSignature {
             member: self.me,

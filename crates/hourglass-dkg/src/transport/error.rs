@@ -32,6 +32,17 @@ pub enum LinkLoss {
     /// The party is not a peer of this one.
     #[error("not a peer of this party")]
     NotAPeer,
+    /// A frame from it through the relay of a star failed its authentication: forged,
+    /// altered, replayed, reordered, or one before it dropped ([`crate::star`]).
+    #[error("a frame through the relay failed its authentication (altered, replayed, reordered or dropped)")]
+    Unauthentic,
+    /// The relay of a star reports that the party's connection to it is gone.
+    #[error("its connection to the relay is gone (as the relay reports it)")]
+    AtRelay,
+    /// Its key announcement through the relay of a star was missing, malformed or not signed
+    /// by the key of its pinned certificate.
+    #[error("no key announcement signed by its certificate's key came through the relay")]
+    NoSignedKey,
 }
 
 impl LinkLoss {

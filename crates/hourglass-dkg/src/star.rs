@@ -1,0 +1,511 @@
+//! A star topology: every party holds one link, to a relay that forwards frames and holds no
+//! secret, instead of a link to every other party (`k - 1` links each, `k (k - 1) / 2` in all).
+//!
+//! [`StarTransport`] is a [`Transport`] over a transport whose only peer that matters is the
+//! relay; [`relay`] is the relay's loop. Between two members every frame is sealed end to end:
+//!
+//! - **Keys.** Each member draws a P-256 key for the session and announces its public half
+//!   through the relay, signed with the key of its pinned certificate (the key that signs
+//!   transcripts, in a context of its own: [`ANNOUNCEMENT_CONTEXT`]) over the session's
+//!   context, its id and the point. Each pair of members derives two keys (one per direction)
+//!   from their Diffie-Hellman secret with HKDF-SHA256, salted with the session's context.
+//! - **Frames.** ChaCha20-Poly1305 under the direction's key, the nonce the direction's frame
+//!   count: the receiver accepts only the next frame of each sender, so a frame altered,
+//!   forged, replayed, reordered, or one before it dropped, ends that link
+//!   ([`LinkLoss::Unauthentic`]).
+//!
+//! What the relay can and cannot do. It learns who sends how many bytes to whom, and when,
+//! and the members' public keys; it cannot read a frame, alter one, forge one, replay or
+//! reorder frames unseen, nor put its own key in a member's place (the announcement is signed
+//! by the member's pinned key). It can stall: delay or drop frames, cut a member off or say a
+//! member's connection is gone ([`LinkLoss::AtRelay`]); to the others that looks like that
+//! member failing, as a network cutting its links would, and the generation's failure rules
+//! treat it so (a member is removed only when every survivor saw it fail, and a generation
+//! never continues below its threshold). A relay that replays a member's announcement from
+//! an earlier session with the same context makes the others seal to a key whose private half
+//! that member has erased: it stalls, and learns nothing unless that old private key leaked.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use hourglass_arith::entropy::EntropySource;
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::{PublicKey, SecretKey};
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
+use ring::hkdf;
+use sha2::{Digest, Sha256};
+
+use crate::transcript::{verify_signature, SigningScheme, TranscriptSignature, TranscriptSigner};
+use crate::transport::{Event, PartyId, TrafficStats, Transport};
+use crate::{Error, LinkLoss, Result};
+
+/// What a member's key announcement signs: this context, then SHA-256 of the session's
+/// context, the member's id and its public point ([`TranscriptSigner`]'s key signs it, so it
+/// must never be taken for a transcript signature).
+pub const ANNOUNCEMENT_CONTEXT: &[u8] = b"hourglass-dkg-star-key-v1\0";
+
+/// The HKDF salt's prefix (followed by the session's context).
+const KEY_SALT: &[u8] = b"hourglass-dkg-star-frames-v1\0";
+
+/// Message kinds on a link to the relay. From a member: the kind, the recipient (0 for every
+/// member, announcements only), the body. From the relay: the kind, the sender, the body.
+const FRAME: u8 = 0;
+const ANNOUNCE: u8 = 1;
+/// From the relay only: the sender's connection to the relay is gone (no body).
+const GONE: u8 = 2;
+const HEADER: usize = 5;
+
+/// An uncompressed P-256 point.
+const POINT: usize = 65;
+
+fn wrap(kind: u8, party: PartyId, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + body.len());
+    out.push(kind);
+    out.extend_from_slice(&party.to_be_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+fn unwrap(bytes: &[u8]) -> Option<(u8, PartyId, &[u8])> {
+    let (head, body) = bytes.split_at_checked(HEADER)?;
+    let party = PartyId::from_be_bytes(head[1..].try_into().ok()?);
+    Some((head[0], party, body))
+}
+
+/// The digest a member's announcement signs.
+fn announcement_digest(context: &[u8], member: PartyId, point: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((context.len() as u64).to_be_bytes());
+    h.update(context);
+    h.update(member.to_be_bytes());
+    h.update(point);
+    h.finalize().into()
+}
+
+/// A key for one direction, with the number of frames sealed or opened under it.
+struct Direction {
+    key: LessSafeKey,
+    count: u64,
+}
+
+impl Direction {
+    /// The key for frames from `from` to `to` (ring's HKDF fails only for outputs longer than
+    /// 255 hashes, never for one key: `None` is not expected).
+    fn new(secret: &[u8], context: &[u8], from: PartyId, to: PartyId) -> Option<Self> {
+        let salt = hkdf::Salt::new(hkdf::HKDF_SHA256, &[KEY_SALT, context].concat());
+        let info = [from.to_be_bytes(), to.to_be_bytes()].concat();
+        let info = [&info[..]];
+        let prk = salt.extract(secret);
+        let okm = prk.expand(&info, &CHACHA20_POLY1305).ok()?;
+        Some(Direction {
+            key: LessSafeKey::new(UnboundKey::from(okm)),
+            count: 0,
+        })
+    }
+
+    fn nonce(&mut self) -> Option<Nonce> {
+        let mut n = [0u8; 12];
+        n[4..].copy_from_slice(&self.count.to_be_bytes());
+        self.count = self.count.checked_add(1)?;
+        Some(Nonce::assume_unique_for_key(n))
+    }
+
+    fn seal(&mut self, mut frame: Vec<u8>) -> Option<Vec<u8>> {
+        let nonce = self.nonce()?;
+        self.key
+            .seal_in_place_append_tag(nonce, Aad::empty(), &mut frame)
+            .ok()?;
+        Some(frame)
+    }
+
+    fn open(&mut self, sealed: &[u8]) -> Option<Vec<u8>> {
+        let nonce = self.nonce()?;
+        let mut buf = sealed.to_vec();
+        let len = self
+            .key
+            .open_in_place(nonce, Aad::empty(), &mut buf)
+            .ok()?
+            .len();
+        buf.truncate(len);
+        Some(buf)
+    }
+}
+
+/// A member's transport in a star: one link, to the relay, and frames sealed end to end with
+/// every other member (see the module's documentation).
+pub struct StarTransport<T: Transport> {
+    inner: T,
+    relay: PartyId,
+    outgoing: RefCell<BTreeMap<PartyId, Direction>>,
+    incoming: BTreeMap<PartyId, Direction>,
+    /// Members whose frames no longer come (their link ended), and why.
+    ended: BTreeMap<PartyId, LinkLoss>,
+    /// Members with no valid key announcement: never peers.
+    missing: BTreeMap<PartyId, LinkLoss>,
+    pending: VecDeque<Event>,
+}
+
+impl<T: Transport> std::fmt::Debug for StarTransport<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StarTransport")
+            .field("me", &self.inner.me())
+            .field("relay", &self.relay)
+            .field("peers", &self.incoming.keys().collect::<Vec<_>>())
+            .field("missing", &self.missing.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Transport> StarTransport<T> {
+    /// Joins a star: announces a fresh key (drawn from `entropy`, signed by `signer`) to
+    /// `members` through `relay` over `inner`, and waits until `deadline` for every other
+    /// member's announcement, each checked against that member's certificate in `signer`.
+    /// `context` names the session (the same at every member, e.g. the cluster and a run
+    /// identifier). Members whose announcement did not come or does not verify are
+    /// [`StarTransport::missing`], never peers; frames that came meanwhile are kept.
+    pub fn connect(
+        inner: T,
+        relay: PartyId,
+        members: &[PartyId],
+        context: &[u8],
+        signer: &TranscriptSigner,
+        entropy: &mut dyn EntropySource,
+        deadline: Instant,
+    ) -> Result<Self> {
+        let me = inner.me();
+        let secret = loop {
+            let mut bytes = zeroize::Zeroizing::new([0u8; 32]);
+            entropy.fill(&mut bytes[..])?;
+            if let Ok(key) = SecretKey::from_slice(&bytes[..]) {
+                break key;
+            }
+        };
+        let point = secret.public_key().to_encoded_point(false);
+        let signature = signer.sign_in_context(
+            ANNOUNCEMENT_CONTEXT,
+            &announcement_digest(context, me, point.as_bytes()),
+        )?;
+        let mut body = point.as_bytes().to_vec();
+        body.extend_from_slice(&signature.scheme.code().to_be_bytes());
+        body.extend_from_slice(&signature.signature);
+        inner
+            .send(relay, wrap(ANNOUNCE, 0, &body))
+            .map_err(|_| Error::PartyFailed {
+                party: relay,
+                reason: LinkLoss::NeverConnected.into(),
+            })?;
+        let mut star = StarTransport {
+            inner,
+            relay,
+            outgoing: RefCell::new(BTreeMap::new()),
+            incoming: BTreeMap::new(),
+            ended: BTreeMap::new(),
+            missing: BTreeMap::new(),
+            pending: VecDeque::new(),
+        };
+        let mut waiting: BTreeSet<PartyId> = members.iter().copied().filter(|&m| m != me).collect();
+        while !waiting.is_empty() {
+            let Some(event) = star.inner.recv_until(deadline) else {
+                break;
+            };
+            match event {
+                Event::Frame { from, bytes } if from == relay => match unwrap(&bytes) {
+                    Some((ANNOUNCE, sender, body)) if waiting.remove(&sender) => {
+                        let keys =
+                            announced_key(signer, context, sender, body).and_then(|public| {
+                                let shared = p256::ecdh::diffie_hellman(
+                                    secret.to_nonzero_scalar(),
+                                    public.as_affine(),
+                                );
+                                let raw = shared.raw_secret_bytes();
+                                Some((
+                                    Direction::new(raw, context, me, sender)?,
+                                    Direction::new(raw, context, sender, me)?,
+                                ))
+                            });
+                        match keys {
+                            Some((out, into)) => {
+                                star.outgoing.get_mut().insert(sender, out);
+                                star.incoming.insert(sender, into);
+                            }
+                            None => {
+                                star.missing.insert(sender, LinkLoss::NoSignedKey);
+                            }
+                        }
+                    }
+                    Some((FRAME | GONE, _, _)) => {
+                        if let Some(e) = star.accept(&bytes) {
+                            star.pending.push_back(e);
+                        }
+                    }
+                    _ => {}
+                },
+                Event::Frame { .. } => {}
+                Event::Lost { party, .. } | Event::Rejected { party, .. } if party == relay => {
+                    break;
+                }
+                Event::Lost { .. } | Event::Rejected { .. } => {}
+            }
+        }
+        for m in waiting {
+            star.missing.insert(m, LinkLoss::NoSignedKey);
+        }
+        Ok(star)
+    }
+
+    /// The members with no valid key announcement (missing, malformed, or not signed by the
+    /// key of their certificate), and why: they are not peers.
+    pub fn missing(&self) -> Vec<PartyId> {
+        self.missing.keys().copied().collect()
+    }
+
+    /// A frame from the relay, opened: the event it is, if any.
+    fn accept(&mut self, bytes: &[u8]) -> Option<Event> {
+        let (kind, from, body) = unwrap(bytes)?;
+        if self.ended.contains_key(&from) {
+            return None;
+        }
+        match kind {
+            FRAME => {
+                let direction = self.incoming.get_mut(&from)?;
+                match direction.open(body) {
+                    Some(frame) => Some(Event::Frame { from, bytes: frame }),
+                    None => Some(self.end(from, LinkLoss::Unauthentic)),
+                }
+            }
+            GONE if self.incoming.contains_key(&from) => Some(self.end(from, LinkLoss::AtRelay)),
+            _ => None,
+        }
+    }
+
+    fn end(&mut self, party: PartyId, reason: LinkLoss) -> Event {
+        self.ended.insert(party, reason.clone());
+        Event::Lost { party, reason }
+    }
+}
+
+/// A member's announced key, if `body` is a point and a valid signature of it by `member`'s
+/// certificate key.
+fn announced_key(
+    signer: &TranscriptSigner,
+    context: &[u8],
+    member: PartyId,
+    body: &[u8],
+) -> Option<PublicKey> {
+    let (point, rest) = body.split_at_checked(POINT)?;
+    let (scheme, signature) = rest.split_at_checked(2)?;
+    let scheme = SigningScheme::from_code(u16::from_be_bytes(scheme.try_into().ok()?))?;
+    let certificate = signer.certificates().get(&member)?;
+    let digest = announcement_digest(context, member, point);
+    let message = [ANNOUNCEMENT_CONTEXT, &digest[..]].concat();
+    let signature = TranscriptSignature {
+        member,
+        scheme,
+        signature: signature.to_vec(),
+    };
+    verify_signature(certificate, &message, &signature).ok()?;
+    PublicKey::from_sec1_bytes(point).ok()
+}
+
+impl<T: Transport> Transport for StarTransport<T> {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+
+    fn peers(&self) -> Vec<PartyId> {
+        self.incoming.keys().copied().collect()
+    }
+
+    fn send(&self, to: PartyId, frame: Vec<u8>) -> Result<()> {
+        let failed = |reason: LinkLoss| Error::PartyFailed {
+            party: to,
+            reason: reason.into(),
+        };
+        if let Some(reason) = self.ended.get(&to).or_else(|| self.missing.get(&to)) {
+            return Err(failed(reason.clone()));
+        }
+        let sealed = {
+            let mut outgoing = self.outgoing.borrow_mut();
+            let direction = outgoing
+                .get_mut(&to)
+                .ok_or_else(|| failed(LinkLoss::NotAPeer))?;
+            direction
+                .seal(frame)
+                .ok_or_else(|| failed(LinkLoss::Unauthentic))?
+        };
+        self.inner
+            .send(self.relay, wrap(FRAME, to, &sealed))
+            .map_err(|_| failed(LinkLoss::AtRelay))
+    }
+
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        if let Some(e) = self.pending.pop_front() {
+            return Some(e);
+        }
+        loop {
+            match self.inner.recv_until(deadline)? {
+                Event::Frame { from, bytes } if from == self.relay => {
+                    if let Some(e) = self.accept(&bytes) {
+                        return Some(e);
+                    }
+                }
+                Event::Frame { .. } => {}
+                Event::Lost { party, reason } if party == self.relay => {
+                    let live: Vec<PartyId> = self
+                        .incoming
+                        .keys()
+                        .copied()
+                        .filter(|p| !self.ended.contains_key(p))
+                        .collect();
+                    for p in live {
+                        let e = self.end(p, reason.clone());
+                        self.pending.push_back(e);
+                    }
+                    return self.pending.pop_front();
+                }
+                Event::Rejected { party, .. } if party == self.relay => {
+                    let live: Vec<PartyId> = self
+                        .incoming
+                        .keys()
+                        .copied()
+                        .filter(|p| !self.ended.contains_key(p))
+                        .collect();
+                    for p in live {
+                        let e = self.end(p, LinkLoss::AtRelay);
+                        self.pending.push_back(e);
+                    }
+                    return self.pending.pop_front();
+                }
+                Event::Lost { .. } | Event::Rejected { .. } => {}
+            }
+        }
+    }
+
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// What a relay forwarded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RelayReport {
+    /// Frames forwarded (an announcement counts once per recipient).
+    pub frames: u64,
+    /// Bytes forwarded.
+    pub bytes: u64,
+    /// Frames dropped: from a party that is not a member, malformed, or for a recipient that
+    /// is not a member or whose connection is gone.
+    pub dropped: u64,
+}
+
+/// The relay of a star: forwards every member's frames to their recipients and its key
+/// announcement to every other member, stamping the sender as `transport` authenticated it,
+/// and tells the members when one's connection is gone. Returns when every member's
+/// connection is gone, or when nothing came for `idle`. It holds no secret and cannot read,
+/// alter or forge what it forwards (see the module's documentation).
+pub fn relay(transport: &mut dyn Transport, members: &[PartyId], idle: Duration) -> RelayReport {
+    let mut report = RelayReport::default();
+    let mut live: BTreeSet<PartyId> = members.iter().copied().collect();
+    while !live.is_empty() {
+        let Some(event) = transport.recv_until(Instant::now() + idle) else {
+            break;
+        };
+        let mut gone = Vec::new();
+        match event {
+            Event::Frame { from, bytes } if live.contains(&from) => match unwrap(&bytes) {
+                Some((FRAME, to, body)) if to != from && live.contains(&to) => {
+                    let out = wrap(FRAME, from, body);
+                    report.frames += 1;
+                    report.bytes += out.len() as u64;
+                    if transport.send(to, out).is_err() {
+                        gone.push(to);
+                    }
+                }
+                Some((ANNOUNCE, 0, body)) => {
+                    let out = wrap(ANNOUNCE, from, body);
+                    for &m in live.iter().filter(|&&m| m != from) {
+                        report.frames += 1;
+                        report.bytes += out.len() as u64;
+                        if transport.send(m, out.clone()).is_err() {
+                            gone.push(m);
+                        }
+                    }
+                }
+                _ => report.dropped += 1,
+            },
+            Event::Frame { .. } => report.dropped += 1,
+            Event::Lost { party, .. } | Event::Rejected { party, .. } => gone.push(party),
+        }
+        while let Some(party) = gone.pop() {
+            if !live.remove(&party) {
+                continue;
+            }
+            let notice = wrap(GONE, party, &[]);
+            for &m in &live {
+                if transport.send(m, notice.clone()).is_err() {
+                    gone.push(m);
+                }
+            }
+        }
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (Direction, Direction) {
+        let secret = [9u8; 32];
+        (
+            Direction::new(&secret, b"ctx", 1, 2).unwrap(),
+            Direction::new(&secret, b"ctx", 1, 2).unwrap(),
+        )
+    }
+
+    #[test]
+    fn frames_open_once_in_order_and_only_under_their_direction() {
+        let (mut sender, mut receiver) = pair();
+        let a = sender.seal(b"first".to_vec()).unwrap();
+        let b = sender.seal(b"second".to_vec()).unwrap();
+        assert_ne!(&a[..5], b"first");
+        // Out of order: the second frame does not open as the first.
+        assert!(pair().1.open(&b).is_none());
+        assert_eq!(receiver.open(&a).unwrap(), b"first");
+        // Replayed: the first frame does not open as the second.
+        assert!(pair().1.open(&a).is_some());
+        let mut replay = pair().1;
+        replay.open(&a).unwrap();
+        assert!(replay.open(&a).is_none());
+        assert_eq!(receiver.open(&b).unwrap(), b"second");
+        // The other direction, or another session's context, has another key.
+        let mut back = Direction::new(&[9u8; 32], b"ctx", 2, 1).unwrap();
+        assert!(back.open(&pair().0.seal(b"x".to_vec()).unwrap()).is_none());
+        let mut other = Direction::new(&[9u8; 32], b"other", 1, 2).unwrap();
+        assert!(other.open(&pair().0.seal(b"x".to_vec()).unwrap()).is_none());
+    }
+
+    #[test]
+    fn relay_messages_shorter_than_their_header_are_not_read() {
+        assert_eq!(
+            unwrap(&wrap(FRAME, 7, b"body")),
+            Some((FRAME, 7, &b"body"[..]))
+        );
+        assert_eq!(unwrap(&[0, 0, 0, 1]), None);
+        assert_eq!(unwrap(&[]), None);
+    }
+
+    #[test]
+    fn an_announcement_signs_its_context_member_and_point() {
+        let d = announcement_digest(b"ctx", 1, &[4; POINT]);
+        assert_ne!(d, announcement_digest(b"ctx2", 1, &[4; POINT]));
+        assert_ne!(d, announcement_digest(b"ctx", 2, &[4; POINT]));
+        assert_ne!(d, announcement_digest(b"ctx", 1, &[5; POINT]));
+        // The context's length is hashed: moving a byte between context and id changes it.
+        assert_ne!(
+            announcement_digest(b"ab", 1, &[4; POINT]),
+            announcement_digest(b"a", u32::from_be_bytes([b'b', 0, 0, 0]), &[4; POINT])
+        );
+    }
+}

@@ -1,0 +1,352 @@
+//! A star: every member's one link goes to a relay that forwards frames sealed end to end
+//! (hourglass_dkg::star). The members generate one key and sign one transcript through it;
+//! the relay sees no frame in the clear; a relay that alters, drops, repeats or forges is
+//! caught, and nobody finishes with what it did; a relay cannot put its own key in a member's
+//! place.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hourglass_arith::entropy::SeededEntropy;
+use hourglass_dkg::params::Settings;
+use hourglass_dkg::protocol::{generate_signed, SignedGeneration};
+use hourglass_dkg::star::{relay, RelayReport, StarTransport};
+use hourglass_dkg::transport::{
+    memory_mesh, Event, MemoryTransport, NetSim, PartyId, TrafficStats, Transport,
+};
+use hourglass_dkg::wire::{Frame, MAGIC};
+
+use common::{members, KeyKind};
+
+/// One generation at a time (the parties of concurrent tests would compete for two cores).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The relay's id on the in-memory network (members are 1..=k).
+const RELAY: PartyId = 1000;
+
+fn settings() -> Settings {
+    let mut s = Settings::new(512);
+    s.batch = 4;
+    s.timeout_ms = 4_000;
+    s
+}
+
+/// What a relay does to what it forwards (the honest relay does nothing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Meddling {
+    None,
+    /// Flips a bit in the n-th frame it forwards.
+    Alter(usize),
+    /// Drops the n-th frame.
+    Drop(usize),
+    /// Forwards the n-th frame twice.
+    Repeat(usize),
+    /// Sends the n-th frame's recipient a frame it made up, as from the sender.
+    Forge(usize),
+    /// Replaces member 2's key announcement to member 1 with a key of its own (keeping member
+    /// 2's signature).
+    SwapKey,
+}
+
+/// The relay's transport: records every frame body it forwards and meddles as told.
+struct Relayed {
+    inner: MemoryTransport,
+    how: Meddling,
+    frames: usize,
+    seen: Arc<Mutex<Vec<Vec<u8>>>>,
+    /// A frame to hand the relay again.
+    again: Option<Event>,
+}
+
+impl Transport for Relayed {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, mut bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        // The relay's messages: kind (0 frame, 1 announcement, 2 gone), sender, body.
+        if bytes[0] == 1
+            && self.how == Meddling::SwapKey
+            && to == 1
+            && bytes[1..5] == 2u32.to_be_bytes()
+        {
+            let own = p256::SecretKey::from_slice(&[7u8; 32]).unwrap();
+            let point = p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(
+                &own.public_key(),
+                false,
+            );
+            bytes[5..70].copy_from_slice(point.as_bytes());
+        }
+        self.inner.send(to, bytes)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        if let Some(e) = self.again.take() {
+            return Some(e);
+        }
+        let event = self.inner.recv_until(deadline)?;
+        let Event::Frame { from, mut bytes } = event else {
+            return Some(event);
+        };
+        if bytes.first() != Some(&0) {
+            return Some(Event::Frame { from, bytes });
+        }
+        self.frames += 1;
+        self.seen.lock().unwrap().push(bytes[5..].to_vec());
+        let n = self.frames;
+        match self.how {
+            Meddling::Alter(k) if k == n => {
+                let last = bytes.len() - 1;
+                bytes[last] ^= 1;
+            }
+            Meddling::Drop(k) if k == n => return self.recv_until(deadline),
+            // The relay's loop forwards what it receives: received twice, it goes twice.
+            Meddling::Repeat(k) if k == n => {
+                self.again = Some(Event::Frame {
+                    from,
+                    bytes: bytes.clone(),
+                })
+            }
+            Meddling::Forge(k) if k == n => {
+                let len = bytes.len();
+                bytes.truncate(5);
+                bytes.extend(std::iter::repeat_n(0x5a, len - 5));
+            }
+            _ => {}
+        }
+        Some(Event::Frame { from, bytes })
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// What a party's star transport sent in the clear (every frame before sealing).
+struct Clear {
+    inner: Box<dyn Transport>,
+    sent: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Transport for Clear {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        self.sent.lock().unwrap().push(bytes.clone());
+        self.inner.send(to, bytes)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        self.inner.recv_until(deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+struct Run {
+    outcomes: Vec<(PartyId, hourglass_dkg::Result<SignedGeneration>)>,
+    /// What the relay forwarded: every frame body.
+    relayed: Vec<Vec<u8>>,
+    /// What member 1 sent, before sealing.
+    clear: Vec<Vec<u8>>,
+    report: RelayReport,
+}
+
+/// A signed generation of members with keys of `kinds`, through a relay that meddles as
+/// `how`.
+fn run(kinds: &[KeyKind], how: Meddling, seed: u8) -> Run {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = members(kinds, "star");
+    let ids: Vec<PartyId> = (1..=kinds.len() as PartyId).collect();
+    let mut all = ids.clone();
+    all.push(RELAY);
+    let mut mesh = memory_mesh(&all, NetSim::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut relayed = Relayed {
+        inner: mesh.pop().unwrap(),
+        how,
+        frames: 0,
+        seen: Arc::clone(&seen),
+        again: None,
+    };
+    let members_of_relay = ids.clone();
+    let relay_thread =
+        thread::spawn(move || relay(&mut relayed, &members_of_relay, Duration::from_secs(20)));
+    let clear = Arc::new(Mutex::new(Vec::new()));
+    let handles: Vec<_> = mesh
+        .into_iter()
+        .zip(m.signers)
+        .map(|(inner, signer)| {
+            let ids = ids.clone();
+            let clear = Arc::clone(&clear);
+            thread::spawn(move || {
+                let me = inner.me();
+                let mut entropy = SeededEntropy::new(&[seed, me as u8]);
+                let deadline = Instant::now() + Duration::from_secs(10);
+                let star = StarTransport::connect(
+                    inner,
+                    RELAY,
+                    &ids,
+                    b"star test",
+                    &signer,
+                    &mut entropy,
+                    deadline,
+                )?;
+                let mut transport: Box<dyn Transport> = Box::new(star);
+                if me == 1 {
+                    transport = Box::new(Clear {
+                        inner: transport,
+                        sent: clear,
+                    });
+                }
+                generate_signed(
+                    &mut *transport,
+                    &ids,
+                    &settings(),
+                    "star",
+                    &signer,
+                    &mut entropy,
+                    &mut |_| {},
+                )
+            })
+        })
+        .collect();
+    let outcomes = handles
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| (i as PartyId + 1, h.join().unwrap()))
+        .collect();
+    let report = relay_thread.join().unwrap();
+    let relayed = seen.lock().unwrap().clone();
+    let clear = clear.lock().unwrap().clone();
+    Run {
+        outcomes,
+        relayed,
+        clear,
+        report,
+    }
+}
+
+#[test]
+fn members_generate_one_key_through_a_relay_that_sees_no_frame_in_the_clear() {
+    let run = run(
+        &[KeyKind::P256, KeyKind::Ed25519, KeyKind::P384],
+        Meddling::None,
+        1,
+    );
+    let mut moduli = HashSet::new();
+    let mut transcripts = HashSet::new();
+    for (id, out) in &run.outcomes {
+        let out = out.as_ref().unwrap_or_else(|e| panic!("party {id}: {e}"));
+        moduli.insert(out.generated.share.public.n().to_string());
+        transcripts.insert(out.transcript.to_json());
+    }
+    assert_eq!(moduli.len(), 1);
+    assert_eq!(transcripts.len(), 1);
+    assert!(
+        run.report.frames > 100 && run.report.dropped == 0,
+        "{:?}",
+        run.report
+    );
+    // Every body the relay forwarded is sealed: none is a protocol frame, and no 16 bytes of
+    // what member 1 sent in the clear appear in what the relay saw.
+    assert!(!run.clear.is_empty());
+    let windows: HashSet<&[u8]> = run.relayed.iter().flat_map(|b| b.windows(16)).collect();
+    for body in &run.relayed {
+        assert!(Frame::decode(body).is_err());
+        assert!(!body.starts_with(MAGIC));
+    }
+    for frame in &run.clear {
+        assert!(Frame::decode(frame).is_ok());
+        for piece in frame.chunks_exact(16) {
+            assert!(
+                !windows.contains(piece),
+                "a clear frame's bytes reached the relay"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_relay_that_alters_drops_repeats_or_forges_a_frame_leaves_nobody_finished() {
+    for (i, how) in [
+        Meddling::Alter(40),
+        Meddling::Drop(40),
+        Meddling::Repeat(40),
+        Meddling::Forge(40),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let run = run(&[KeyKind::P256; 3], how, 10 + i as u8);
+        for (id, out) in &run.outcomes {
+            assert!(out.is_err(), "{how:?}: party {id} finished");
+        }
+        let said: Vec<String> = run
+            .outcomes
+            .iter()
+            .filter_map(|(_, o)| o.as_ref().err().map(|e| e.to_string()))
+            .collect();
+        assert!(
+            said.iter().any(|e| e.contains("failed its authentication")),
+            "{how:?}: {said:?}"
+        );
+    }
+}
+
+#[test]
+fn a_relay_cannot_put_its_own_key_in_a_members_place() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = members(&[KeyKind::P256; 3], "star-key");
+    let ids: Vec<PartyId> = vec![1, 2, 3];
+    let mut mesh = memory_mesh(&[1, 2, 3, RELAY], NetSim::default());
+    let mut relayed = Relayed {
+        inner: mesh.pop().unwrap(),
+        how: Meddling::SwapKey,
+        frames: 0,
+        seen: Arc::default(),
+        again: None,
+    };
+    let members_of_relay = ids.clone();
+    let relay_thread =
+        thread::spawn(move || relay(&mut relayed, &members_of_relay, Duration::from_secs(5)));
+    let handles: Vec<_> = mesh
+        .into_iter()
+        .zip(m.signers)
+        .map(|(inner, signer)| {
+            let ids = ids.clone();
+            thread::spawn(move || {
+                let mut entropy = SeededEntropy::new(&[3, inner.me() as u8]);
+                let deadline = Instant::now() + Duration::from_secs(3);
+                let star = StarTransport::connect(
+                    inner,
+                    RELAY,
+                    &ids,
+                    b"k",
+                    &signer,
+                    &mut entropy,
+                    deadline,
+                )
+                .unwrap();
+                (star.missing(), star.peers())
+            })
+        })
+        .collect();
+    let seen: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(
+        seen[0],
+        (vec![2], vec![3]),
+        "member 1 refuses the swapped key"
+    );
+    assert_eq!(seen[1], (vec![], vec![1, 3]));
+    assert_eq!(seen[2], (vec![], vec![1, 2]));
+    relay_thread.join().unwrap();
+}
