@@ -59,6 +59,10 @@ use crate::{LinkRejection, ParamError, Result};
 /// or a signature in flight; 8 leaves room without letting `k - 1` peers pin much memory.
 pub const PENDING_FRAMES: u64 = 8;
 
+/// What a star's relay link adds to a frame ([`crate::star`]): a 5-byte header (kind and
+/// sender or recipient) and the 16-byte tag of its sealing.
+pub const RELAY_OVERHEAD: usize = 5 + 16;
+
 /// A [`crate::threshold::Claim`] on the wire: seven byte strings of 32, 16, 32, 8, 4, 1 and 32
 /// bytes.
 const CLAIM_BYTES: usize = (4 + 32) + (4 + 16) + (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32);
@@ -78,6 +82,9 @@ pub struct FrameBounds {
     by_kind: BTreeMap<Kind, usize>,
     /// Frames are opaque: only their length is bounded (transports carrying other traffic).
     opaque: Option<usize>,
+    /// How many members' frames one link carries: 1 in a mesh, `k - 1` on a link to or from
+    /// the relay of a star (it may hold that many times [`PENDING_FRAMES`]).
+    senders: u64,
 }
 
 impl FrameBounds {
@@ -87,6 +94,7 @@ impl FrameBounds {
             by_step: BTreeMap::new(),
             by_kind: [(Kind::Abort, report), (Kind::Fatal, report)].into(),
             opaque: None,
+            senders: 1,
         }
     }
 
@@ -227,6 +235,20 @@ impl FrameBounds {
             by_step: BTreeMap::new(),
             by_kind: BTreeMap::new(),
             opaque: Some(max),
+            senders: 1,
+        }
+    }
+
+    /// Bounds for a link to or from the relay of a star of `members` ([`crate::star`]): each
+    /// frame is one of these, sealed ([`RELAY_OVERHEAD`] bytes more), so only its length is
+    /// bounded on the link (each member checks the frames it opens against these bounds);
+    /// and the link carries the frames of up to `members - 1` members.
+    pub fn relayed(&self, members: usize) -> Self {
+        FrameBounds {
+            by_step: BTreeMap::new(),
+            by_kind: BTreeMap::new(),
+            opaque: Some(self.largest() + RELAY_OVERHEAD),
+            senders: members.saturating_sub(1).max(1) as u64,
         }
     }
 
@@ -258,9 +280,11 @@ impl FrameBounds {
     }
 
     /// The most bytes a peer may have delivered that the protocol has not taken yet
-    /// ([`PENDING_FRAMES`] of the largest frames).
+    /// ([`PENDING_FRAMES`] of the largest frames per member the link carries).
     pub fn max_pending(&self) -> u64 {
-        (self.largest() as u64).saturating_mul(PENDING_FRAMES)
+        (self.largest() as u64)
+            .saturating_mul(PENDING_FRAMES)
+            .saturating_mul(self.senders)
     }
 
     /// Whether a frame of `len` bytes may be read at all (before its header is).

@@ -36,6 +36,7 @@ use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 use ring::hkdf;
 use sha2::{Digest, Sha256};
 
+use crate::bounds::{FrameBounds, RELAY_OVERHEAD};
 use crate::transcript::{verify_signature, SigningScheme, TranscriptSignature, TranscriptSigner};
 use crate::transport::{Event, PartyId, TrafficStats, Transport};
 use crate::{Error, LinkLoss, Result};
@@ -55,6 +56,9 @@ const ANNOUNCE: u8 = 1;
 /// From the relay only: the sender's connection to the relay is gone (no body).
 const GONE: u8 = 2;
 const HEADER: usize = 5;
+/// ChaCha20-Poly1305's tag.
+const TAG: usize = 16;
+const _: () = assert!(HEADER + TAG == RELAY_OVERHEAD);
 
 /// An uncompressed P-256 point.
 const POINT: usize = 65;
@@ -137,6 +141,8 @@ impl Direction {
 pub struct StarTransport<T: Transport> {
     inner: T,
     relay: PartyId,
+    /// The frames the members may send (checked once opened).
+    bounds: FrameBounds,
     outgoing: RefCell<BTreeMap<PartyId, Direction>>,
     incoming: BTreeMap<PartyId, Direction>,
     /// Members whose frames no longer come (their link ended), and why.
@@ -163,10 +169,14 @@ impl<T: Transport> StarTransport<T> {
     /// member's announcement, each checked against that member's certificate in `signer`.
     /// `context` names the session (the same at every member, e.g. the cluster and a run
     /// identifier). Members whose announcement did not come or does not verify are
-    /// [`StarTransport::missing`], never peers; frames that came meanwhile are kept.
+    /// [`StarTransport::missing`], never peers; frames that came meanwhile are kept. Every
+    /// frame opened is checked against `bounds` (the session's, as a mesh link checks them;
+    /// the link to the relay itself wants [`FrameBounds::relayed`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn connect(
         inner: T,
         relay: PartyId,
+        bounds: FrameBounds,
         members: &[PartyId],
         context: &[u8],
         signer: &TranscriptSigner,
@@ -198,6 +208,7 @@ impl<T: Transport> StarTransport<T> {
         let mut star = StarTransport {
             inner,
             relay,
+            bounds,
             outgoing: RefCell::new(BTreeMap::new()),
             incoming: BTreeMap::new(),
             ended: BTreeMap::new(),
@@ -269,9 +280,24 @@ impl<T: Transport> StarTransport<T> {
         match kind {
             FRAME => {
                 let direction = self.incoming.get_mut(&from)?;
-                match direction.open(body) {
-                    Some(frame) => Some(Event::Frame { from, bytes: frame }),
-                    None => Some(self.end(from, LinkLoss::Unauthentic)),
+                let Some(frame) = direction.open(body) else {
+                    return Some(self.end(from, LinkLoss::Unauthentic));
+                };
+                let admitted = match <&[u8; crate::wire::HEADER]>::try_from(
+                    frame.get(..crate::wire::HEADER).unwrap_or(&frame[..]),
+                ) {
+                    Ok(header) => self.bounds.admit(header, frame.len() as u64),
+                    Err(_) => self.bounds.admit_length(frame.len() as u64),
+                };
+                match admitted {
+                    Ok(()) => Some(Event::Frame { from, bytes: frame }),
+                    Err(reason) => {
+                        self.ended.insert(from, LinkLoss::Closed);
+                        Some(Event::Rejected {
+                            party: from,
+                            reason,
+                        })
+                    }
                 }
             }
             GONE if self.incoming.contains_key(&from) => Some(self.end(from, LinkLoss::AtRelay)),

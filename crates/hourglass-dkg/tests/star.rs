@@ -12,6 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hourglass_arith::entropy::SeededEntropy;
+use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate_signed, SignedGeneration};
 use hourglass_dkg::star::{relay, RelayReport, StarTransport};
@@ -191,9 +192,11 @@ fn run(kinds: &[KeyKind], how: Meddling, seed: u8) -> Run {
                 let me = inner.me();
                 let mut entropy = SeededEntropy::new(&[seed, me as u8]);
                 let deadline = Instant::now() + Duration::from_secs(10);
+                let bounds = FrameBounds::generation(&settings(), ids.len())?;
                 let star = StarTransport::connect(
                     inner,
                     RELAY,
+                    bounds,
                     &ids,
                     b"star test",
                     &signer,
@@ -329,6 +332,7 @@ fn a_relay_cannot_put_its_own_key_in_a_members_place() {
                 let star = StarTransport::connect(
                     inner,
                     RELAY,
+                    FrameBounds::opaque(1 << 20),
                     &ids,
                     b"k",
                     &signer,
@@ -348,5 +352,95 @@ fn a_relay_cannot_put_its_own_key_in_a_members_place() {
     );
     assert_eq!(seen[1], (vec![], vec![1, 3]));
     assert_eq!(seen[2], (vec![], vec![1, 2]));
+    relay_thread.join().unwrap();
+}
+
+/// A member that sends a frame past its type's bound through the relay is refused by the
+/// recipient, which names that member (the relay only sees a sealed frame's length), and the
+/// recipient still hears the others.
+#[test]
+fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
+    use hourglass_dkg::wire::{Kind, Tag};
+    use hourglass_dkg::LinkRejection;
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = members(&[KeyKind::P256; 3], "star-big");
+    let ids: Vec<PartyId> = vec![1, 2, 3];
+    let bounds = FrameBounds::generation(&settings(), 3).unwrap();
+    let mut mesh = memory_mesh(&[1, 2, 3, RELAY], NetSim::default());
+    let mut relay_transport = mesh.pop().unwrap();
+    let members_of_relay = ids.clone();
+    let relay_thread = thread::spawn(move || {
+        relay(
+            &mut relay_transport,
+            &members_of_relay,
+            Duration::from_secs(5),
+        )
+    });
+    let mut stars: Vec<_> = thread::scope(|s| {
+        let handles: Vec<_> = mesh
+            .into_iter()
+            .zip(&m.signers)
+            .map(|(inner, signer)| {
+                let (ids, bounds) = (&ids, &bounds);
+                s.spawn(move || {
+                    let mut entropy = SeededEntropy::new(&[4, inner.me() as u8]);
+                    StarTransport::connect(
+                        inner,
+                        RELAY,
+                        bounds.clone(),
+                        ids,
+                        b"big",
+                        signer,
+                        &mut entropy,
+                        Instant::now() + Duration::from_secs(3),
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let frame = |sender: u32, payload: usize| {
+        Frame {
+            kind: Kind::Data,
+            session: [1; 16],
+            tag: Tag {
+                epoch: 0,
+                round: 0,
+                step: 1,
+            },
+            sender,
+            payload: vec![0; payload],
+        }
+        .encode()
+    };
+    let third = stars.pop().unwrap();
+    let second = stars.pop().unwrap();
+    let mut first = stars.pop().unwrap();
+    second.send(1, frame(2, bounds.largest() + 1)).unwrap();
+    third.send(1, frame(3, 10)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut events = vec![first.recv_until(deadline), first.recv_until(deadline)];
+    events.sort_by_key(|e| matches!(e, Some(Event::Frame { .. })));
+    assert!(
+        matches!(
+            &events[0],
+            Some(Event::Rejected {
+                party: 2,
+                reason: LinkRejection::OversizedFrame { .. }
+            })
+        ),
+        "{events:?}"
+    );
+    assert!(
+        matches!(&events[1], Some(Event::Frame { from: 3, .. })),
+        "{events:?}"
+    );
+    // Nothing more is taken from member 2.
+    second.send(1, frame(2, 10)).unwrap();
+    assert!(first
+        .recv_until(Instant::now() + Duration::from_millis(300))
+        .is_none());
+    drop((first, second, third));
     relay_thread.join().unwrap();
 }
