@@ -636,6 +636,94 @@ fn local_summarises_time_traffic_and_memory_per_party() {
     assert!(line.contains("peak memory median"), "{line}");
 }
 
+/// A star: `dkg local --topology star` runs a relay process beside the parties, each party
+/// holds one link (to the relay), and the key signs as a mesh's does; by hand, `dkg init
+/// --topology star` writes the relay's configuration and `dkg relay` runs it. A relay that
+/// never comes stops the parties with an error naming it, and writes no share.
+#[test]
+fn a_star_cluster_generates_through_a_relay_and_its_key_signs() {
+    let tmp = tempdir();
+    let cluster = tmp.path().join("star");
+    let report = local(
+        &cluster,
+        &[
+            "--parties",
+            "4",
+            "--bits",
+            "1024",
+            "--topology",
+            "star",
+            "--seed",
+            "star",
+        ],
+    );
+    assert_eq!(report["topology"], "star", "{report}");
+    assert_eq!(report["members"], serde_json::json!([1, 2, 3, 4]));
+    let relay = &report["relay"];
+    assert!(relay["frames"].as_u64().unwrap() > 100, "{report}");
+    assert_eq!(relay["dropped"], 0, "{report}");
+    // Each party sent its frames once, to the relay; the relay forwarded every one of them.
+    let sent: u64 = report["per_party"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bytes_sent"].as_u64().unwrap())
+        .sum();
+    assert!(relay["bytes"].as_u64().unwrap() >= sent, "{report}");
+    let text = std::fs::read_to_string(cluster.join("party-1.toml")).unwrap();
+    assert!(text.contains("[relay]"), "{text}");
+    let (msg, sig) = sign_jointly(&cluster, tmp.path(), b"through a star");
+    openssl(&[
+        "dgst",
+        "-sha256",
+        "-verify",
+        s(&cluster.join("public.pem")),
+        "-signature",
+        s(&sig),
+        s(&msg),
+    ]);
+
+    // By hand, without the relay: every party stops, naming it, and writes nothing.
+    let by_hand = tmp.path().join("by-hand");
+    hg(&[
+        "dkg",
+        "init",
+        "--parties",
+        "3",
+        "--bits",
+        "512",
+        "--topology",
+        "star",
+        "-o",
+        s(&by_hand),
+    ]);
+    assert!(by_hand.join("relay.toml").exists());
+    let err = hg_fail(
+        2,
+        &[
+            "dkg",
+            "party",
+            "--config",
+            s(&by_hand.join("party-1.toml")),
+            "--id",
+            "1",
+            "--connect-timeout",
+            "1",
+        ],
+    );
+    assert!(
+        err.contains("party 0") && err.contains("never connected"),
+        "{err}"
+    );
+    assert!(!by_hand.join("party-1.share.json").exists());
+    // The relay refuses a member's configuration (its key is not the relay's).
+    let err = hg_fail(
+        2,
+        &["dkg", "relay", "--config", s(&by_hand.join("party-1.toml"))],
+    );
+    assert!(err.contains("not the relay's configuration"), "{err}");
+}
+
 /// Runs `hourglass ARGS` from bash after `limits` (e.g. `ulimit -Sn 12`).
 fn hg_with_limits(limits: &str, args: &[&str]) -> std::process::Command {
     let mut cmd = std::process::Command::new("bash");

@@ -61,6 +61,21 @@ pub use crate::formats::CLUSTER_FORMAT;
 /// Fewest parties a cluster may have (with two, BGW shares reveal the secrets).
 pub const MIN_CLUSTER_PARTIES: usize = 3;
 
+/// The relay's id on its links, in a star ([`crate::star`]): below every party's, so that
+/// every party dials it ([`crate::tls`]: higher ids dial lower ones).
+pub const RELAY_ID: PartyId = 0;
+
+/// How the parties of a cluster are connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Topology {
+    /// Every party to every other (`k (k - 1) / 2` TLS links).
+    #[default]
+    Mesh,
+    /// Every party to a relay that holds no secret ([`crate::star`]): `k` TLS links, frames
+    /// sealed end to end between the members.
+    Star,
+}
+
 /// One party of the cluster, as every party sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartyEntry {
@@ -81,6 +96,8 @@ pub struct ClusterConfig {
     pub generation: Settings,
     /// Every party of the cluster, in the order of the file.
     pub parties: Vec<PartyEntry>,
+    /// The relay of a star (`[relay]`; id [`RELAY_ID`]), if the cluster is one.
+    pub relay: Option<PartyEntry>,
     key_der: Zeroizing<Vec<u8>>,
     own_id: PartyId,
     path: PathBuf,
@@ -92,6 +109,7 @@ impl fmt::Debug for ClusterConfig {
             .field("name", &self.name)
             .field("generation", &self.generation)
             .field("parties", &self.parties)
+            .field("relay", &self.relay)
             .field("key_der", &"...")
             .field("own_id", &self.own_id)
             .field("path", &self.path)
@@ -109,6 +127,14 @@ struct ClusterFile {
     generation: Settings,
     #[serde(default)]
     party: Vec<PartyFile>,
+    relay: Option<RelayFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RelayFile {
+    address: String,
+    certificate: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +227,37 @@ impl ClusterConfig {
             });
         }
 
+        let relay = match file.relay {
+            None => None,
+            Some(relay) => {
+                if !is_address(&relay.address) || !addresses.insert(relay.address.clone()) {
+                    return Err(fail(ConfigProblem::BadAddress {
+                        party: RELAY_ID,
+                        address: relay.address,
+                    }));
+                }
+                let cert_path = base.join(&relay.certificate);
+                let certificate = read_certificate(&cert_path).map_err(|problem| {
+                    fail(ConfigProblem::Certificate {
+                        party: RELAY_ID,
+                        path: cert_path.clone(),
+                        problem,
+                    })
+                })?;
+                if let Some(twin) = parties.iter().find(|p| p.certificate == certificate) {
+                    return Err(fail(ConfigProblem::SameCertificate {
+                        first: twin.id,
+                        second: RELAY_ID,
+                    }));
+                }
+                Some(PartyEntry {
+                    id: RELAY_ID,
+                    address: relay.address,
+                    certificate,
+                })
+            }
+        };
+
         let key_path = base.join(&file.key);
         let pem = Zeroizing::new(
             std::fs::read(&key_path).map_err(|e| Error::io(IoOp::ReadKey(key_path.clone()), e))?,
@@ -217,6 +274,7 @@ impl ClusterConfig {
         })?;
         let own_id = parties
             .iter()
+            .chain(&relay)
             .find(|p| key_matches(&signing_key, &p.certificate))
             .map(|p| p.id)
             .ok_or_else(|| {
@@ -229,6 +287,7 @@ impl ClusterConfig {
             name: file.name,
             generation: file.generation,
             parties,
+            relay,
             key_der,
             own_id,
             path: path.to_path_buf(),
@@ -246,6 +305,56 @@ impl ClusterConfig {
     /// key that matches no party.
     pub fn own_id(&self) -> Option<PartyId> {
         Some(self.own_id)
+    }
+
+    /// How the parties are connected: a star when the file has a `[relay]` table.
+    pub fn topology(&self) -> Topology {
+        if self.relay.is_some() {
+            Topology::Star
+        } else {
+            Topology::Mesh
+        }
+    }
+
+    /// A member's view of a star: the relay (as party [`RELAY_ID`]) and this party alone, so
+    /// that [`crate::tls::TlsTransport::connect`] dials the relay and nobody else.
+    pub fn relay_link(&self) -> Result<Self> {
+        let relay = self.relay.clone().ok_or_else(|| {
+            ConfigError::in_file(
+                &self.path,
+                ConfigProblem::Topology("no [relay] table: not a star"),
+            )
+        })?;
+        let own = self.party(self.own_id).cloned().ok_or_else(|| {
+            ConfigError::in_file(
+                &self.path,
+                ConfigProblem::Topology("this is the relay's configuration, not a member's"),
+            )
+        })?;
+        Ok(ClusterConfig {
+            parties: vec![relay, own],
+            ..self.clone()
+        })
+    }
+
+    /// The relay's view of a star: itself (as party [`RELAY_ID`]) and every member, so that
+    /// [`crate::tls::TlsTransport::connect`] accepts every member and dials nobody.
+    pub fn relay_hub(&self) -> Result<Self> {
+        match &self.relay {
+            Some(relay) if self.own_id == RELAY_ID => {
+                let mut parties = vec![relay.clone()];
+                parties.extend(self.parties.iter().cloned());
+                Ok(ClusterConfig {
+                    parties,
+                    ..self.clone()
+                })
+            }
+            _ => Err(ConfigError::in_file(
+                &self.path,
+                ConfigProblem::Topology("not the relay's configuration of a star (its key is a member's, or there is no [relay] table)"),
+            )
+            .into()),
+        }
     }
 
     /// The party with identifier `id`.
@@ -366,6 +475,21 @@ pub fn init_cluster(
     base_port: u16,
     name: &str,
 ) -> Result<Vec<PathBuf>> {
+    init_cluster_with(dir, parties, settings, base_port, name, Topology::Mesh)
+}
+
+/// [`init_cluster`] with a choice of topology: for a star, also the relay's key and
+/// certificate (`keys/relay.key.pem`, `certs/relay.crt.pem`), its address (the port after the
+/// parties') in every party's `[relay]` table, and the relay's own configuration
+/// (`relay.toml`, for `hourglass dkg relay`).
+pub fn init_cluster_with(
+    dir: &Path,
+    parties: usize,
+    settings: &Settings,
+    base_port: u16,
+    name: &str,
+    topology: Topology,
+) -> Result<Vec<PathBuf>> {
     if parties < MIN_CLUSTER_PARTIES {
         return Err(ConfigError::TooFewParties {
             parties,
@@ -387,12 +511,13 @@ pub fn init_cluster(
         }
         .into());
     }
-    let last_port = usize::from(base_port) + parties - 1;
+    let ports = parties + usize::from(topology == Topology::Star);
+    let last_port = usize::from(base_port) + ports - 1;
     if base_port == 0 || last_port > usize::from(u16::MAX) {
         return Err(ConfigError::BasePort {
             base: base_port,
             last: last_port,
-            max: usize::from(u16::MAX) + 1 - parties,
+            max: usize::from(u16::MAX) + 1 - ports,
         }
         .into());
     }
@@ -414,7 +539,7 @@ pub fn init_cluster(
         Err(e) => return Err(Error::io(IoOp::Read(dir.to_path_buf()), e)),
     };
 
-    let result = write_cluster(dir, parties, settings, base_port, name);
+    let result = write_cluster(dir, parties, settings, base_port, name, topology);
     if result.is_err() {
         // The directory was empty or absent: everything in it is ours.
         if created_dir {
@@ -425,6 +550,7 @@ pub fn init_cluster(
             for i in 1..=parties {
                 let _ = std::fs::remove_file(dir.join(format!("party-{i}.toml")));
             }
+            let _ = std::fs::remove_file(dir.join("relay.toml"));
         }
     }
     result
@@ -436,39 +562,31 @@ fn write_cluster(
     settings: &Settings,
     base_port: u16,
     name: &str,
+    topology: Topology,
 ) -> Result<Vec<PathBuf>> {
-    let tls = |step: CertStep, source: rcgen::Error| TlsError::Certificate { step, source };
     for sub in ["certs", "keys"] {
         let sub = dir.join(sub);
         std::fs::create_dir(&sub).map_err(|e| Error::io(IoOp::Create(sub.clone()), e))?;
     }
     for i in 1..=parties {
-        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
-            .map_err(|e| tls(CertStep::GenerateKey, e))?;
-        let mut params =
-            rcgen::CertificateParams::new(vec![format!("party-{i}.hourglass.invalid")])
-                .map_err(|e| tls(CertStep::Parameters, e))?;
-        params.distinguished_name = rcgen::DistinguishedName::new();
-        params.distinguished_name.push(
-            rcgen::DnType::CommonName,
-            format!("hourglass dkg party {i}"),
-        );
-        let cert = params
-            .self_signed(&key)
-            .map_err(|e| tls(CertStep::Sign, e))?;
-        write_new(
-            &dir.join(format!("certs/party-{i}.crt.pem")),
-            cert.pem().as_bytes(),
-            0o644,
-        )?;
-        let key_pem = Zeroizing::new(key.serialize_pem());
-        write_new(
-            &dir.join(format!("keys/party-{i}.key.pem")),
-            key_pem.as_bytes(),
-            0o600,
+        write_identity(
+            dir,
+            &format!("party-{i}"),
+            &format!("hourglass dkg party {i}"),
         )?;
     }
-
+    let relay_table = match topology {
+        Topology::Mesh => String::new(),
+        Topology::Star => {
+            write_identity(dir, "relay", "hourglass dkg relay")?;
+            let port = usize::from(base_port) + parties;
+            format!(
+                "\n# The relay every party connects to (a star: it forwards sealed frames and \
+                 holds no secret).\n[relay]\naddress = \"127.0.0.1:{port}\"\n\
+                 certificate = \"certs/relay.crt.pem\"\n"
+            )
+        }
+    };
     let generation = toml::to_string(settings).map_err(ConfigError::WriteGeneration)?;
     let quoted_name = toml::Value::String(name.to_string()).to_string();
     let mut party_tables = String::new();
@@ -489,13 +607,55 @@ fn write_cluster(
              key = \"keys/party-{i}.key.pem\"\n\
              \n\
              [generation]\n\
-             {generation}{party_tables}"
+             {generation}{party_tables}{relay_table}"
         );
         let path = dir.join(format!("party-{i}.toml"));
         write_new(&path, text.as_bytes(), 0o644)?;
         paths.push(path);
     }
+    if topology == Topology::Star {
+        let text = format!(
+            "# hourglass dkg cluster configuration: the relay of {parties} parties \
+             (hourglass dkg relay --config relay.toml)\n\
+             format = \"{CLUSTER_FORMAT}\"\n\
+             name = {quoted_name}\n\
+             # The relay's TLS private key (PKCS#8 PEM), relative to this file.\n\
+             key = \"keys/relay.key.pem\"\n\
+             \n\
+             [generation]\n\
+             {generation}{party_tables}{relay_table}"
+        );
+        write_new(&dir.join("relay.toml"), text.as_bytes(), 0o644)?;
+    }
     Ok(paths)
+}
+
+/// A fresh P-256 key and a self-signed certificate for it with common name `common_name`:
+/// `certs/STEM.crt.pem` and `keys/STEM.key.pem` (mode 0600).
+fn write_identity(dir: &Path, stem: &str, common_name: &str) -> Result<()> {
+    let tls = |step: CertStep, source: rcgen::Error| TlsError::Certificate { step, source };
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
+        .map_err(|e| tls(CertStep::GenerateKey, e))?;
+    let mut params = rcgen::CertificateParams::new(vec![format!("{stem}.hourglass.invalid")])
+        .map_err(|e| tls(CertStep::Parameters, e))?;
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, common_name.to_string());
+    let cert = params
+        .self_signed(&key)
+        .map_err(|e| tls(CertStep::Sign, e))?;
+    write_new(
+        &dir.join(format!("certs/{stem}.crt.pem")),
+        cert.pem().as_bytes(),
+        0o644,
+    )?;
+    let key_pem = Zeroizing::new(key.serialize_pem());
+    write_new(
+        &dir.join(format!("keys/{stem}.key.pem")),
+        key_pem.as_bytes(),
+        0o600,
+    )
 }
 
 /// Creates `path` (which must not exist) with `mode` from the start, and writes `data`.

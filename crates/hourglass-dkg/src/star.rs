@@ -37,6 +37,8 @@ use ring::hkdf;
 use sha2::{Digest, Sha256};
 
 use crate::bounds::{FrameBounds, RELAY_OVERHEAD};
+use crate::cluster::{ClusterConfig, RELAY_ID};
+use crate::tls::{TlsOptions, TlsTransport};
 use crate::transcript::{verify_signature, SigningScheme, TranscriptSignature, TranscriptSigner};
 use crate::transport::{Event, PartyId, TrafficStats, Transport};
 use crate::{Error, LinkLoss, Result};
@@ -411,6 +413,67 @@ impl<T: Transport> Transport for StarTransport<T> {
     fn stats(&self) -> TrafficStats {
         self.inner.stats()
     }
+}
+
+/// The context a star's announcements sign: the cluster's name and its members.
+fn cluster_context(config: &ClusterConfig) -> Vec<u8> {
+    let mut context = b"hourglass dkg star cluster\0".to_vec();
+    context.extend_from_slice(&(config.name.len() as u64).to_be_bytes());
+    context.extend_from_slice(config.name.as_bytes());
+    for id in config.ids() {
+        context.extend_from_slice(&id.to_be_bytes());
+    }
+    context
+}
+
+/// Member `me` of the star cluster `config` joins it: a TLS link to the relay (the relay's
+/// pinned certificate; `options`' timeout and network simulation, bounds relayed from
+/// `options.bounds`), then [`StarTransport::connect`] with every member of the cluster, its
+/// key announcement signed by `signer`. Fails if the configuration is not a member's of a
+/// star, or if the relay cannot be reached in time.
+pub fn join(
+    config: &ClusterConfig,
+    me: PartyId,
+    options: &TlsOptions,
+    signer: &TranscriptSigner,
+    entropy: &mut dyn EntropySource,
+) -> Result<StarTransport<TlsTransport>> {
+    let deadline = Instant::now() + options.connect_timeout;
+    let members = config.ids();
+    let link = TlsOptions {
+        bounds: options.bounds.relayed(members.len()),
+        ..options.clone()
+    };
+    let tls = TlsTransport::connect(&config.relay_link()?, me, &link)?;
+    if !tls.missing().is_empty() {
+        return Err(Error::PartyFailed {
+            party: RELAY_ID,
+            reason: LinkLoss::NeverConnected.into(),
+        });
+    }
+    StarTransport::connect(
+        tls,
+        RELAY_ID,
+        options.bounds.clone(),
+        &members,
+        &cluster_context(config),
+        signer,
+        entropy,
+        deadline,
+    )
+}
+
+/// The relay of the star cluster `config` (the relay's own configuration: its key is the
+/// `[relay]` certificate's): accepts every member's TLS link until `options`' timeout, then
+/// forwards ([`relay`]) until every member's link is gone or nothing came for `idle`.
+pub fn serve(config: &ClusterConfig, options: &TlsOptions, idle: Duration) -> Result<RelayReport> {
+    let members = config.ids();
+    let link = TlsOptions {
+        bounds: options.bounds.relayed(members.len()),
+        ..options.clone()
+    };
+    let mut tls = TlsTransport::connect(&config.relay_hub()?, RELAY_ID, &link)?;
+    Ok(relay(&mut tls, &members, idle))
 }
 
 /// What a relay forwarded.

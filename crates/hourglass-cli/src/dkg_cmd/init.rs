@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster};
+use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster_with, Topology};
 
-use super::options::GenerationArgs;
+use super::options::{GenerationArgs, TopologyArgs};
 use crate::cli_error::{CliError, Usage};
 use crate::files::DirOutput;
 
@@ -25,6 +25,8 @@ pub(super) struct InitArgs {
     /// Cluster name (mixed into the session identifier).
     #[arg(long, default_value = "test-cluster")]
     name: String,
+    #[command(flatten)]
+    topology: TopologyArgs,
 }
 
 /// Runs `hourglass dkg init`.
@@ -33,13 +35,22 @@ pub(super) fn run(args: InitArgs) -> Result<(), CliError> {
     if args.parties < 3 || args.parties > 256 {
         return Err(Usage::range("--parties", "be between 3 and 256").into());
     }
+    let topology = args.topology.topology();
+    let ports = args.parties + usize::from(topology == Topology::Star);
     let base = match args.base_port {
         Some(p) => p,
-        None => free_loopback_base_port(args.parties).map_err(CliError::from)?,
+        None => free_loopback_base_port(ports).map_err(CliError::from)?,
     };
     let dir = DirOutput::create(&args.out)?;
-    let staged = init_cluster(dir.path(), args.parties, &settings, base, &args.name)
-        .map_err(CliError::from)?;
+    let staged = init_cluster_with(
+        dir.path(),
+        args.parties,
+        &settings,
+        base,
+        &args.name,
+        topology,
+    )
+    .map_err(CliError::from)?;
     dir.commit()?;
     let configs = staged
         .iter()
@@ -49,8 +60,14 @@ pub(super) fn run(args: InitArgs) -> Result<(), CliError> {
         args.parties,
         args.out.display(),
         base,
-        u32::from(base) + args.parties as u32 - 1
+        u32::from(base) + ports as u32 - 1
     );
+    if topology == Topology::Star {
+        println!(
+            "  hourglass dkg relay --config {}",
+            args.out.join("relay.toml").display()
+        );
+    }
     for (i, c) in configs.enumerate() {
         println!(
             "  hourglass dkg party --config {} --id {}",

@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use hourglass_dkg::adversary::parse_adversary;
-use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster};
+use hourglass_dkg::cluster::{free_loopback_base_port, init_cluster_with, Topology, RELAY_ID};
 use hourglass_dkg::limits::ensure_open_files;
 use hourglass_dkg::transcript::{read_certificates, SignedTranscript};
 use hourglass_dkg::PartyId;
 use serde::Serialize;
 
-use super::options::{seconds, GenerationArgs, NetSimArgs};
+use super::options::{seconds, GenerationArgs, NetSimArgs, TopologyArgs};
 use super::processes::{coordinator_open_files, spawn_self, Parties};
 use super::reports::PartyReport;
 use crate::cli_error::{CliError, LocalRun, Usage};
@@ -53,6 +53,8 @@ pub(super) struct LocalArgs {
     /// transcript signatures the other honest members do not hold.
     #[arg(long, value_name = "ID:BEHAVIOUR")]
     adversary: Vec<String>,
+    #[command(flatten)]
+    topology: TopologyArgs,
     #[command(flatten)]
     report: ReportArgs,
     /// INSECURE: derive each party's randomness from this text and its id (reproducible tests
@@ -108,12 +110,27 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
     seconds(args.connect_timeout, "--connect-timeout")?;
     // Children inherit the raised limit, which covers each party's own need too.
     ensure_open_files(coordinator_open_files(args.parties)).map_err(hourglass_dkg::Error::from)?;
-    let base = free_loopback_base_port(args.parties).map_err(CliError::from)?;
+    let topology = args.topology.topology();
+    let star = topology == Topology::Star;
+    let base = free_loopback_base_port(args.parties + usize::from(star)).map_err(CliError::from)?;
     let dir = DirOutput::create(&args.out)?;
-    let configs =
-        init_cluster(dir.path(), args.parties, &settings, base, "local").map_err(CliError::from)?;
+    let configs = init_cluster_with(dir.path(), args.parties, &settings, base, "local", topology)
+        .map_err(CliError::from)?;
     let start = Instant::now();
     let mut parties = Parties(Vec::new());
+    if star {
+        let mut a = vec![
+            "dkg".to_string(),
+            "relay".into(),
+            "--config".into(),
+            dir.path().join("relay.toml").display().to_string(),
+            "--json".into(),
+            "--connect-timeout".into(),
+            args.connect_timeout.to_string(),
+        ];
+        a.extend(args.net.to_args());
+        parties.0.push((RELAY_ID, Some(spawn_self(&a)?)));
+    }
     for (i, config) in configs.iter().enumerate() {
         let id = i as PartyId + 1;
         let mut a = vec![
@@ -154,7 +171,12 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
     let mut reports = Vec::new();
     let mut ignore: Vec<PartyId> = adversaries.iter().map(|(id, _)| *id).collect();
     ignore.extend(args.kill);
+    let mut relay_report = None;
     for (id, stdout) in parties.wait_all("the generation", &ignore)? {
+        if star && id == RELAY_ID {
+            relay_report = serde_json::from_slice::<serde_json::Value>(&stdout).ok();
+            continue;
+        }
         let text = String::from_utf8_lossy(&stdout);
         let report: PartyReport = serde_json::from_str(text.trim())
             .map_err(|source| LocalRun::Report { party: id, source })?;
@@ -213,6 +235,8 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
             "transcript": args.out.join("transcript.json").display().to_string(),
             "transcript_fingerprint": hex::encode(committee.fingerprint),
             "threshold": committee.threshold,
+            "topology": if star { "star" } else { "mesh" },
+            "relay": relay_report,
         });
         println!("{summary}");
     } else if !args.report.quiet {
@@ -239,6 +263,13 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
             spread(bytes),
             spread(memory)
         );
+        if let Some(relay) = &relay_report {
+            println!(
+                "  star: one relay forwarded {} frames ({}), sealed end to end",
+                relay["frames"],
+                mb(relay["bytes"].as_u64().unwrap_or(0))
+            );
+        }
         for (party, reason) in &first.removed {
             println!("  party {party} failed ({reason}) and was left out");
         }

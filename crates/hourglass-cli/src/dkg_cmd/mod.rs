@@ -23,6 +23,7 @@ mod party_resharing;
 mod party_sign;
 mod processes;
 mod refresh;
+mod relay;
 mod reports;
 mod reshare;
 mod resharing;
@@ -57,10 +58,24 @@ one object) gives the time, candidate pairs, batches, bytes sent and this proces
 resident memory (peak_rss_bytes). A party holds a socket for every other party: the soft limit
 of open files is raised when it is too low (up to the hard limit; see `ulimit -n`).")]
     Party(party::PartyArgs),
+    /// Run the relay of a star cluster: it forwards the members' sealed frames, holds no secret.
+    #[command(after_help = "Examples:
+  hourglass dkg init --parties 3 --bits 2048 --topology star -o cluster
+  hourglass dkg relay --config cluster/relay.toml &
+  hourglass dkg party --config cluster/party-1.toml --id 1 &   (and so on for 2 and 3)
+Every member holds one TLS link, to the relay (pinned by its certificate, as the members pin
+each other's in a mesh); between two members every frame is sealed with keys only they hold
+(P-256 keys announced through the relay and signed by each member's certificate key, then
+ChaCha20-Poly1305 with a frame counter). The relay learns who sends how much to whom; it can
+delay, drop or cut off (the members then see that member fail), but cannot read, change,
+replay or forge a frame. It exits when every member's link is gone. --json prints what it
+forwarded.")]
+    Relay(relay::RelayArgs),
     /// Run every party of a fresh loopback cluster as separate processes, and report.
     #[command(after_help = "Examples:
   hourglass dkg local --parties 3 --bits 2048 -o cluster
   hourglass dkg local --parties 10 --bits 2048 --batch 64 -o cluster10
+  hourglass dkg local --parties 20 --bits 1024 --topology star -o cluster20   (one relay process, k links)
   hourglass dkg local --parties 4 --bits 1024 --kill 3 --kill-after-ms 500 -o c4   (failure tolerance)
   hourglass dkg local --parties 5 --bits 1024 --adversary 2:false-abort --adversary 4:false-abort -o c5
       (deviating parties: the honest ones stop naming them; nobody honest is ever removed)
@@ -138,6 +153,7 @@ pub fn run(args: DkgArgs) -> Result<(), CliError> {
         DkgCommand::Init(a) => init::run(a),
         DkgCommand::Party(a) => party::run(a),
         DkgCommand::Local(a) => local::run(a),
+        DkgCommand::Relay(a) => relay::run(a),
         DkgCommand::Sign(a) => sign::run(a),
         DkgCommand::PartySign(a) => party_sign::run(a),
         DkgCommand::Reshare(a) => reshare::run(a),

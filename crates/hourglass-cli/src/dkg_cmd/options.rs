@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use hourglass_dkg::adversary::{Deviant, Deviation};
+use hourglass_dkg::cluster::Topology;
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::sign::Scheme;
 use hourglass_dkg::tls::TlsTransport;
@@ -166,13 +167,40 @@ pub(super) fn deviating(transport: TlsTransport, how: Option<Deviation>) -> Box<
 
 /// `transport`, deviating as told, holding the party's transcript key (for
 /// `equivocate-transcript-signature`, which signs a second time).
-pub(super) fn deviating_signer(
-    transport: TlsTransport,
+pub(super) fn deviating_signer<T: Transport + 'static>(
+    transport: T,
     how: Option<Deviation>,
     signer: &TranscriptSigner,
 ) -> Box<dyn Transport> {
     match how {
         Some(d) => Box::new(Deviant::with_signer(transport, d, signer.clone())),
         None => Box::new(transport),
+    }
+}
+
+/// `--topology`: how the parties of a new cluster connect.
+#[derive(Args, Debug)]
+pub(super) struct TopologyArgs {
+    /// mesh: every party connects to every other (k (k - 1) / 2 TLS links); star: every party
+    /// connects to a relay that forwards frames sealed end to end between the members and
+    /// holds no secret (k links; `hourglass dkg relay` runs it; it can stall the generation,
+    /// not read or change a share: docs/FORMATS.md section 16.8)
+    #[arg(long, value_enum, default_value_t = TopologyName::Mesh)]
+    topology: TopologyName,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TopologyName {
+    Mesh,
+    Star,
+}
+
+impl TopologyArgs {
+    /// The topology chosen.
+    pub(super) fn topology(&self) -> Topology {
+        match self.topology {
+            TopologyName::Mesh => Topology::Mesh,
+            TopologyName::Star => Topology::Star,
+        }
     }
 }

@@ -94,21 +94,39 @@ pub(super) fn run(args: PartyArgs) -> Result<(), CliError> {
     let mut entropy = args.entropy.source()?;
     let quiet = args.quiet;
     let me = args.id;
-    if !quiet {
-        eprintln!(
-            "party {me}: connecting to {} parties of cluster {:?}",
-            config.parties.len() - 1,
-            config.name
-        );
-    }
     let how = deviation(args.deviate.as_deref())?;
     let signer = config.transcript_signer().map_err(CliError::from)?;
-    let tls = TlsTransport::connect(&config, me, &options).map_err(CliError::from)?;
-    let missing = tls.missing();
+    let (mut transport, missing) = match &config.relay {
+        None => {
+            if !quiet {
+                eprintln!(
+                    "party {me}: connecting to {} parties of cluster {:?}",
+                    config.parties.len() - 1,
+                    config.name
+                );
+            }
+            let tls = TlsTransport::connect(&config, me, &options).map_err(CliError::from)?;
+            let missing = tls.missing();
+            (deviating_signer(tls, how, &signer), missing)
+        }
+        Some(relay) => {
+            if !quiet {
+                eprintln!(
+                    "party {me}: connecting to the relay at {} of cluster {:?} ({} parties, frames sealed end to end)",
+                    relay.address,
+                    config.name,
+                    config.parties.len()
+                );
+            }
+            let star = hourglass_dkg::star::join(&config, me, &options, &signer, entropy.as_mut())
+                .map_err(CliError::from)?;
+            let missing = star.missing();
+            (deviating_signer(star, how, &signer), missing)
+        }
+    };
     if !missing.is_empty() && !quiet {
         eprintln!("party {me}: parties {missing:?} did not connect; continuing without them");
     }
-    let mut transport = deviating_signer(tls, how, &signer);
     let mut last = Instant::now();
     let mut progress = |p: &Progress| {
         if quiet {

@@ -258,6 +258,10 @@ pub enum ConfigProblem {
     /// The key matches no party.
     #[error("the key matches no party")]
     KeyMatchesNoParty,
+    /// A star's view asked of a configuration without a `[relay]` table, or a member's view
+    /// of the relay's own configuration (or the relay's view of a member's).
+    #[error("{0}")]
+    Topology(&'static str),
 }
 
 impl ConfigProblem {
