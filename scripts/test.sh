@@ -29,12 +29,10 @@ stage "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps "${features[@]}"
 # The Python package: an abi3 wheel built with maturin, installed into a fresh virtual
 # environment, and its pytest suite against `cryptography` and this build's CLI (pytest exits
-# non-zero when it collects no tests). Built with the profile the tests were (`dev`, which the
-# `test` profile inherits: optimised, line tables), so that it reuses their compiled crates and
-# compiles only what its own features change; a release wheel would compile them all again.
+# non-zero when it collects no tests).
 stage "Python package"
 rm -rf target/wheels
-maturin build --profile dev -m crates/hourglass-py/Cargo.toml --features host-gmp,extension-module -o target/wheels
+maturin build --release -m crates/hourglass-py/Cargo.toml --features host-gmp,extension-module -o target/wheels
 venv="$(mktemp -d)/venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check target/wheels/hourglass-*-abi3-*.whl pytest cryptography

@@ -654,3 +654,73 @@ fn a_slow_handshake_is_accepted_until_the_connection_deadline() {
     drop(mesh);
     relay.join().unwrap();
 }
+
+/// A star cluster's files: every party's configuration names the relay, the relay's own
+/// configuration loads as the relay (id 0), and each side's view connects only what a star
+/// connects; a relay table with a party's address or certificate is refused.
+#[test]
+fn a_star_configuration_names_the_relay_and_each_side_sees_its_links() {
+    use hourglass_dkg::cluster::{init_cluster_with, Topology, RELAY_ID};
+    let dir = tempfile::tempdir().unwrap();
+    let base = free_loopback_base_port(4).unwrap();
+    let configs = init_cluster_with(
+        dir.path(),
+        3,
+        &Settings::new(512),
+        base,
+        "star",
+        Topology::Star,
+    )
+    .unwrap();
+    let member = ClusterConfig::load(&configs[1]).unwrap();
+    assert_eq!(member.topology(), Topology::Star);
+    let relay = member.relay.clone().unwrap();
+    assert_eq!(relay.id, RELAY_ID);
+    assert_eq!(relay.address, format!("127.0.0.1:{}", base + 3));
+    let link = member.relay_link().unwrap();
+    assert_eq!(link.ids(), vec![RELAY_ID, 2]);
+    assert!(member.relay_hub().is_err());
+
+    let hub = ClusterConfig::load(&dir.path().join("relay.toml")).unwrap();
+    assert_eq!(hub.own_id(), Some(RELAY_ID));
+    assert_eq!(hub.ids(), vec![1, 2, 3]);
+    assert_eq!(hub.relay_hub().unwrap().ids(), vec![RELAY_ID, 1, 2, 3]);
+    assert!(hub.relay_link().is_err());
+
+    // A mesh has no relay.
+    let mesh_dir = tempfile::tempdir().unwrap();
+    let mesh = ClusterConfig::load(&cluster(mesh_dir.path(), 3)[0]).unwrap();
+    assert_eq!(mesh.topology(), Topology::Mesh);
+    assert!(mesh.relay_link().is_err());
+
+    let good = std::fs::read_to_string(&configs[0]).unwrap();
+    for (what, text, says) in [
+        (
+            "a party's address",
+            good.replace(
+                &format!(
+                    "address = \"127.0.0.1:{}\"\ncertificate = \"certs/relay",
+                    base + 3
+                ),
+                &format!("address = \"127.0.0.1:{base}\"\ncertificate = \"certs/relay"),
+            ),
+            "address",
+        ),
+        (
+            "a party's certificate",
+            good.replace("certs/relay.crt.pem", "certs/party-2.crt.pem"),
+            "certificate",
+        ),
+        (
+            "an unknown field",
+            good.replace("[relay]\n", "[relay]\ncolour = \"blue\"\n"),
+            "unknown field",
+        ),
+    ] {
+        assert_ne!(text, good, "{what}");
+        let path = dir.path().join("edited.toml");
+        std::fs::write(&path, text).unwrap();
+        let err = ClusterConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains(says), "{what}: {err}");
+    }
+}
