@@ -178,6 +178,10 @@ pub struct DkgBenchArgs {
     /// beside the loopback rows.
     #[arg(long, value_name = "MS")]
     rtt_ms: Option<f64>,
+    /// How the scale table's parties connect: mesh (every pair) or star (every party to one
+    /// relay process, frames sealed end to end: `dkg local --topology`).
+    #[arg(long, default_value = "mesh", value_parser = ["mesh", "star"])]
+    topology: String,
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
@@ -722,6 +726,7 @@ fn local_run(
     config: ScaleConfig,
     batch: usize,
     rtt_ms: Option<f64>,
+    topology: &str,
 ) -> std::result::Result<ScaleRun, ScaleRunProblem> {
     let dir = tempfile::tempdir().map_err(ScaleRunProblem::TempDir)?;
     let timeout = PARTY_TIMEOUT_S.to_string();
@@ -731,6 +736,7 @@ fn local_run(
         .args(["--parties", &config.parties.to_string()])
         .args(["--bits", &config.bits.to_string()])
         .args(["--batch", &batch.to_string()])
+        .args(["--topology", topology])
         .args(["--timeout", &timeout, "--connect-timeout", &timeout]);
     if let Some(rtt) = rtt_ms {
         command.args(["--rtt-ms", &rtt.to_string()]);
@@ -752,8 +758,12 @@ fn local_run(
     })
 }
 
-fn network_name(rtt_ms: Option<f64>) -> String {
-    rtt_ms.map_or("loopback".to_string(), |rtt| format!("rtt {rtt} ms"))
+fn network_name(rtt_ms: Option<f64>, topology: &str) -> String {
+    let link = rtt_ms.map_or("loopback".to_string(), |rtt| format!("rtt {rtt} ms"));
+    match topology {
+        "star" => format!("{link}, star"),
+        _ => link,
+    }
 }
 
 /// Runs `args.runs` full generations of `config` (with the round trip `rtt_ms` if given),
@@ -766,14 +776,14 @@ fn run_configuration(
     args: &DkgBenchArgs,
     progress: &dyn Fn(String),
 ) -> (Vec<ScaleRun>, Option<ScaleFailure>) {
-    let network = network_name(rtt_ms);
+    let network = network_name(rtt_ms, &args.topology);
     let mut runs = Vec::new();
     for run in 1..=args.runs {
         progress(format!(
             "scale: {config}, {network}: run {run} of {}...",
             args.runs
         ));
-        match local_run(exe, config, args.batch, rtt_ms) {
+        match local_run(exe, config, args.batch, rtt_ms, &args.topology) {
             Ok(r) => {
                 progress(format!(
                     "scale: {config}, {network}: run {run} of {}: {} ({} iterations)",
@@ -928,7 +938,7 @@ fn scale_table(
     let mut medians: Vec<(ScaleConfig, f64)> = Vec::new();
     for &config in &args.scale {
         for &rtt_ms in &networks {
-            let network = network_name(rtt_ms);
+            let network = network_name(rtt_ms, &args.topology);
             let (runs, failure) = run_configuration(&exe, config, rtt_ms, args, &progress);
             let paper_iterations = PAPER_ITERATIONS
                 .iter()
@@ -937,7 +947,7 @@ fn scale_table(
             let paper = PAPER_TABLE4.iter().find(|p| p.servers == config.parties);
             let mut row = json!({"parties": config.parties, "bits": config.bits,
                 "network": if rtt_ms.is_some() { "wan" } else { "loopback" },
-                "rtt_ms": rtt_ms.unwrap_or(0.0), "batch": args.batch,
+                "rtt_ms": rtt_ms.unwrap_or(0.0), "batch": args.batch, "topology": args.topology,
                 "paper_iterations": paper_iterations, "paper_table4": paper,
                 "error": failure.as_ref().map(ToString::to_string)});
             if let Some(f) = &failure {

@@ -935,13 +935,23 @@ fn bench_scale_runs_full_generations_as_processes() {
     assert_eq!(targets.len(), 2);
     assert!(targets.iter().all(|t| t["met"].is_null()), "{targets:?}");
 
-    // The table in words: loopback only without --rtt-ms.
+    // The table in words: loopback only without --rtt-ms; in a star with --topology star.
     let out = hg(&[
-        "bench", "dkg", "--tables", "scale", "--scale", "3@512", "--runs", "1", "--quiet",
+        "bench",
+        "dkg",
+        "--tables",
+        "scale",
+        "--scale",
+        "3@512",
+        "--runs",
+        "1",
+        "--quiet",
+        "--topology",
+        "star",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Scale: full generations"), "{text}");
-    assert!(text.contains("loopback"), "{text}");
+    assert!(text.contains("loopback, star"), "{text}");
     assert!(!text.contains("rtt "), "{text}");
     assert!(text.contains("Paper 001 Table 4"), "{text}");
     assert!(

@@ -186,6 +186,39 @@ impl ClusterConfig {
         let base = path.parent().unwrap_or(Path::new(""));
         let mut ids = HashSet::new();
         let mut addresses = HashSet::new();
+        // A party's or the relay's entry: a well-formed address and a certificate, each
+        // different from every entry's before it.
+        let mut entry = |id: PartyId,
+                         address: String,
+                         certificate: &Path,
+                         known: &[PartyEntry]|
+         -> Result<PartyEntry> {
+            if !is_address(&address) {
+                return Err(fail(ConfigProblem::BadAddress { party: id, address }));
+            }
+            if !addresses.insert(address.clone()) {
+                return Err(fail(ConfigProblem::DuplicateAddress { party: id, address }));
+            }
+            let cert_path = base.join(certificate);
+            let certificate = read_certificate(&cert_path).map_err(|problem| {
+                fail(ConfigProblem::Certificate {
+                    party: id,
+                    path: cert_path.clone(),
+                    problem,
+                })
+            })?;
+            if let Some(twin) = known.iter().find(|p| p.certificate == certificate) {
+                return Err(fail(ConfigProblem::SameCertificate {
+                    first: twin.id,
+                    second: id,
+                }));
+            }
+            Ok(PartyEntry {
+                id,
+                address,
+                certificate,
+            })
+        };
         let mut parties: Vec<PartyEntry> = Vec::with_capacity(file.party.len());
         for party in file.party {
             if party.id == 0 {
@@ -194,69 +227,13 @@ impl ClusterConfig {
             if !ids.insert(party.id) {
                 return Err(fail(ConfigProblem::DuplicateId { id: party.id }));
             }
-            if !is_address(&party.address) {
-                return Err(fail(ConfigProblem::BadAddress {
-                    party: party.id,
-                    address: party.address,
-                }));
-            }
-            if !addresses.insert(party.address.clone()) {
-                return Err(fail(ConfigProblem::DuplicateAddress {
-                    party: party.id,
-                    address: party.address,
-                }));
-            }
-            let cert_path = base.join(&party.certificate);
-            let certificate = read_certificate(&cert_path).map_err(|problem| {
-                fail(ConfigProblem::Certificate {
-                    party: party.id,
-                    path: cert_path.clone(),
-                    problem,
-                })
-            })?;
-            if let Some(twin) = parties.iter().find(|p| p.certificate == certificate) {
-                return Err(fail(ConfigProblem::SameCertificate {
-                    first: twin.id,
-                    second: party.id,
-                }));
-            }
-            parties.push(PartyEntry {
-                id: party.id,
-                address: party.address,
-                certificate,
-            });
+            let checked = entry(party.id, party.address, &party.certificate, &parties)?;
+            parties.push(checked);
         }
-
-        let relay = match file.relay {
-            None => None,
-            Some(relay) => {
-                if !is_address(&relay.address) || !addresses.insert(relay.address.clone()) {
-                    return Err(fail(ConfigProblem::BadAddress {
-                        party: RELAY_ID,
-                        address: relay.address,
-                    }));
-                }
-                let cert_path = base.join(&relay.certificate);
-                let certificate = read_certificate(&cert_path).map_err(|problem| {
-                    fail(ConfigProblem::Certificate {
-                        party: RELAY_ID,
-                        path: cert_path.clone(),
-                        problem,
-                    })
-                })?;
-                if let Some(twin) = parties.iter().find(|p| p.certificate == certificate) {
-                    return Err(fail(ConfigProblem::SameCertificate {
-                        first: twin.id,
-                        second: RELAY_ID,
-                    }));
-                }
-                Some(PartyEntry {
-                    id: RELAY_ID,
-                    address: relay.address,
-                    certificate,
-                })
-            }
-        };
+        let relay = file
+            .relay
+            .map(|relay| entry(RELAY_ID, relay.address, &relay.certificate, &parties))
+            .transpose()?;
 
         let key_path = base.join(&file.key);
         let pem = Zeroizing::new(

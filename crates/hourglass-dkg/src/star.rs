@@ -166,7 +166,7 @@ impl<T: Transport> std::fmt::Debug for StarTransport<T> {
 }
 
 impl<T: Transport> StarTransport<T> {
-    /// Joins a star: announces a fresh key (drawn from `entropy`, signed by `signer`) to
+    /// Joins a star: announces a fresh key (drawn from a split of `entropy`, signed by `signer`) to
     /// `members` through `relay` over `inner`, and waits until `deadline` for every other
     /// member's announcement, each checked against that member's certificate in `signer`.
     /// `context` names the session (the same at every member, e.g. the cluster and a run
@@ -186,9 +186,12 @@ impl<T: Transport> StarTransport<T> {
         deadline: Instant,
     ) -> Result<Self> {
         let me = inner.me();
+        // From a split source: the key's draws leave the generation's own stream as it is, so
+        // a seeded run makes the same candidates in a star as in a mesh.
+        let mut own = entropy.split()?;
         let secret = loop {
             let mut bytes = zeroize::Zeroizing::new([0u8; 32]);
-            entropy.fill(&mut bytes[..])?;
+            own.fill(&mut bytes[..])?;
             if let Ok(key) = SecretKey::from_slice(&bytes[..]) {
                 break key;
             }
@@ -307,6 +310,21 @@ impl<T: Transport> StarTransport<T> {
         }
     }
 
+    /// The link to the relay is gone: so is every member's that was still up.
+    fn relay_gone(&mut self, reason: LinkLoss) -> Option<Event> {
+        let live: Vec<PartyId> = self
+            .incoming
+            .keys()
+            .copied()
+            .filter(|p| !self.ended.contains_key(p))
+            .collect();
+        for p in live {
+            let e = self.end(p, reason.clone());
+            self.pending.push_back(e);
+        }
+        self.pending.pop_front()
+    }
+
     fn end(&mut self, party: PartyId, reason: LinkLoss) -> Event {
         self.ended.insert(party, reason.clone());
         Event::Lost { party, reason }
@@ -380,30 +398,10 @@ impl<T: Transport> Transport for StarTransport<T> {
                 }
                 Event::Frame { .. } => {}
                 Event::Lost { party, reason } if party == self.relay => {
-                    let live: Vec<PartyId> = self
-                        .incoming
-                        .keys()
-                        .copied()
-                        .filter(|p| !self.ended.contains_key(p))
-                        .collect();
-                    for p in live {
-                        let e = self.end(p, reason.clone());
-                        self.pending.push_back(e);
-                    }
-                    return self.pending.pop_front();
+                    return self.relay_gone(reason);
                 }
                 Event::Rejected { party, .. } if party == self.relay => {
-                    let live: Vec<PartyId> = self
-                        .incoming
-                        .keys()
-                        .copied()
-                        .filter(|p| !self.ended.contains_key(p))
-                        .collect();
-                    for p in live {
-                        let e = self.end(p, LinkLoss::AtRelay);
-                        self.pending.push_back(e);
-                    }
-                    return self.pending.pop_front();
+                    return self.relay_gone(LinkLoss::AtRelay);
                 }
                 Event::Lost { .. } | Event::Rejected { .. } => {}
             }
