@@ -147,6 +147,18 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         "the sieving round's frame is the largest"
     );
     assert!(bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_ECHO) > 100_000);
+
+    // A star's relay link carries that largest frame sealed (a 5-byte header and a 16-byte
+    // tag more) and not a byte more; it may hold the pending frames of all k - 1 senders.
+    let relayed = bounds.relayed(k);
+    let sealed = bounds.largest() + hourglass_dkg::bounds::RELAY_OVERHEAD;
+    assert_eq!(hourglass_dkg::bounds::RELAY_OVERHEAD, 5 + 16);
+    relayed.admit_length(sealed as u64).unwrap();
+    assert!(matches!(
+        relayed.admit_length(sealed as u64 + 1),
+        Err(LinkRejection::OversizedFrame { .. })
+    ));
+    assert_eq!(relayed.max_pending(), sealed as u64 * 8 * (k as u64 - 1));
 }
 
 /// A transport that records the largest payload it sent of each kind and step.
