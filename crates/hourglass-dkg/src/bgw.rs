@@ -70,9 +70,17 @@ impl Shamir {
     /// point `j`. The polynomial's coefficients and the shares are secret: they are wiped when
     /// dropped.
     pub fn share(&self, secret: &Integer, degree: usize, rng: &mut Drbg) -> Vec<SecretInt> {
+        // A public bound on every point before its reduction, in limbs: coefficients of `m`'s
+        // limbs and two more (wide draws), times `(degree + 1) k^degree`. Padding the
+        // constant-time division to it (not to twice `m`'s length, as for products) divides
+        // only the limbs a point can have.
+        let k = self.parties() as f64;
+        let growth = (degree as f64 * k.log2() + ((degree + 1) as f64).log2()).ceil() as usize;
+        let limbs = self.modulus.significant_digits::<u64>() + 2 + growth.div_ceil(64) + 1;
         let mut coeffs: Vec<SecretInt> = Vec::with_capacity(degree + 1);
         coeffs.push(SecretInt::new(self.reduce(secret)));
-        coeffs.extend((0..degree).map(|_| SecretInt::new(rng.below(&self.modulus))));
+        // Coefficients are used modulo m only, and each share is reduced once: wide draws.
+        coeffs.extend((0..degree).map(|_| rng.wide(&self.modulus)));
         (1..=self.parties() as u32)
             .map(|x| {
                 // Horner with a small point: reduce once at the end.
@@ -81,7 +89,9 @@ impl Shamir {
                     *acc.expose_mut() *= x;
                     *acc.expose_mut() += c.expose();
                 }
-                SecretInt::new(self.reduce(acc.expose()))
+                SecretInt::new(
+                    mod_ct_padded(acc.expose(), &self.modulus, limbs).unwrap_or_default(),
+                )
             })
             .collect()
     }
@@ -98,8 +108,9 @@ impl Shamir {
                 continue;
             }
             if let Some(stream) = stream {
-                let z = stream.below(&self.modulus);
-                acc += Integer::from(&z * &self.lambda[j]);
+                // The receiver draws the same wide value; both use it modulo m only.
+                let z = stream.wide(&self.modulus);
+                acc += Integer::from(z.expose() * &self.lambda[j]);
             }
         }
         let acc = SecretInt::new(acc);

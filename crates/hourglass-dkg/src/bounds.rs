@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use hourglass_rsa::HashAlg;
 
 use crate::params::{Settings, PUBLIC_EXPONENT};
-use crate::sieve::{tree_levels, Sieve};
+use crate::sieve::{tree_levels, Sieve, SieveMethod};
 use crate::threshold::{Sizes, CHALLENGE_BITS};
 use crate::wire::{
     echo_payload_bytes, step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES,
@@ -134,13 +134,29 @@ impl FrameBounds {
         // and more products per king. The bound is the largest over every count it may run with.
         let slots = 2 * batch;
         for k in settings.minimum_for(parties)..=parties {
-            let m_len = int_len(sieve_modulus_bits(settings, k));
-            let dealt = (slots * t).div_ceil(k - t);
-            b.set(Kind::Data, step::SIEVE, (slots + 2 * dealt) * m_len);
-            for (level, &size) in levels.iter().enumerate() {
-                let per_king = (slots * (size / 2)).div_ceil(k);
-                b.set(Kind::Data, step::sieve_to_king(level), per_king * m_len);
-                b.set(Kind::Data, step::sieve_from_king(level), per_king * m_len);
+            // A count whose sieve fails stops the generation in `Run::new`: no frame to bound.
+            let Ok(sieve) = Sieve::new(settings.bits / 2, k, settings.sieve_bound) else {
+                continue;
+            };
+            let m_len = int_len(sieve.modulus().significant_bits());
+            match sieve.method(t) {
+                SieveMethod::Tree => {
+                    let dealt = (slots * t).div_ceil(k - t);
+                    b.set(Kind::Data, step::SIEVE, (slots + 2 * dealt) * m_len);
+                    for (level, &size) in levels.iter().enumerate() {
+                        let per_king = (slots * (size / 2)).div_ceil(k);
+                        b.set(Kind::Data, step::sieve_to_king(level), per_king * m_len);
+                        b.set(Kind::Data, step::sieve_from_king(level), per_king * m_len);
+                    }
+                }
+                SieveMethod::Tested => {
+                    let attempts = sieve.attempts(slots);
+                    let dealt = (2 * attempts).div_ceil(k - t);
+                    b.set(Kind::Data, step::SIEVE, dealt * m_len);
+                    let per_king = attempts.div_ceil(k);
+                    b.set(Kind::Data, step::sieve_to_king(0), per_king * m_len);
+                    b.set(Kind::Data, step::sieve_from_king(0), per_king * m_len);
+                }
             }
         }
         // P is the least prime above 2^bits: bits + 1 bits.
@@ -338,18 +354,18 @@ impl FrameBounds {
     }
 }
 
-/// The length of the sieving modulus `M` among `parties` members (below `2^(bits / 2)` when
-/// no modulus sieves: then the generation refuses to start).
-fn sieve_modulus_bits(settings: &Settings, parties: usize) -> u32 {
-    Sieve::new(settings.bits / 2, parties, settings.sieve_bound)
-        .map_or(settings.bits / 2, |sieve| {
-            sieve.modulus().significant_bits()
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The length of the sieving modulus `M` among `parties` members (below `2^(bits / 2)` when
+    /// no modulus sieves: then the generation refuses to start).
+    fn sieve_modulus_bits(settings: &Settings, parties: usize) -> u32 {
+        Sieve::new(settings.bits / 2, parties, settings.sieve_bound)
+            .map_or(settings.bits / 2, |sieve| {
+                sieve.modulus().significant_bits()
+            })
+    }
 
     /// Settings for `bits` with batches of 32, the batch the worked figures below count.
     fn batch_of_32(bits: u32) -> Settings {
@@ -413,12 +429,22 @@ mod tests {
             13 * m_len
         );
         assert_eq!(b.payload_limit(Kind::Data, step::sieve_to_king(2)), 0);
-        // 50 parties, t = 24: a restart among 49 has 25 outputs per extraction.
+        // 50 parties, t = 24, test their candidates: a restart among 49 has 25 outputs per
+        // extraction, two random sharings per attempt.
         let settings = batch_of_32(2048);
         let b = FrameBounds::generation(&settings, 50).unwrap();
-        let m_len = int_len(sieve_modulus_bits(&settings, 49));
-        let most = (64 + 2 * (64usize * 24).div_ceil(49 - 24)) * m_len;
+        let sieve = Sieve::new(1024, 49, None).unwrap();
+        assert_eq!(sieve.method(24), SieveMethod::Tested);
+        let m_len = int_len(sieve.modulus().significant_bits());
+        let attempts = sieve.attempts(64);
+        let most = (2 * attempts).div_ceil(49 - 24) * m_len;
         assert!(b.payload_limit(Kind::Data, step::SIEVE) >= most);
+        assert!(
+            b.payload_limit(Kind::Data, step::sieve_to_king(0)) >= attempts.div_ceil(49) * m_len
+        );
+        assert!(
+            b.payload_limit(Kind::Data, step::sieve_from_king(0)) >= attempts.div_ceil(49) * m_len
+        );
     }
 
     #[test]

@@ -8,8 +8,14 @@
 //!    opened by one rotating member (its "king") as `xy + r`, turns `prod a_i` into additive
 //!    shares `b_j` (any `t` colluders miss a factor, so the product is uniform to them). Each
 //!    member then forms its share `p_j` ([`Sieve::candidate_share`]). Per member and
-//!    candidate this costs `O(k)` values sent and `O(k t)` small-number operations, where
+//!    candidate this costs `O(t)` values sent and `O(k t)` small-number operations, where
 //!    re-sharing every product with every member (BGW) cost `O(k t)` values and `O(k t^2)`.
+//!    Committees from about 15 parties instead **test** random sharings (3 rounds,
+//!    [`SieveMethod::Tested`]): every member deals random sharings, and for each attempt `x`
+//!    with a random mask `r` a king opens `x r`; the attempts whose `x r` is a unit are kept.
+//!    That is about `1 / u^2` attempts per candidate (`u` the fraction of units modulo `M`,
+//!    0.6 at 50 parties and 2048 bits), each a few values per member, whatever `t`
+//!    ([`Sieve::method`] compares the two).
 //! 2. **N** (2 rounds): BGW over a public prime `P > N` (degree-`t` sharings of `p_j` and `q_j`,
 //!    a degree-`2t` sharing of zero), then every member reveals its point of the product
 //!    polynomial and `N` is interpolated at 0.
@@ -53,7 +59,7 @@ use crate::keyshare::KeyShare;
 use crate::params::Settings;
 use crate::rng::Drbg;
 use crate::session::{Halt, RoundResult, Session};
-use crate::sieve::{tree_levels, Sieve};
+use crate::sieve::{tree_levels, Sieve, SieveMethod};
 use crate::transcript::{SignedTranscript, TranscriptSigner};
 use crate::transport::{PartyId, Transport};
 use crate::wire::{step, Reader, Writer};
@@ -378,6 +384,8 @@ struct Run<'s, 't, 'r> {
     rng: &'r mut Drbg,
     settings: &'s Settings,
     sieve: Sieve,
+    /// How this epoch's committee draws its sieved residues.
+    method: SieveMethod,
     over_m: Shamir,
     over_p: Shamir,
     /// The double sharings' extraction over `M` (fixed for the epoch's members).
@@ -441,6 +449,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             session,
             rng,
             settings,
+            method: sieve.method(threshold),
             sieve,
             over_m,
             over_p,
@@ -606,7 +615,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
     }
 
-    /// Step 1 for a batch: every member's shares of `2B` fresh sieved candidates.
+    /// [`SieveMethod::Tree`]: this member's additive shares of `slots` fresh units modulo `M`.
     ///
     /// The first `t + 1` members each deal a degree-`t` sharing of a fresh unit `a_i mod M`
     /// per candidate, and every member deals double sharings ([`Extractor`]) for the `t`
@@ -617,8 +626,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// `xy + r - rt_j`. Kings rotate over the members, so each interpolates `1/k` of the
     /// products. The product `a` (unknown to any `t` members: each misses a factor) ends as
     /// additive shares `b_j = lambda_j a_j`.
-    fn sieve_batch(&mut self) -> RoundResult<Vec<Pair>> {
-        let slots = 2 * self.settings.batch;
+    fn sieve_tree(&mut self, slots: usize) -> RoundResult<Vec<SecretInt>> {
         let (k, t, me) = (self.k, self.t, self.me);
         let contributors = t + 1;
         let m = self.sieve.modulus().clone();
@@ -761,8 +769,139 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 reduce_secret(scaled.expose(), &m).map(SecretInt::new)
             })
             .collect::<std::result::Result<_, _>>()?;
+        Ok(shares)
+    }
+
+    /// [`SieveMethod::Tested`]: this member's additive shares of up to `slots` fresh units
+    /// modulo `M`, in 3 rounds whatever `t`.
+    ///
+    /// Every member deals random degree-`t` sharings, extracted ([`Extractor`]) into two per
+    /// attempt ([`Sieve::attempts`]): `x` and a mask `r`. Each member sends `x_j r_j + z_j`
+    /// (`z_j` its share of a sharing of zero drawn from the pairwise streams, so that the points
+    /// are those of a random polynomial through `x r`) to the attempt's king (position
+    /// `attempt mod k + 1`), which interpolates `x r` and sends it to every member. An attempt
+    /// passes when `x r` is a unit modulo `M`: then `x` and `r` are both units, and `x r` is a
+    /// uniform unit whatever `x` is, so the opened value says nothing of `x`. The first `slots`
+    /// that pass become additive shares `b_j = lambda_j x_j`; the others are dropped. A king
+    /// that lies about `x r` can only drop a unit or pass a non-unit, whose `N` then fails the
+    /// trial division (every prime in `M` is below `2^16`).
+    fn sieve_tested(&mut self, slots: usize) -> RoundResult<Vec<SecretInt>> {
+        let (k, me) = (self.k, self.me);
+        let m = self.sieve.modulus().clone();
+        let attempts = self.sieve.attempts(slots);
+        let dealt = (2 * attempts).div_ceil(self.extractor.outputs());
+
+        // Round 1: random sharings, dealt by every member.
+        let mut out: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
+        // randoms[d][j - 1]: this member's share of member j's d-th random sharing.
+        let mut randoms: Vec<Vec<SecretInt>> = vec![vec![SecretInt::default(); k]; dealt];
+        for dealing in randoms.iter_mut() {
+            let rho = SecretInt::new(self.rng.below(&m));
+            let shares = self.over_m.share(rho.expose(), self.t, self.rng);
+            dealing[me - 1] = deal(me, &mut out, shares);
+        }
+        let replies = self.exchange_shares(step::SIEVE, out)?;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            for dealing in randoms.iter_mut() {
+                dealing[pos - 1] = SecretInt::new(r.int_below(&m).map_err(|e| bad(sender, e))?);
+            }
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let randoms: Vec<SecretInt> = randoms
+            .iter()
+            .flat_map(|d| self.extractor.extract(d))
+            .collect();
+
+        // Round 2: each member's point of x r + 0 to the attempt's king.
+        let king = |attempt: usize| attempt % k + 1;
+        let kinged = |position: usize| attempts / k + usize::from(position - 1 < attempts % k);
+        let mut to_king: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
+        let mut own = Vec::with_capacity(kinged(me));
+        let mut xs = Vec::with_capacity(attempts);
+        for (attempt, xr) in randoms.chunks_exact(2).take(attempts).enumerate() {
+            let mut zero = SecretInt::new(self.over_m.zero_from_streams(me, &mut self.streams_out));
+            for (pos, stream) in self.streams_in.iter_mut().enumerate() {
+                if pos + 1 == me {
+                    continue;
+                }
+                let stream = stream.as_mut().ok_or_else(|| {
+                    bad(
+                        self.session.member_at(pos + 1),
+                        MessageProblem::NoPairwiseSeed,
+                    )
+                })?;
+                *zero.expose_mut() += stream.wide(&m).expose();
+            }
+            let point =
+                SecretInt::new(Integer::from(xr[0].expose() * xr[1].expose()) + zero.expose());
+            let point = reduce_secret(point.expose(), &m)?;
+            if king(attempt) == me {
+                own.push(point);
+            } else {
+                to_king[king(attempt) - 1].int(&point);
+            }
+            xs.push(xr[0].clone());
+        }
+        drop(randoms);
+        let replies = self.exchange_shares(step::sieve_to_king(0), to_king)?;
+        let mine = kinged(me);
+        let mut points: Vec<Vec<Integer>> = vec![Vec::new(); k];
+        points[me - 1] = own;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            points[pos - 1] = r.ints_below(mine, &m).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let own_opened: Vec<Integer> = (0..mine)
+            .map(|j| {
+                let column: Vec<Integer> = points.iter().map(|p| p[j].clone()).collect();
+                self.over_m.interpolate(&column)
+            })
+            .collect();
+        drop(points);
+
+        // Round 3: each king's opened values x r, to every member.
+        let mut w = Writer::new();
+        for v in &own_opened {
+            w.int(v);
+        }
+        let replies = self.broadcast(step::sieve_from_king(0), w.finish())?;
+        let mut opened: Vec<Vec<Integer>> = vec![Vec::new(); k];
+        opened[me - 1] = own_opened;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            opened[pos - 1] = r.ints_below(kinged(pos), &m).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let lambda = self.over_m.lambda(me).clone();
+        let mut taken = vec![0usize; k];
+        let mut shares = Vec::with_capacity(slots);
+        for (attempt, x) in xs.iter().enumerate() {
+            let kp = king(attempt) - 1;
+            let value = &opened[kp][taken[kp]];
+            taken[kp] += 1;
+            if shares.len() < slots && Integer::from(value.gcd_ref(&m)) == 1 {
+                let scaled = SecretInt::new(Integer::from(x.expose() * &lambda));
+                shares.push(SecretInt::new(reduce_secret(scaled.expose(), &m)?));
+            }
+        }
+        Ok(shares)
+    }
+
+    /// Step 1 for a batch: every member's shares of up to `2B` fresh sieved candidates, in
+    /// pairs, by the committee's [`SieveMethod`].
+    fn sieve_batch(&mut self) -> RoundResult<Vec<Pair>> {
+        let slots = 2 * self.settings.batch;
+        let shares = match self.method {
+            SieveMethod::Tree => self.sieve_tree(slots)?,
+            SieveMethod::Tested => self.sieve_tested(slots)?,
+        };
         let mut pairs = Vec::with_capacity(self.settings.batch);
-        for (i, chunk) in shares.chunks(2).enumerate() {
+        for (i, chunk) in shares.chunks_exact(2).enumerate() {
             let lead = i % self.k + 1;
             let leads = lead == self.me;
             pairs.push(Pair {
@@ -811,7 +950,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 for v in s[..2].iter_mut() {
                     *v.expose_mut() += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
                 }
-                *s[2].expose_mut() += stream.below(&big_p);
+                *s[2].expose_mut() += stream.wide(&big_p).expose();
             }
             r.end().map_err(|e| bad(sender, e))?;
         }

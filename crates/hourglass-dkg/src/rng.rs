@@ -73,8 +73,20 @@ impl Drbg {
     }
 
     /// A uniform integer in `[0, bound)` (128 extra bits reduced: statistical distance below
-    /// 2^-128), for a positive `bound` (0 for any other).
+    /// 2^-128), for a positive `bound` (0 for any other): [`Drbg::wide`] reduced modulo `bound`.
     pub fn below(&mut self, bound: &Integer) -> Integer {
+        let x = self.wide(bound);
+        // In constant time: the draw becomes a secret coefficient, share or unit, and GMP's
+        // division takes time that depends on it. `mod_ct` refuses only bounds of 0 or less.
+        mod_ct(x.expose(), bound).unwrap_or_default()
+    }
+
+    /// The draw [`Drbg::below`] reduces, unreduced: `ceil(bits(bound) / 64) + 2` keystream
+    /// words as an integer (least significant word first), so `wide(bound) mod bound` is the
+    /// value `below(bound)` would return from the same stream. For a value used only modulo
+    /// `bound` (a polynomial's coefficient, a share of zero) whose sums are reduced once at
+    /// the end, it saves the constant-time division of every draw.
+    pub fn wide(&mut self, bound: &Integer) -> SecretInt {
         // Native 64-bit words, least significant first, which GMP imports with a copy.
         let words = (bound.significant_bits() as usize).div_ceil(64) + 2;
         let mut bytes = std::mem::take(&mut self.bytes);
@@ -87,10 +99,7 @@ impl Drbg {
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())),
         );
         self.bytes = bytes;
-        let x = SecretInt::new(Integer::from_digits(&self.limbs, Order::Lsf));
-        // In constant time: the draw becomes a secret coefficient, share or unit, and GMP's
-        // division takes time that depends on it. `mod_ct` refuses only bounds of 0 or less.
-        mod_ct(x.expose(), bound).unwrap_or_default()
+        SecretInt::new(Integer::from_digits(&self.limbs, Order::Lsf))
     }
 
     /// A uniform integer in `[0, bound)` that is coprime to `bound`, for `bound > 1` (it would
@@ -145,6 +154,14 @@ mod tests {
         assert_eq!(xs, ys);
         assert_ne!(xs, zs);
         assert!(xs.iter().all(|x| *x >= 0 && *x < bound));
+        // The wide draw is the same draw, unreduced.
+        let mut d = Drbg::from_key(&[1; 32]);
+        let wide: Vec<Integer> = (0..100).map(|_| d.wide(&bound).expose().clone()).collect();
+        assert!(wide.iter().any(|w| *w >= bound));
+        assert!(wide
+            .iter()
+            .zip(&xs)
+            .all(|(w, x)| Integer::from(w % &bound) == *x));
         let unit = a.unit_below(&Integer::from(30u32));
         assert_eq!(unit.gcd(&Integer::from(30u32)), 1);
     }

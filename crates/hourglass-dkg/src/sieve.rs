@@ -54,6 +54,21 @@ pub fn tree_levels(contributors: usize) -> Vec<usize> {
     levels
 }
 
+/// How the residues `a mod M` of a batch's candidates are drawn. Both give every candidate a
+/// uniformly random unit modulo `M`, unknown to any `t` members; they differ in cost, and
+/// [`Sieve::method`] picks the cheaper for the committee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SieveMethod {
+    /// The product of `t + 1` members' units by a tree of `t` multiplications (double
+    /// sharings, `1 + 2 ceil(log2(t + 1))` rounds): cheapest for small committees.
+    Tree,
+    /// Random sharings `x` tested by opening `x r` for a random mask `r` (3 rounds): a unit
+    /// passes when `x r` is one, and `x r` is then a uniform unit that says nothing of `x`; the
+    /// others are dropped. About `1 / unit_fraction()^2` attempts per candidate, whatever `t`:
+    /// cheaper than the tree from about 15 parties.
+    Tested,
+}
+
 /// The public parameters of sieving for one prime size and party count.
 #[derive(Debug, Clone)]
 pub struct Sieve {
@@ -226,6 +241,45 @@ impl Sieve {
         let ln_p = f64::from(self.prime_bits) * std::f64::consts::LN_2 + (0.875f64).ln();
         let prob = 1.0 / (ln_p * survive);
         1.0 / (prob * prob)
+    }
+
+    /// The fraction of residues modulo `M` that are units: `prod (1 - 1/m)` over the primes
+    /// `m` in `M`. A random sharing modulo `M` is a unit with this probability.
+    pub fn unit_fraction(&self) -> f64 {
+        let k = self.parties as u32;
+        primes_up_to(self.bound)
+            .filter(|&p| p > k)
+            .map(|p| 1.0 - 1.0 / f64::from(p))
+            .product()
+    }
+
+    /// How a committee with threshold `threshold` draws its sieved residues: the method that
+    /// sends fewer values per member and candidate ([`SieveMethod`]).
+    pub fn method(&self, threshold: usize) -> SieveMethod {
+        let (k, t) = (self.parties as f64, threshold as f64);
+        // A random sharing extracted from dealt ones: k - 1 values sent per k - t outputs.
+        let random = (k - 1.0) / (k - t);
+        // The tree: t multiplications, each a double sharing, a point to the king and the
+        // king's value back; and t + 1 units dealt.
+        let tree = t * (2.0 * random + 2.0) + (t + 1.0) * (k - 1.0) / k;
+        // The test: two random sharings, a point to the king and the king's value back, per
+        // attempt.
+        let slots = 256;
+        let tested = (2.0 * random + 2.0) * self.attempts(slots) as f64 / slots as f64;
+        if tested < tree {
+            SieveMethod::Tested
+        } else {
+            SieveMethod::Tree
+        }
+    }
+
+    /// The attempts [`SieveMethod::Tested`] draws for `slots` candidates: enough that fewer
+    /// than `slots` pass with probability about 0.1% (`slots + 3 sqrt(slots)` expected units,
+    /// a unit passing with probability `unit_fraction()^2`: `x` and its mask `r` both units).
+    pub fn attempts(&self, slots: usize) -> usize {
+        let pass = self.unit_fraction().powi(2);
+        let wanted = slots as f64 + 3.0 * (slots as f64).sqrt();
+        (wanted / pass).ceil() as usize
     }
 
     /// The number of parties the parameters are for.

@@ -18,11 +18,13 @@ use rug::Integer;
 
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
-/// The wire version (4: `M_4` holds the odd primes up to 47 only,
+/// The wire version (5: committees from about 15 parties draw their sieved residues by
+/// testing random sharings, [`crate::sieve::SieveMethod::Tested`], with other sieving frames;
+/// 4: `M_4` holds the odd primes up to 47 only,
 /// [`crate::sieve::LEAD_PRIME_MAX`], so a party of version 3 would form other candidates; 3:
 /// the transcript signatures are echoed, [`step::TRANSCRIPT_ECHO`]; 2: the sieving tree
 /// multiplies with double sharings and kings).
-pub const VERSION: u8 = 4;
+pub const VERSION: u8 = 5;
 /// The length of a frame's header, before its payload.
 pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
 /// Where the kind byte is in the header.

@@ -11,7 +11,7 @@ use hourglass_arith::entropy::SeededEntropy;
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::generate;
-use hourglass_dkg::sieve::Sieve;
+use hourglass_dkg::sieve::{Sieve, SieveMethod};
 use hourglass_dkg::transport::{memory_mesh, Event, NetSim, TrafficStats, Transport};
 use hourglass_dkg::wire::{step, Frame, Kind, Writer, MAX_REASON, MAX_SIGNATURE_BYTES};
 use hourglass_dkg::{Integer, LinkRejection, PartyId, Result};
@@ -39,29 +39,24 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     let big_p = (Integer::from(1) << bits).next_prime();
     let n = (Integer::from(1) << bits) - 1u32;
     let e = Integer::from(65537);
-    // t = 49: 50 units per candidate, 49 products; a restart may leave 99 members (2t + 1),
-    // with its own sieving modulus. Among k' members each deals ceil(2B * 49 / (k' - 49))
-    // double sharings (251 among 99, 246 among 100 for B = 128), and the tree's levels have 50,
-    // 25, 13, 7, 4 and 2 values: 25, 12, 6, 3, 2 and 1 products per candidate, 2B candidates,
-    // spread over k' kings.
-    let among = |parties: usize| {
-        Sieve::new(bits / 2, parties, None)
-            .unwrap()
-            .modulus()
-            .clone()
-    };
+    // t = 49: a committee of 100 (or of 99, the fewest a restart may leave: 2t + 1) tests
+    // random sharings ([`SieveMethod::Tested`]), each with its own sieving modulus. Among k'
+    // members each deals ceil(2A / (k' - 49)) random sharings for A attempts (two sharings
+    // each), and the A attempts are spread over k' kings.
     let sieve_frames: Vec<(u16, usize, Integer)> = [99usize, 100]
         .into_iter()
         .flat_map(|parties| {
-            let dealt = (2 * batch * 49).div_ceil(parties - 49);
-            let m = among(parties);
-            let mut frames = vec![(step::SIEVE, 2 * batch + 2 * dealt, m.clone())];
-            for (level, products) in [25usize, 12, 6, 3, 2, 1].into_iter().enumerate() {
-                let per_king = (2 * batch * products).div_ceil(parties);
-                frames.push((step::sieve_to_king(level), per_king, m.clone()));
-                frames.push((step::sieve_from_king(level), per_king, m.clone()));
-            }
-            frames
+            let sieve = Sieve::new(bits / 2, parties, None).unwrap();
+            assert_eq!(sieve.method(49), SieveMethod::Tested, "{parties} members");
+            let attempts = sieve.attempts(2 * batch);
+            let dealt = (2 * attempts).div_ceil(parties - 49);
+            let per_king = attempts.div_ceil(parties);
+            let m = sieve.modulus().clone();
+            vec![
+                (step::SIEVE, dealt, m.clone()),
+                (step::sieve_to_king(0), per_king, m.clone()),
+                (step::sieve_from_king(0), per_king, m),
+            ]
         })
         .collect();
 
@@ -142,9 +137,9 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     // With batches of 128 the sieving round's frame is the largest (189 KB), then the echo of
     // the transcript signatures (104 KB: 100 signatures of the longest kind).
     assert_eq!(
-        bounds.payload_limit(Kind::Data, step::SIEVE),
+        bounds.payload_limit(Kind::Data, step::N_SHARES),
         largest,
-        "the sieving round's frame is the largest"
+        "the shares of the batch's candidates are the largest frame"
     );
     assert!(bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_ECHO) > 100_000);
 
@@ -192,12 +187,21 @@ impl Transport for Recording {
 
 #[test]
 fn a_generations_frames_reach_their_bounds() {
-    // 5 parties, t = 2: no restart can leave fewer than 2t + 1 = 5, so every bound is this
-    // membership's. Three units per candidate, two levels of products.
-    let k = 5usize;
+    // 5 parties, t = 2: three units per candidate, two levels of products (the tree).
+    frames_reach_their_bounds(5, 2, SieveMethod::Tree, &[0, 1]);
+    // 21 parties, t = 10: attempts tested, one exchange with the kings.
+    frames_reach_their_bounds(21, 10, SieveMethod::Tested, &[0]);
+}
+
+/// A generation among `k` members with threshold `t = (k - 1) / 2`, so that no restart can
+/// leave fewer than `2t + 1 = k` and every bound is this membership's.
+fn frames_reach_their_bounds(k: usize, t: usize, method: SieveMethod, levels: &[usize]) {
+    assert_eq!(2 * t + 1, k);
     let mut settings = Settings::new(512);
     settings.batch = 4;
     settings.biprimality_rounds = 8;
+    settings.threshold = Some(t);
+    assert_eq!(Sieve::new(256, k, None).unwrap().method(t), method);
     let ids: Vec<PartyId> = (1..=k as PartyId).collect();
     let largest = Arc::new(Mutex::new(BTreeMap::new()));
     let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
@@ -222,33 +226,37 @@ fn a_generations_frames_reach_their_bounds() {
     let largest = largest.lock().unwrap();
     // Every frame within its bound (the session refuses the others), and the frames whose
     // size does not depend on chance fill it: values are at most a byte shorter than the
-    // longest (a value below M, P or N may start with a zero byte).
-    let full = [
-        (Kind::Hello, step::HELLO),
-        (Kind::Data, step::SIEVE),
-        (Kind::Data, step::sieve_to_king(0)),
-        (Kind::Data, step::sieve_from_king(0)),
-        (Kind::Data, step::sieve_to_king(1)),
-        (Kind::Data, step::sieve_from_king(1)),
+    // longest (a value below M, P or N may start with a zero byte). (A tested batch with fewer
+    // passing attempts than candidates has fewer pairs: its N frames are not counted full.)
+    let mut full = vec![(Kind::Hello, step::HELLO), (Kind::Data, step::SIEVE)];
+    for &level in levels {
+        full.push((Kind::Data, step::sieve_to_king(level)));
+        full.push((Kind::Data, step::sieve_from_king(level)));
+    }
+    full.extend([
         (Kind::Data, step::N_SHARES),
         (Kind::Data, step::N_POINTS),
         (Kind::Data, step::GCD_SHARES),
         (Kind::Data, step::GCD_POINT),
         (Kind::Data, step::ROUNDING),
-    ];
+    ]);
     for (&(kind, s), &sent) in largest.iter() {
         let limit = bounds.payload_limit(kind, s);
-        assert!(sent <= limit, "{kind:?} step {s}: {sent} > {limit}");
+        assert!(sent <= limit, "{k}: {kind:?} step {s}: {sent} > {limit}");
         if full.contains(&(kind, s)) {
             assert!(
                 sent * 100 >= limit * 95,
-                "{kind:?} step {s}: sent {sent}, bound {limit}"
+                "{k}: {kind:?} step {s}: sent {sent}, bound {limit}"
             );
         }
     }
-    for (kind, s) in full {
-        assert!(largest.contains_key(&(kind, s)), "{kind:?} step {s} sent");
+    for &(kind, s) in &full {
+        assert!(
+            largest.contains_key(&(kind, s)),
+            "{k}: {kind:?} step {s} sent"
+        );
     }
+    assert!(!largest.contains_key(&(Kind::Data, step::sieve_to_king(levels.len()))));
     assert_eq!(
         largest[&(Kind::Hello, step::HELLO)],
         bounds.payload_limit(Kind::Hello, step::HELLO)

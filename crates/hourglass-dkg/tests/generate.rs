@@ -5,6 +5,7 @@ use std::thread;
 use hourglass_arith::entropy::SeededEntropy;
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::protocol::{generate, generate_limited, partial_power, Generated, Progress};
+use hourglass_dkg::sieve::SieveMethod;
 use hourglass_dkg::transport::{
     memory_mesh, Event, MemoryTransport, NetSim, PartyId, TrafficStats, Transport,
 };
@@ -423,7 +424,13 @@ fn too_few_survivors_is_an_error() {
 fn sieved_candidates_survive_trial_division() {
     let mut settings = Settings::new(512);
     settings.batch = 16;
-    for (k, seed) in [(5usize, 31u8), (7, 32)] {
+    for (k, seed) in [(5usize, 31u8), (7, 32), (20, 33)] {
+        // 5 and 7 parties multiply units in a tree; 20 test random sharings.
+        let t = (k - 1) / 2;
+        let method = hourglass_dkg::sieve::Sieve::new(256, k, None)
+            .unwrap()
+            .method(t);
+        assert_eq!(method == SieveMethod::Tested, k == 20, "{k} parties");
         let results: Vec<Generated> = run_cluster(k, &settings, seed)
             .into_iter()
             .collect::<hourglass_dkg::Result<_>>()
@@ -479,4 +486,97 @@ fn a_peer_flooding_frames_ahead_of_the_protocol_is_named() {
         other => panic!("expected party 3 named, got {other:?}"),
     }
     drop((idle, flooder));
+}
+
+/// Party 2's transport, claiming as king of the tested sieve that every attempt it opened is
+/// the unit 1, so that every member keeps those attempts, units or not.
+struct PassEverything {
+    inner: MemoryTransport,
+    rewritten: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Transport for PassEverything {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, frame: Vec<u8>) -> hourglass_dkg::Result<()> {
+        let mut f = Frame::decode(&frame).unwrap();
+        if f.kind != Kind::Data || f.tag.step != hourglass_dkg::wire::step::sieve_from_king(0) {
+            return self.inner.send(to, frame);
+        }
+        // Values are a 4-byte length and the bytes: replace each with 1.
+        let (mut at, mut w) = (0, Writer::new());
+        while at + 4 <= f.payload.len() {
+            let len = u32::from_be_bytes(f.payload[at..at + 4].try_into().unwrap()) as usize;
+            at += 4 + len;
+            w.int(&Integer::from(1));
+            self.rewritten
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        f.payload = w.finish();
+        self.inner.send(to, f.encode())
+    }
+    fn recv_until(&mut self, deadline: std::time::Instant) -> Option<Event> {
+        self.inner.recv_until(deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// The attack on the tested sieve: a king that says every attempt passes gets candidates
+/// that are not units modulo `M` into the batch. They cannot reach the key: the shares of a
+/// candidate come from the sharings themselves, not from the king's word, so a candidate with
+/// a factor in `M` makes an `N` that fails trial division. The generation still ends in a
+/// correct key (the share of candidates that reach the biprimality test, with the liar and
+/// without, is printed).
+#[test]
+fn a_king_passing_every_attempt_gets_no_small_factor_into_the_key() {
+    let k = 20;
+    let mut settings = Settings::new(512);
+    settings.batch = 16;
+    let ids: Vec<PartyId> = (1..=k as u32).collect();
+    let rewritten = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
+        .into_iter()
+        .map(|inner| {
+            let ids = ids.clone();
+            let settings = settings.clone();
+            let rewritten = rewritten.clone();
+            thread::spawn(move || {
+                let me = inner.me();
+                let mut entropy = SeededEntropy::new(&[34, me as u8]);
+                let mut transport: Box<dyn Transport> = if me == 2 {
+                    Box::new(PassEverything { inner, rewritten })
+                } else {
+                    Box::new(inner)
+                };
+                generate(
+                    &mut *transport,
+                    &ids,
+                    &settings,
+                    "test",
+                    &mut entropy,
+                    &mut |_| {},
+                )
+            })
+        })
+        .collect();
+    let results: Vec<Generated> = handles
+        .into_iter()
+        .map(|h| h.join().unwrap().unwrap())
+        .collect();
+    check_key(&results);
+    assert!(rewritten.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    let honest = run_cluster(k, &settings, 34);
+    let honest = honest[0].as_ref().unwrap();
+    let share = |g: &Generated| g.report.biprimality_tests as f64 / g.report.candidates as f64;
+    eprintln!(
+        "tests per candidate: {:.3} with a lying king, {:.3} without",
+        share(&results[0]),
+        share(honest)
+    );
 }
