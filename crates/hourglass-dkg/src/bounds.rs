@@ -164,7 +164,12 @@ impl FrameBounds {
         let n_len = int_len(bits);
         let e_len = int_len(u32::BITS - PUBLIC_EXPONENT.leading_zeros());
         let rounds = settings.biprimality_rounds as usize;
-        b.set(Kind::Data, step::N_SHARES, batch * 2 * p_len);
+        // Each member deals the shares of the pairs it holds: the t + 1 positions from a
+        // pair's lead on, leads rotating over the k members pair by pair.
+        for k in settings.minimum_for(parties)..=parties {
+            let held = (t + 1) * (batch / k) + (t + 1).min(batch % k);
+            b.set(Kind::Data, step::N_SHARES, held * 2 * p_len);
+        }
         b.set(Kind::Data, step::N_POINTS, batch * p_len);
         b.set(Kind::Data, step::BIPRIMALITY, batch * n_len);
         b.set(Kind::Data, step::GCD_SHARES, (rounds - 1 + 2) * n_len);
@@ -379,7 +384,9 @@ mod tests {
         let settings = batch_of_32(1024);
         let b = FrameBounds::generation(&settings, 5).unwrap();
         let limit = b.payload_limit(Kind::Data, step::N_SHARES);
-        assert_eq!(limit, 32 * 2 * (4 + 129));
+        // t = 2: a member holds the pairs led from two positions before it to its own, 3 of
+        // every 5 (and 2 of the last 2): 20 of 32, two values each.
+        assert_eq!(limit, 20 * 2 * (4 + 129));
         assert!(b.check(Kind::Data, step::N_SHARES, limit).is_ok());
         assert_eq!(
             b.check(Kind::Data, step::N_SHARES, limit + 1),

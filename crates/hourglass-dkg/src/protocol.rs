@@ -386,6 +386,9 @@ struct Run<'s, 't, 'r> {
     sieve: Sieve,
     /// How this epoch's committee draws its sieved residues.
     method: SieveMethod,
+    /// For the pairs whose lead is at position `L`, this member's Lagrange coefficient modulo
+    /// `M` among the pair's holders ([`holds`]), if it is one.
+    holder_lambda: Vec<Option<Integer>>,
     over_m: Shamir,
     over_p: Shamir,
     /// The double sharings' extraction over `M` (fixed for the epoch's members).
@@ -431,6 +434,33 @@ fn deal(me: usize, out: &mut [Writer], mut shares: Vec<SecretInt>) -> SecretInt 
     shares.swap_remove(me - 1)
 }
 
+/// Whether the member at `position` holds the pairs whose lead is at `lead` among `k` members
+/// with threshold `t`: the `t + 1` positions from the lead on, wrapping.
+fn holds(lead: usize, position: usize, k: usize, t: usize) -> bool {
+    (position + k - lead) % k <= t
+}
+
+/// For each lead position `L`, the Lagrange coefficient at 0 modulo `m` of the member at
+/// `me` among the holders of `L`'s pairs (points `L..L+t`, wrapping), if it is one of them.
+fn holder_lambdas(m: &Integer, k: usize, t: usize, me: usize) -> Result<Vec<Option<Integer>>> {
+    (1..=k)
+        .map(|lead| {
+            if !holds(lead, me, k, t) {
+                return Ok(None);
+            }
+            let (mut num, mut den) = (Integer::from(1), Integer::from(1));
+            for l in (0..=t).map(|i| (lead - 1 + i) % k + 1).filter(|&l| l != me) {
+                num *= l as i64;
+                den *= l as i64 - me as i64;
+            }
+            let inv = den
+                .invert(m)
+                .map_err(|_| ParamError::ShamirModulus { parties: k })?;
+            Ok(Some((num * inv).rem_euc(m)))
+        })
+        .collect()
+}
+
 impl<'s, 't, 'r> Run<'s, 't, 'r> {
     fn new(
         session: &'s mut Session<'t>,
@@ -450,6 +480,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             rng,
             settings,
             method: sieve.method(threshold),
+            holder_lambda: holder_lambdas(sieve.modulus(), k, threshold, me)?,
             sieve,
             over_m,
             over_p,
@@ -615,7 +646,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
     }
 
-    /// [`SieveMethod::Tree`]: this member's additive shares of `slots` fresh units modulo `M`.
+    /// [`SieveMethod::Tree`]: this member's degree-`t` shares of `slots` fresh units modulo `M`.
     ///
     /// The first `t + 1` members each deal a degree-`t` sharing of a fresh unit `a_i mod M`
     /// per candidate, and every member deals double sharings ([`Extractor`]) for the `t`
@@ -625,7 +656,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// king, which interpolates and sends back `xy + r`, and each member's share of `xy` is
     /// `xy + r - rt_j`. Kings rotate over the members, so each interpolates `1/k` of the
     /// products. The product `a` (unknown to any `t` members: each misses a factor) ends as
-    /// additive shares `b_j = lambda_j a_j`.
+    /// degree-`t` shares.
     fn sieve_tree(&mut self, slots: usize) -> RoundResult<Vec<SecretInt>> {
         let (k, t, me) = (self.k, self.t, self.me);
         let contributors = t + 1;
@@ -760,19 +791,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             values = next_values;
             next_double += count;
         }
-        let lambda = self.over_m.lambda(me).clone();
-        let shares: Vec<SecretInt> = values
+        Ok(values
             .into_iter()
-            .map(|mut v| {
-                let a = v.pop().unwrap_or_default();
-                let scaled = SecretInt::new(Integer::from(a.expose() * &lambda));
-                reduce_secret(scaled.expose(), &m).map(SecretInt::new)
-            })
-            .collect::<std::result::Result<_, _>>()?;
-        Ok(shares)
+            .map(|mut v| v.pop().unwrap_or_default())
+            .collect())
     }
 
-    /// [`SieveMethod::Tested`]: this member's additive shares of up to `slots` fresh units
+    /// [`SieveMethod::Tested`]: this member's degree-`t` shares of up to `slots` fresh units
     /// modulo `M`, in 3 rounds whatever `t`.
     ///
     /// Every member deals random degree-`t` sharings, extracted ([`Extractor`]) into two per
@@ -782,7 +807,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// `attempt mod k + 1`), which interpolates `x r` and sends it to every member. An attempt
     /// passes when `x r` is a unit modulo `M`: then `x` and `r` are both units, and `x r` is a
     /// uniform unit whatever `x` is, so the opened value says nothing of `x`. The first `slots`
-    /// that pass become additive shares `b_j = lambda_j x_j`; the others are dropped. A king
+    /// that pass are the batch's; the others are dropped. A king
     /// that lies about `x r` can only drop a unit or pass a non-unit, whose `N` then fails the
     /// trial division (every prime in `M` is below `2^16`).
     fn sieve_tested(&mut self, slots: usize) -> RoundResult<Vec<SecretInt>> {
@@ -877,16 +902,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             opened[pos - 1] = r.ints_below(kinged(pos), &m).map_err(|e| bad(sender, e))?;
             r.end().map_err(|e| bad(sender, e))?;
         }
-        let lambda = self.over_m.lambda(me).clone();
         let mut taken = vec![0usize; k];
         let mut shares = Vec::with_capacity(slots);
-        for (attempt, x) in xs.iter().enumerate() {
+        for (attempt, x) in xs.into_iter().enumerate() {
             let kp = king(attempt) - 1;
             let value = &opened[kp][taken[kp]];
             taken[kp] += 1;
             if shares.len() < slots && Integer::from(value.gcd_ref(&m)) == 1 {
-                let scaled = SecretInt::new(Integer::from(x.expose() * &lambda));
-                shares.push(SecretInt::new(reduce_secret(scaled.expose(), &m)?));
+                shares.push(x);
             }
         }
         Ok(shares)
@@ -900,21 +923,33 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             SieveMethod::Tree => self.sieve_tree(slots)?,
             SieveMethod::Tested => self.sieve_tested(slots)?,
         };
+        let m = self.sieve.modulus().clone();
         let mut pairs = Vec::with_capacity(self.settings.batch);
         for (i, chunk) in shares.chunks_exact(2).enumerate() {
             let lead = i % self.k + 1;
             let leads = lead == self.me;
-            pairs.push(Pair {
-                lead,
-                p: SecretInt::new(
-                    self.sieve
-                        .candidate_share(leads, chunk[0].expose(), self.rng),
-                ),
-                q: SecretInt::new(
-                    self.sieve
-                        .candidate_share(leads, chunk[1].expose(), self.rng),
-                ),
-            });
+            // The pair's holders turn their degree-t shares into additive ones; the others
+            // hold nothing of it.
+            let Some(lambda) = self.holder_lambda[lead - 1].clone() else {
+                pairs.push(Pair {
+                    lead,
+                    p: SecretInt::default(),
+                    q: SecretInt::default(),
+                });
+                continue;
+            };
+            let mut additive = |x: &SecretInt| -> RoundResult<SecretInt> {
+                let scaled = SecretInt::new(Integer::from(x.expose() * &lambda));
+                let b = SecretInt::new(reduce_secret(scaled.expose(), &m)?);
+                Ok(SecretInt::new(self.sieve.candidate_share(
+                    leads,
+                    b.expose(),
+                    self.rng,
+                )))
+            };
+            let p = additive(&chunk[0])?;
+            let q = additive(&chunk[1])?;
+            pairs.push(Pair { lead, p, q });
         }
         Ok(pairs)
     }
@@ -924,18 +959,22 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let big_p = self.over_p.modulus().clone();
         let mut out: Vec<Writer> = (0..self.k).map(|_| Writer::new()).collect();
         let mut sums: Vec<[SecretInt; 3]> = Vec::with_capacity(pairs.len());
+        let (k, t) = (self.k, self.t);
         for pair in pairs {
-            let dealt = [
-                self.over_p.share(pair.p.expose(), self.t, self.rng),
-                self.over_p.share(pair.q.expose(), self.t, self.rng),
-            ];
             let mut mine: [SecretInt; 3] = Default::default();
             mine[2] = SecretInt::new(
                 self.over_p
                     .zero_from_streams(self.me, &mut self.streams_out),
             );
-            for (c, shares) in dealt.into_iter().enumerate() {
-                mine[c] = deal(self.me, &mut out, shares);
+            // Only the pair's holders deal (the others' shares are zero).
+            if holds(pair.lead, self.me, k, t) {
+                let dealt = [
+                    self.over_p.share(pair.p.expose(), t, self.rng),
+                    self.over_p.share(pair.q.expose(), t, self.rng),
+                ];
+                for (c, shares) in dealt.into_iter().enumerate() {
+                    mine[c] = deal(self.me, &mut out, shares);
+                }
             }
             sums.push(mine);
         }
@@ -946,9 +985,11 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let stream = self.streams_in[pos - 1]
                 .as_mut()
                 .ok_or_else(|| bad(sender, MessageProblem::NoPairwiseSeed))?;
-            for s in sums.iter_mut() {
-                for v in s[..2].iter_mut() {
-                    *v.expose_mut() += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
+            for (s, pair) in sums.iter_mut().zip(pairs) {
+                if holds(pair.lead, pos, k, t) {
+                    for v in s[..2].iter_mut() {
+                        *v.expose_mut() += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
+                    }
                 }
                 *s[2].expose_mut() += stream.wide(&big_p).expose();
             }
@@ -1227,11 +1268,27 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let Some(fix) = fix else {
             return Err(Halt::Fatal(SignatureError::SharesDoNotCombine.into()));
         };
-        let d_j = if pair.lead == self.me {
+        let mut d_j = if pair.lead == self.me {
             SecretInt::new(Integer::from(d_j.expose() + fix))
         } else {
             d_j
         };
+        // Only the pair's t + 1 holders have a share of d so far: spread it over every member
+        // with integers that cancel (member j adds what it draws from its stream to i and
+        // subtracts what it draws from i's stream to it), each of half the modulus's length and
+        // 128 bits more, so that every member's share is needed and none says anything of d.
+        let bound = Integer::from(1) << (self.settings.bits / 2);
+        for pos in (1..=self.k).filter(|&pos| pos != self.me) {
+            let sender = self.session.member_at(pos);
+            let (Some(out), Some(theirs)) = (
+                self.streams_out[pos - 1].as_mut(),
+                self.streams_in[pos - 1].as_mut(),
+            ) else {
+                return Err(bad(sender, MessageProblem::NoPairwiseSeed));
+            };
+            *d_j.expose_mut() += out.wide(&bound).expose();
+            *d_j.expose_mut() -= theirs.wide(&bound).expose();
+        }
         let public = PublicKey::new(n.clone(), e).map_err(Error::from)?;
         Ok(Some((public, d_j, (pair.p.clone(), pair.q.clone()))))
     }

@@ -83,7 +83,9 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         frames.push((Kind::Data, s, payload));
     }
     let data = [
-        (step::N_SHARES, 2 * batch, &big_p),
+        // A member holds the pairs whose lead is among the t + 1 positions up to its own:
+        // 50 * floor(128 / k') + min(50, 128 mod k') of a batch, 79 among 99 (78 among 100).
+        (step::N_SHARES, 2 * 79, &big_p),
         (step::N_POINTS, batch, &big_p),
         (step::BIPRIMALITY, batch, &n),
         (step::GCD_SHARES, rounds - 1 + 2, &n),
@@ -134,14 +136,15 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     let largest = frames.iter().map(|f| f.2.len()).max().unwrap();
     assert_eq!(bounds.largest(), hourglass_dkg::wire::HEADER + largest);
-    // With batches of 128 the sieving round's frame is the largest (189 KB), then the echo of
-    // the transcript signatures (104 KB: 100 signatures of the longest kind).
+    // The echo of the transcript signatures is the largest (104 KB: 100 signatures of the
+    // longest kind), then the shares of the pairs a member holds (82 KB).
     assert_eq!(
-        bounds.payload_limit(Kind::Data, step::N_SHARES),
+        bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_ECHO),
         largest,
-        "the shares of the batch's candidates are the largest frame"
+        "the echo is the largest frame"
     );
-    assert!(bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_ECHO) > 100_000);
+    assert!(largest > 100_000);
+    assert!(bounds.payload_limit(Kind::Data, step::N_SHARES) > 80_000);
 
     // A star's relay link carries that largest frame sealed (a 5-byte header and a 16-byte
     // tag more) and not a byte more; it may hold the pending frames of all k - 1 senders.
