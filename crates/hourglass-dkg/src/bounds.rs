@@ -150,7 +150,7 @@ impl FrameBounds {
                     }
                 }
                 SieveMethod::Tested => {
-                    let attempts = sieve.attempts(slots);
+                    let attempts = sieve.attempts(batch);
                     let dealt = (2 * attempts).div_ceil(k - t);
                     b.set(Kind::Data, step::SIEVE, dealt * m_len);
                     let per_king = attempts.div_ceil(k);
@@ -443,7 +443,7 @@ mod tests {
         let sieve = Sieve::new(1024, 49, None).unwrap();
         assert_eq!(sieve.method(24), SieveMethod::Tested);
         let m_len = int_len(sieve.modulus().significant_bits());
-        let attempts = sieve.attempts(64);
+        let attempts = sieve.attempts(32);
         let most = (2 * attempts).div_ceil(49 - 24) * m_len;
         assert!(b.payload_limit(Kind::Data, step::SIEVE) >= most);
         assert!(

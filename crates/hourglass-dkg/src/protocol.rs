@@ -10,11 +10,12 @@
 //!    member then forms its share `p_j` ([`Sieve::candidate_share`]). Per member and
 //!    candidate this costs `O(t)` values sent and `O(k t)` small-number operations, where
 //!    re-sharing every product with every member (BGW) cost `O(k t)` values and `O(k t^2)`.
-//!    Committees from about 15 parties instead **test** random sharings (3 rounds,
-//!    [`SieveMethod::Tested`]): every member deals random sharings, and for each attempt `x`
-//!    with a random mask `r` a king opens `x r`; the attempts whose `x r` is a unit are kept.
-//!    That is about `1 / u^2` attempts per candidate (`u` the fraction of units modulo `M`,
-//!    0.6 at 50 parties and 2048 bits), each a few values per member, whatever `t`
+//!    Committees from about 10 parties instead **test** random sharings (3 rounds,
+//!    [`SieveMethod::Tested`]): every member deals random sharings, and for each attempt, a
+//!    pair `(x, r)`, a king opens `x r`; an attempt whose `x r` is a unit becomes a candidate
+//!    pair (`p = x`, `q = r` modulo `M`, so the opened value is the `N mod M` that `N` reveals
+//!    anyway). That is about `1 / u^2` attempts per pair (`u` the fraction of units modulo
+//!    `M`, 0.6 at 50 parties and 2048 bits), each a few values per member, whatever `t`
 //!    ([`Sieve::method`] compares the two).
 //! 2. **N** (2 rounds): BGW over a public prime `P > N` (degree-`t` sharings of `p_j` and `q_j`,
 //!    a degree-`2t` sharing of zero), then every member reveals its point of the product
@@ -797,23 +798,24 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .collect())
     }
 
-    /// [`SieveMethod::Tested`]: this member's degree-`t` shares of up to `slots` fresh units
-    /// modulo `M`, in 3 rounds whatever `t`.
+    /// [`SieveMethod::Tested`]: this member's degree-`t` shares of up to `pairs` pairs of fresh
+    /// units modulo `M` (`x` then `r` for each), in 3 rounds whatever `t`.
     ///
     /// Every member deals random degree-`t` sharings, extracted ([`Extractor`]) into two per
-    /// attempt ([`Sieve::attempts`]): `x` and a mask `r`. Each member sends `x_j r_j + z_j`
-    /// (`z_j` its share of a sharing of zero drawn from the pairwise streams, so that the points
-    /// are those of a random polynomial through `x r`) to the attempt's king (position
+    /// attempt ([`Sieve::attempts`]): `x` and `r`. Each member sends `x_j r_j + z_j` (`z_j` its
+    /// share of a sharing of zero drawn from the pairwise streams, so that the points are those
+    /// of a random polynomial through `x r`) to the attempt's king (position
     /// `attempt mod k + 1`), which interpolates `x r` and sends it to every member. An attempt
-    /// passes when `x r` is a unit modulo `M`: then `x` and `r` are both units, and `x r` is a
-    /// uniform unit whatever `x` is, so the opened value says nothing of `x`. The first `slots`
-    /// that pass are the batch's; the others are dropped. A king
+    /// passes when `x r` is a unit modulo `M`: then `x` and `r` are both units, and become the
+    /// candidates `p` and `q` of a pair (`p = x` and `q = r` modulo `M`), whose `N mod M` is
+    /// the opened `x r`: the pair's `N`, revealed in step 2, says as much. The first `pairs`
+    /// attempts that pass are the batch's; the others are dropped unused. A king
     /// that lies about `x r` can only drop a unit or pass a non-unit, whose `N` then fails the
     /// trial division (every prime in `M` is below `2^16`).
-    fn sieve_tested(&mut self, slots: usize) -> RoundResult<Vec<SecretInt>> {
+    fn sieve_tested(&mut self, pairs: usize) -> RoundResult<Vec<SecretInt>> {
         let (k, me) = (self.k, self.me);
         let m = self.sieve.modulus().clone();
-        let attempts = self.sieve.attempts(slots);
+        let attempts = self.sieve.attempts(pairs);
         let dealt = (2 * attempts).div_ceil(self.extractor.outputs());
 
         // Round 1: random sharings, dealt by every member.
@@ -844,7 +846,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let kinged = |position: usize| attempts / k + usize::from(position - 1 < attempts % k);
         let mut to_king: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
         let mut own = Vec::with_capacity(kinged(me));
-        let mut xs = Vec::with_capacity(attempts);
+        let mut xrs = Vec::with_capacity(attempts);
         for (attempt, xr) in randoms.chunks_exact(2).take(attempts).enumerate() {
             let mut zero = SecretInt::new(self.over_m.zero_from_streams(me, &mut self.streams_out));
             for (pos, stream) in self.streams_in.iter_mut().enumerate() {
@@ -867,7 +869,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             } else {
                 to_king[king(attempt) - 1].int(&point);
             }
-            xs.push(xr[0].clone());
+            xrs.push([xr[0].clone(), xr[1].clone()]);
         }
         drop(randoms);
         let replies = self.exchange_shares(step::sieve_to_king(0), to_king)?;
@@ -903,13 +905,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             r.end().map_err(|e| bad(sender, e))?;
         }
         let mut taken = vec![0usize; k];
-        let mut shares = Vec::with_capacity(slots);
-        for (attempt, x) in xs.into_iter().enumerate() {
+        let mut shares = Vec::with_capacity(2 * pairs);
+        for (attempt, [x, r]) in xrs.into_iter().enumerate() {
             let kp = king(attempt) - 1;
             let value = &opened[kp][taken[kp]];
             taken[kp] += 1;
-            if shares.len() < slots && Integer::from(value.gcd_ref(&m)) == 1 {
+            if shares.len() < 2 * pairs && Integer::from(value.gcd_ref(&m)) == 1 {
                 shares.push(x);
+                shares.push(r);
             }
         }
         Ok(shares)
@@ -921,7 +924,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let slots = 2 * self.settings.batch;
         let shares = match self.method {
             SieveMethod::Tree => self.sieve_tree(slots)?,
-            SieveMethod::Tested => self.sieve_tested(slots)?,
+            SieveMethod::Tested => self.sieve_tested(self.settings.batch)?,
         };
         let m = self.sieve.modulus().clone();
         let mut pairs = Vec::with_capacity(self.settings.batch);

@@ -62,10 +62,11 @@ pub enum SieveMethod {
     /// The product of `t + 1` members' units by a tree of `t` multiplications (double
     /// sharings, `1 + 2 ceil(log2(t + 1))` rounds): cheapest for small committees.
     Tree,
-    /// Random sharings `x` tested by opening `x r` for a random mask `r` (3 rounds): a unit
-    /// passes when `x r` is one, and `x r` is then a uniform unit that says nothing of `x`; the
-    /// others are dropped. About `1 / unit_fraction()^2` attempts per candidate, whatever `t`:
-    /// cheaper than the tree from about 15 parties.
+    /// Pairs of random sharings `(x, r)` tested by opening `x r` (3 rounds): the pair passes
+    /// when `x r` is a unit, and becomes a candidate pair `(p, q)` with `p = x` and `q = r`
+    /// modulo `M`, so the opened value is `N mod M`, which the pair's `N` reveals anyway; the
+    /// others are dropped unused. About `1 / unit_fraction()^2` attempts per candidate pair,
+    /// whatever `t`: cheaper than the tree from about 10 parties.
     Tested,
 }
 
@@ -263,9 +264,9 @@ impl Sieve {
         // king's value back; and t + 1 units dealt.
         let tree = t * (2.0 * random + 2.0) + (t + 1.0) * (k - 1.0) / k;
         // The test: two random sharings, a point to the king and the king's value back, per
-        // attempt.
-        let slots = 256;
-        let tested = (2.0 * random + 2.0) * self.attempts(slots) as f64 / slots as f64;
+        // attempt; an attempt that passes is a pair (two candidates).
+        let pairs = 128;
+        let tested = (2.0 * random + 2.0) * self.attempts(pairs) as f64 / (2 * pairs) as f64;
         if tested < tree {
             SieveMethod::Tested
         } else {
@@ -273,12 +274,13 @@ impl Sieve {
         }
     }
 
-    /// The attempts [`SieveMethod::Tested`] draws for `slots` candidates: enough that fewer
-    /// than `slots` pass with probability about 0.1% (`slots + 3 sqrt(slots)` expected units,
-    /// a unit passing with probability `unit_fraction()^2`: `x` and its mask `r` both units).
-    pub fn attempts(&self, slots: usize) -> usize {
+    /// The attempts [`SieveMethod::Tested`] draws for `pairs` candidate pairs: enough that
+    /// fewer than `pairs` pass with probability about 0.1% (`pairs + 3 sqrt(pairs)` expected
+    /// to pass, an attempt passing with probability `unit_fraction()^2`: `x` and `r` both
+    /// units).
+    pub fn attempts(&self, pairs: usize) -> usize {
         let pass = self.unit_fraction().powi(2);
-        let wanted = slots as f64 + 3.0 * (slots as f64).sqrt();
+        let wanted = pairs as f64 + 3.0 * (pairs as f64).sqrt();
         (wanted / pass).ceil() as usize
     }
 

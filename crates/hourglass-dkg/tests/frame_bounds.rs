@@ -48,7 +48,7 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         .flat_map(|parties| {
             let sieve = Sieve::new(bits / 2, parties, None).unwrap();
             assert_eq!(sieve.method(49), SieveMethod::Tested, "{parties} members");
-            let attempts = sieve.attempts(2 * batch);
+            let attempts = sieve.attempts(batch);
             let dealt = (2 * attempts).div_ceil(parties - 49);
             let per_king = attempts.div_ceil(parties);
             let m = sieve.modulus().clone();
