@@ -847,10 +847,16 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let mut to_king: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
         let mut own = Vec::with_capacity(kinged(me));
         let mut xrs = Vec::with_capacity(attempts);
+        let t = self.t;
         for (attempt, xr) in randoms.chunks_exact(2).take(attempts).enumerate() {
-            let mut zero = SecretInt::new(self.over_m.zero_from_streams(me, &mut self.streams_out));
+            // The sharing of zero is dealt by the t + 1 positions from the attempt's king on
+            // (at least one of them honest, so it is random to any t members).
+            let mut zero = SecretInt::default();
+            if holds(king(attempt), me, k, t) {
+                *zero.expose_mut() = self.over_m.zero_from_streams(me, &mut self.streams_out);
+            }
             for (pos, stream) in self.streams_in.iter_mut().enumerate() {
-                if pos + 1 == me {
+                if pos + 1 == me || !holds(king(attempt), pos + 1, k, t) {
                     continue;
                 }
                 let stream = stream.as_mut().ok_or_else(|| {
@@ -965,12 +971,13 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let (k, t) = (self.k, self.t);
         for pair in pairs {
             let mut mine: [SecretInt; 3] = Default::default();
-            mine[2] = SecretInt::new(
-                self.over_p
-                    .zero_from_streams(self.me, &mut self.streams_out),
-            );
-            // Only the pair's holders deal (the others' shares are zero).
+            // Only the pair's holders deal: its shares (the others' are zero) and the sharings
+            // of zero that hide the product (one holder is honest).
             if holds(pair.lead, self.me, k, t) {
+                mine[2] = SecretInt::new(
+                    self.over_p
+                        .zero_from_streams(self.me, &mut self.streams_out),
+                );
                 let dealt = [
                     self.over_p.share(pair.p.expose(), t, self.rng),
                     self.over_p.share(pair.q.expose(), t, self.rng),
@@ -993,8 +1000,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                     for v in s[..2].iter_mut() {
                         *v.expose_mut() += r.int_below(&big_p).map_err(|e| bad(sender, e))?;
                     }
+                    *s[2].expose_mut() += stream.wide(&big_p).expose();
                 }
-                *s[2].expose_mut() += stream.wide(&big_p).expose();
             }
             r.end().map_err(|e| bad(sender, e))?;
         }
