@@ -647,6 +647,53 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
     }
 
+    /// Opens values through their kings, in two rounds at the sieving level `level`: this
+    /// member sends `to_king[q - 1]` (its points of the values whose king is at position `q`)
+    /// and keeps `own` (its points of its own values); as king it interpolates each of its
+    /// values from every member's point and sends them to every member. Returns every king's
+    /// opened values by position, `kinged(q)` of them for the king at `q`.
+    fn open_by_kings(
+        &mut self,
+        level: usize,
+        to_king: Vec<Writer>,
+        own: Vec<Integer>,
+        kinged: impl Fn(usize) -> usize,
+    ) -> RoundResult<Vec<Vec<Integer>>> {
+        let (k, me) = (self.k, self.me);
+        let m = self.sieve.modulus().clone();
+        let replies = self.exchange_shares(step::sieve_to_king(level), to_king)?;
+        let mine = kinged(me);
+        let mut points: Vec<Vec<Integer>> = vec![Vec::new(); k];
+        points[me - 1] = own;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            points[pos - 1] = r.ints_below(mine, &m).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        let own_opened: Vec<Integer> = (0..mine)
+            .map(|j| {
+                let column: Vec<Integer> = points.iter().map(|p| p[j].clone()).collect();
+                self.over_m.interpolate(&column)
+            })
+            .collect();
+        drop(points);
+        let mut w = Writer::new();
+        for v in &own_opened {
+            w.int(v);
+        }
+        let replies = self.broadcast(step::sieve_from_king(level), w.finish())?;
+        let mut opened: Vec<Vec<Integer>> = vec![Vec::new(); k];
+        opened[me - 1] = own_opened;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            opened[pos - 1] = r.ints_below(kinged(pos), &m).map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+        }
+        Ok(opened)
+    }
+
     /// [`SieveMethod::Tree`]: this member's degree-`t` shares of `slots` fresh units modulo `M`.
     ///
     /// The first `t + 1` members each deal a degree-`t` sharing of a fresh unit `a_i mod M`
@@ -739,38 +786,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                     }
                 }
             }
-            let replies = self.exchange_shares(step::sieve_to_king(level), to_king)?;
-            // As king: interpolate each of this member's products from every member's point.
-            let mine = kinged(me);
-            let mut points: Vec<Vec<Integer>> = vec![Vec::new(); k];
-            points[me - 1] = own;
-            for (pos, payload) in replies {
-                let sender = self.session.member_at(pos);
-                let mut r = Reader::new(&payload);
-                points[pos - 1] = r.ints_below(mine, &m).map_err(|e| bad(sender, e))?;
-                r.end().map_err(|e| bad(sender, e))?;
-            }
-            let own_opened: Vec<Integer> = (0..mine)
-                .map(|j| {
-                    let column: Vec<Integer> = points.iter().map(|p| p[j].clone()).collect();
-                    self.over_m.interpolate(&column)
-                })
-                .collect();
-            drop(points);
-            let mut w = Writer::new();
-            for v in &own_opened {
-                w.int(v);
-            }
-            let replies = self.broadcast(step::sieve_from_king(level), w.finish())?;
-            let mut opened: Vec<Vec<Integer>> = vec![Vec::new(); k];
-            opened[me - 1] = own_opened;
-            for (pos, payload) in replies {
-                let sender = self.session.member_at(pos);
-                let theirs = kinged(pos);
-                let mut r = Reader::new(&payload);
-                opened[pos - 1] = r.ints_below(theirs, &m).map_err(|e| bad(sender, e))?;
-                r.end().map_err(|e| bad(sender, e))?;
-            }
+            let opened = self.open_by_kings(level, to_king, own, kinged)?;
             let mut taken = vec![0usize; k];
             let mut next_values = Vec::with_capacity(slots);
             for (slot, mut vals) in std::mem::take(&mut values).into_iter().enumerate() {
@@ -841,7 +857,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .flat_map(|d| self.extractor.extract(d))
             .collect();
 
-        // Round 2: each member's point of x r + 0 to the attempt's king.
+        // Each member's point of x r + 0, for the attempt's king.
         let king = |attempt: usize| attempt % k + 1;
         let kinged = |position: usize| attempts / k + usize::from(position - 1 < attempts % k);
         let mut to_king: Vec<Writer> = (0..k).map(|_| Writer::new()).collect();
@@ -878,38 +894,9 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             xrs.push([xr[0].clone(), xr[1].clone()]);
         }
         drop(randoms);
-        let replies = self.exchange_shares(step::sieve_to_king(0), to_king)?;
-        let mine = kinged(me);
-        let mut points: Vec<Vec<Integer>> = vec![Vec::new(); k];
-        points[me - 1] = own;
-        for (pos, payload) in replies {
-            let sender = self.session.member_at(pos);
-            let mut r = Reader::new(&payload);
-            points[pos - 1] = r.ints_below(mine, &m).map_err(|e| bad(sender, e))?;
-            r.end().map_err(|e| bad(sender, e))?;
-        }
-        let own_opened: Vec<Integer> = (0..mine)
-            .map(|j| {
-                let column: Vec<Integer> = points.iter().map(|p| p[j].clone()).collect();
-                self.over_m.interpolate(&column)
-            })
-            .collect();
-        drop(points);
-
-        // Round 3: each king's opened values x r, to every member.
-        let mut w = Writer::new();
-        for v in &own_opened {
-            w.int(v);
-        }
-        let replies = self.broadcast(step::sieve_from_king(0), w.finish())?;
-        let mut opened: Vec<Vec<Integer>> = vec![Vec::new(); k];
-        opened[me - 1] = own_opened;
-        for (pos, payload) in replies {
-            let sender = self.session.member_at(pos);
-            let mut r = Reader::new(&payload);
-            opened[pos - 1] = r.ints_below(kinged(pos), &m).map_err(|e| bad(sender, e))?;
-            r.end().map_err(|e| bad(sender, e))?;
-        }
+        // Rounds 2 and 3: each member's point of x r + 0 to the attempt's king, and each
+        // king's opened values to every member.
+        let opened = self.open_by_kings(0, to_king, own, kinged)?;
         let mut taken = vec![0usize; k];
         let mut shares = Vec::with_capacity(2 * pairs);
         for (attempt, [x, r]) in xrs.into_iter().enumerate() {

@@ -271,12 +271,17 @@ enum Tampering {
     Truncated,
     WrongSender,
     Duplicate,
+    /// As king of the tested sieve, says that every attempt it opened is the unit 1, so that
+    /// every member keeps those attempts, units or not (other frames go as they are).
+    PassEverything,
 }
 
 /// Party 2's transport, damaging every protocol frame it sends after the first round.
 struct Tamper {
     inner: MemoryTransport,
     how: Tampering,
+    /// How many values it rewrote.
+    rewritten: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Transport for Tamper {
@@ -292,6 +297,23 @@ impl Transport for Tamper {
             return self.inner.send(to, frame);
         }
         match self.how {
+            Tampering::PassEverything => {
+                if f.tag.step != hourglass_dkg::wire::step::sieve_from_king(0) {
+                    return self.inner.send(to, frame);
+                }
+                // Values are a 4-byte length and the bytes: replace each with 1.
+                let (mut at, mut w) = (0, Writer::new());
+                while at + 4 <= f.payload.len() {
+                    let len =
+                        u32::from_be_bytes(f.payload[at..at + 4].try_into().unwrap()) as usize;
+                    at += 4 + len;
+                    w.int(&Integer::from(1));
+                    self.rewritten
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                f.payload = w.finish();
+                self.inner.send(to, f.encode())
+            }
             Tampering::Garbage => self
                 .inner
                 .send(to, b"garbage that is not a frame at all".to_vec()),
@@ -344,7 +366,11 @@ fn tampered_and_garbage_messages_abort_the_run_naming_the_sender() {
                     let me = inner.me();
                     let mut entropy = SeededEntropy::new(&[7, me as u8]);
                     let mut transport: Box<dyn Transport> = if me == 2 {
-                        Box::new(Tamper { inner, how })
+                        Box::new(Tamper {
+                            inner,
+                            how,
+                            rewritten: Default::default(),
+                        })
                     } else {
                         Box::new(inner)
                     };
@@ -490,45 +516,6 @@ fn a_peer_flooding_frames_ahead_of_the_protocol_is_named() {
     drop((idle, flooder));
 }
 
-/// Party 2's transport, claiming as king of the tested sieve that every attempt it opened is
-/// the unit 1, so that every member keeps those attempts, units or not.
-struct PassEverything {
-    inner: MemoryTransport,
-    rewritten: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Transport for PassEverything {
-    fn me(&self) -> PartyId {
-        self.inner.me()
-    }
-    fn peers(&self) -> Vec<PartyId> {
-        self.inner.peers()
-    }
-    fn send(&self, to: PartyId, frame: Vec<u8>) -> hourglass_dkg::Result<()> {
-        let mut f = Frame::decode(&frame).unwrap();
-        if f.kind != Kind::Data || f.tag.step != hourglass_dkg::wire::step::sieve_from_king(0) {
-            return self.inner.send(to, frame);
-        }
-        // Values are a 4-byte length and the bytes: replace each with 1.
-        let (mut at, mut w) = (0, Writer::new());
-        while at + 4 <= f.payload.len() {
-            let len = u32::from_be_bytes(f.payload[at..at + 4].try_into().unwrap()) as usize;
-            at += 4 + len;
-            w.int(&Integer::from(1));
-            self.rewritten
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        f.payload = w.finish();
-        self.inner.send(to, f.encode())
-    }
-    fn recv_until(&mut self, deadline: std::time::Instant) -> Option<Event> {
-        self.inner.recv_until(deadline)
-    }
-    fn stats(&self) -> TrafficStats {
-        self.inner.stats()
-    }
-}
-
 /// The attack on the tested sieve: a king that says every attempt passes gets candidates
 /// that are not units modulo `M` into the batch. They cannot reach the key: the shares of a
 /// candidate come from the sharings themselves, not from the king's word, so a candidate with
@@ -552,7 +539,11 @@ fn a_king_passing_every_attempt_gets_no_small_factor_into_the_key() {
                 let me = inner.me();
                 let mut entropy = SeededEntropy::new(&[34, me as u8]);
                 let mut transport: Box<dyn Transport> = if me == 2 {
-                    Box::new(PassEverything { inner, rewritten })
+                    Box::new(Tamper {
+                        inner,
+                        how: Tampering::PassEverything,
+                        rewritten,
+                    })
                 } else {
                     Box::new(inner)
                 };
