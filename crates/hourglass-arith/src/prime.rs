@@ -57,47 +57,56 @@ pub fn fips186_5_mr_rounds(bits: u32) -> u32 {
     }
 }
 
+/// The odd primes below `limit`, in increasing order (a sieve of Eratosthenes over the odd
+/// numbers: `limit / 2` bytes while it runs).
+pub fn odd_primes_below(limit: u32) -> Vec<u32> {
+    // composite[i] is for 2i + 1.
+    let half = (limit / 2) as usize;
+    let mut composite = vec![false; half];
+    let mut out = Vec::new();
+    for i in 1..half {
+        if composite[i] {
+            continue;
+        }
+        let p = 2 * i + 1;
+        out.push(p as u32);
+        // Odd multiples of p from p^2: (p^2 - 1) / 2, stepping by p.
+        let mut j = (p * p) / 2;
+        while j < half {
+            composite[j] = true;
+            j += p;
+        }
+    }
+    out
+}
+
+/// The product of `factors`, by a balanced product tree (fast for many small factors); 1 for
+/// none.
+pub fn product_of(factors: &[u32]) -> Integer {
+    let mut level: Vec<Integer> = factors.iter().map(|&p| Integer::from(p)).collect();
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|c| match c {
+                [a, b] => Integer::from(a * b),
+                [a] => a.clone(),
+                _ => unreachable!("chunks(2) yields one or two items"),
+            })
+            .collect();
+    }
+    level.pop().unwrap_or_else(|| Integer::from(1))
+}
+
 /// Odd primes below 2^16, computed once.
 pub fn small_primes() -> &'static [u32] {
     static PRIMES: OnceLock<Vec<u32>> = OnceLock::new();
-    PRIMES.get_or_init(|| {
-        const LIMIT: usize = 1 << 16;
-        let mut composite = vec![false; LIMIT];
-        let mut out = Vec::new();
-        for i in 2..LIMIT {
-            if !composite[i] {
-                if i > 2 {
-                    out.push(i as u32);
-                }
-                let mut j = i * i;
-                while j < LIMIT {
-                    composite[j] = true;
-                    j += i;
-                }
-            }
-        }
-        out
-    })
+    PRIMES.get_or_init(|| odd_primes_below(1 << 16))
 }
 
 /// The product of the odd primes below 2^16 (for smoothness tests by one GCD).
 pub fn small_primorial() -> &'static Integer {
     static PRIMORIAL: OnceLock<Integer> = OnceLock::new();
-    PRIMORIAL.get_or_init(|| {
-        // Balanced product tree: fast for ~6500 factors.
-        let mut level: Vec<Integer> = small_primes().iter().map(|&p| Integer::from(p)).collect();
-        while level.len() > 1 {
-            level = level
-                .chunks(2)
-                .map(|c| match c {
-                    [a, b] => Integer::from(a * b),
-                    [a] => a.clone(),
-                    _ => unreachable!("chunks(2) yields one or two items"),
-                })
-                .collect();
-        }
-        level.pop().unwrap_or_else(|| Integer::from(1))
-    })
+    PRIMORIAL.get_or_init(|| product_of(small_primes()))
 }
 
 /// Is `n` a probable prime under `test`? Random bases come from `rng`.
@@ -640,6 +649,30 @@ mod tests {
             );
             assert_eq!(is_prime_bpsw(&n), is_p, "bpsw n = {n}");
         }
+    }
+
+    #[test]
+    fn odd_primes_below_counts_and_edges() {
+        // pi(2^20) = 82,025 and pi(2^16) = 6,542, less the prime 2.
+        assert_eq!(odd_primes_below(1 << 20).len(), 82_024);
+        assert_eq!(small_primes().len(), 6_541);
+        let below = odd_primes_below(100_000);
+        for n in 0u32..100_000 {
+            let expected = n > 2 && Integer::from(n).is_probably_prime(30) != IsPrime::No;
+            assert_eq!(below.binary_search(&n).is_ok(), expected, "n = {n}");
+        }
+        assert!(odd_primes_below(3).is_empty());
+        assert_eq!(odd_primes_below(8), vec![3, 5, 7]);
+        assert_eq!(odd_primes_below(7), vec![3, 5]);
+    }
+
+    #[test]
+    fn product_of_is_the_plain_product() {
+        let primes = odd_primes_below(5_000);
+        let plain = primes.iter().fold(Integer::from(1), |acc, &p| acc * p);
+        assert_eq!(product_of(&primes), plain);
+        assert_eq!(product_of(&[]), 1);
+        assert_eq!(product_of(&[7]), 7);
     }
 
     #[test]
