@@ -176,7 +176,10 @@ def test_timelock_files_interoperate_with_the_cli(tmp_path):
 
 
 INTERRUPT = r"""
-import sys, hourglass
+import signal, sys, hourglass
+# A shell that starts a job in the background (`cmd &`) gives it SIGINT ignored, and Python then
+# installs no KeyboardInterrupt handler: restore the one an interactive Ctrl-C would meet.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sealed = open(sys.argv[1], "rb").read()
 def progress(done, total):
     if done > 0:
