@@ -15,6 +15,7 @@
 //! | sieving level `i`, to and from a king | one value below `M` for each of the level's `2B * floor(size_i / 2)` products the king interpolates: at most `ceil(2B * floor(size_i / 2) / k)` |
 //! | `N` shares | for each of `B` pairs, shares of `p_j` and `q_j` below `P` (`bits + 1` bits) |
 //! | `N` points | one point below `P` per pair |
+//! | trial division | one witness below `2^64` (or 0) per pair |
 //! | biprimality | one value below `N` per pair that survived trial division (at most `B`) |
 //! | gcd shares | `rounds - 1` biprimality values and 2 shares, below `N` |
 //! | gcd point, rounding | one value below `N` |
@@ -171,6 +172,7 @@ impl FrameBounds {
             b.set(Kind::Data, step::N_SHARES, held * 2 * p_len);
         }
         b.set(Kind::Data, step::N_POINTS, batch * p_len);
+        b.set(Kind::Data, step::TRIAL, batch * int_len(64));
         b.set(Kind::Data, step::BIPRIMALITY, batch * n_len);
         b.set(Kind::Data, step::GCD_SHARES, (rounds - 1 + 2) * n_len);
         b.set(Kind::Data, step::GCD_POINT, n_len);

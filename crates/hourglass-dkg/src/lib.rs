@@ -48,6 +48,7 @@ pub mod threshold;
 pub mod tls;
 pub mod transcript;
 pub mod transport;
+pub mod trial;
 pub mod wire;
 
 pub use cluster::error::{ConfigError, ConfigProblem};

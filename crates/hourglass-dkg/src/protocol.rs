@@ -20,7 +20,10 @@
 //! 2. **N** (2 rounds): BGW over a public prime `P > N` (degree-`t` sharings of `p_j` and `q_j`,
 //!    a degree-`2t` sharing of zero), then every member reveals its point of the product
 //!    polynomial and `N` is interpolated at 0.
-//! 3. **Trial division** of every `N` by the primes below 2^16, in public.
+//! 3. **Trial division** of every `N` (1 round): each member divides by its slice of the odd
+//!    primes below [`crate::trial::trial_bound`] (`2^16` up to 3 members, growing with the
+//!    committee to `2^22`) and broadcasts a witness (a small divisor) for each `N` it found
+//!    one for; every witness is checked, and the moduli with none reach the next step.
 //! 4. **Biprimality** (1 round for all survivors, then 2 for the first that passes): Boneh and
 //!    Franklin's test with `p = q = 3 mod 4`: for a public `g` with Jacobi symbol 1, the pair's
 //!    lead (the paper's "party 1": position `i mod k + 1` for the `i`-th pair of a batch, so the
@@ -63,6 +66,7 @@ use crate::session::{Halt, RoundResult, Session};
 use crate::sieve::{tree_levels, Sieve, SieveMethod};
 use crate::transcript::{SignedTranscript, TranscriptSigner};
 use crate::transport::{PartyId, Transport};
+use crate::trial::{is_witness, trial_bound, TrialSlice};
 use crate::wire::{step, Reader, Writer};
 use crate::{ConfigError, Error, Failure, MessageProblem, ParamError, Result, SignatureError};
 
@@ -285,7 +289,7 @@ fn run_generation(
         });
     }
     let mut rng = Drbg::new(entropy)?;
-    let big_p = (Integer::from(1) << settings.bits).next_prime();
+    let big_p = bgw_prime(settings.bits);
     let mut report = Report::default();
     loop {
         let epoch_start = Instant::now();
@@ -394,6 +398,8 @@ struct Run<'s, 't, 'r> {
     over_p: Shamir,
     /// The double sharings' extraction over `M` (fixed for the epoch's members).
     extractor: Extractor,
+    /// This member's slice of the trial division (fixed for the epoch's members).
+    trial: TrialSlice,
     k: usize,
     t: usize,
     me: usize,
@@ -437,6 +443,74 @@ fn deal(me: usize, out: &mut [Writer], mut shares: Vec<SecretInt>) -> SecretInt 
 
 /// Whether the member at `position` holds the pairs whose lead is at `lead` among `k` members
 /// with threshold `t`: the `t + 1` positions from the lead on, wrapping.
+/// The first prime above `2^bits`, as `2^bits + offset`, for the moduli sizes people use:
+/// `next_prime` takes about 0.1 s at 2048 bits and is the same for every run
+/// (`the_bgw_primes_are_the_first_above_their_powers_of_two` checks the table).
+const BGW_PRIME_OFFSETS: [(u32, u32); 7] = [
+    (512, 75),
+    (768, 183),
+    (1024, 643),
+    (1536, 75),
+    (2048, 981),
+    (3072, 813),
+    (4096, 1761),
+];
+
+/// The public prime `P` of step 2: the first prime above `2^bits` (so above every `N`).
+fn bgw_prime(bits: u32) -> Integer {
+    let power = Integer::from(1) << bits;
+    match BGW_PRIME_OFFSETS.iter().find(|&&(b, _)| b == bits) {
+        Some(&(_, offset)) => power + offset,
+        None => power.next_prime(),
+    }
+}
+
+/// A member's biprimality value for `g`, from its shares `p_j`, `q_j`: `g^((N - p_j - q_j +
+/// 1)/4)` for the pair's lead, `g^((p_j + q_j)/4)` for the others (1 for a member that holds
+/// nothing of the pair).
+fn biprimality_value(
+    p: &SecretInt,
+    q: &SecretInt,
+    lead: bool,
+    n: &Integer,
+    g: &Integer,
+) -> Result<Integer> {
+    let mut e = Integer::from(p.expose() + q.expose());
+    if lead {
+        e.sub_from(n);
+        e += 1u32;
+    }
+    let divisible = e.mod_u(4) == 0;
+    e >>= 2;
+    let exp = SecretInt::new(e);
+    if !divisible {
+        return Err(ParamError::BiprimalityExponent.into());
+    }
+    if *exp.expose() == 0 {
+        return Ok(Integer::from(1));
+    }
+    // The lead's exponent is about as long as N, the others' about half as long: the public
+    // bounds the constant-time exponentiation works to.
+    let bound = if lead {
+        n.significant_bits()
+    } else {
+        n.significant_bits() / 2 + 2
+    };
+    Ok(pow_mod_ct_bits(g, exp.expose(), n, bound)?)
+}
+
+/// `values[lead - 1] == ±` the product of the other members' values modulo `n`.
+fn check_biprimality(values: &[Integer], lead: usize, n: &Integer) -> bool {
+    let mut prod = Integer::from(1);
+    for (j, v) in values.iter().enumerate() {
+        if j + 1 != lead {
+            prod = (prod * v) % n;
+        }
+    }
+    let minus = Integer::from(n - &prod);
+    values[lead - 1] == prod || values[lead - 1] == minus
+}
+
 fn holds(lead: usize, position: usize, k: usize, t: usize) -> bool {
     (position + k - lead) % k <= t
 }
@@ -486,6 +560,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             over_m,
             over_p,
             extractor,
+            trial: TrialSlice::new(trial_bound(k), me, k),
             k,
             t: threshold,
             me,
@@ -623,16 +698,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             let moduli = self.compute_moduli(&pairs)?;
             self.candidates += pairs.len() as u64;
             self.batches += 1;
-            let survivors: Vec<usize> = moduli
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| {
-                    n.significant_bits() == self.settings.bits
-                        && n.is_odd()
-                        && Integer::from(n.gcd_ref(hourglass_arith::prime::small_primorial())) == 1
-                })
-                .map(|(i, _)| i)
-                .collect();
+            let survivors = self.trial_division(&moduli)?;
             self.tests += survivors.len() as u64;
             let passed = self.biprimality_first(&pairs, &moduli, &survivors)?;
             progress(&Progress::Batch {
@@ -827,7 +893,8 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
     /// the opened `x r`: the pair's `N`, revealed in step 2, says as much. The first `pairs`
     /// attempts that pass are the batch's; the others are dropped unused. A king
     /// that lies about `x r` can only drop a unit or pass a non-unit, whose `N` then fails the
-    /// trial division (every prime in `M` is below `2^16`).
+    /// trial division (every prime in `M` is below `2^16`), or, if the member whose slice holds
+    /// that prime hides it, the biprimality test.
     fn sieve_tested(&mut self, pairs: usize) -> RoundResult<Vec<SecretInt>> {
         let (k, me) = (self.k, self.me);
         let m = self.sieve.modulus().clone();
@@ -1026,31 +1093,47 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .collect())
     }
 
-    /// This member's biprimality value for `g`: `g^((N - p_1 - q_1 + 1)/4)` for the lead,
-    /// `g^((p_j + q_j)/4)` for the others.
+    /// Step 3: the moduli of the batch that have `bits` bits, are odd, and have no witness of
+    /// a small factor from any member ([`crate::trial`]): each member divides by its slice of
+    /// the primes and broadcasts, for every modulus, a witness or 0; every witness received is
+    /// checked, and a member that sends one that does not divide its `N` is named.
+    fn trial_division(&mut self, moduli: &[Integer]) -> RoundResult<Vec<usize>> {
+        let bits = self.settings.bits;
+        let mut alive: Vec<bool> = moduli
+            .iter()
+            .map(|n| n.significant_bits() == bits && n.is_odd())
+            .collect();
+        let mut w = Writer::new();
+        for (n, live) in moduli.iter().zip(alive.iter_mut()) {
+            let witness = if *live { self.trial.witness(n) } else { None };
+            *live &= witness.is_none();
+            w.int(&witness.unwrap_or_default());
+        }
+        let replies = self.broadcast(step::TRIAL, w.finish())?;
+        let below = Integer::from(1) << 64u32;
+        for (pos, payload) in replies {
+            let sender = self.session.member_at(pos);
+            let mut r = Reader::new(&payload);
+            let witnesses = r
+                .ints_below(moduli.len(), &below)
+                .map_err(|e| bad(sender, e))?;
+            r.end().map_err(|e| bad(sender, e))?;
+            for ((n, witness), live) in moduli.iter().zip(&witnesses).zip(alive.iter_mut()) {
+                if *witness == 0 {
+                    continue;
+                }
+                if !is_witness(n, witness) {
+                    return Err(bad(sender, MessageProblem::FalseWitness));
+                }
+                *live = false;
+            }
+        }
+        Ok((0..moduli.len()).filter(|&i| alive[i]).collect())
+    }
+
+    /// This member's biprimality value for `g` ([`biprimality_value`]).
     fn biprimality_value(&self, pair: &Pair, n: &Integer, g: &Integer) -> RoundResult<Integer> {
-        let mut e = Integer::from(pair.p.expose() + pair.q.expose());
-        if pair.lead == self.me {
-            e.sub_from(n);
-            e += 1u32;
-        }
-        let divisible = e.mod_u(4) == 0;
-        e >>= 2;
-        let exp = SecretInt::new(e);
-        if !divisible {
-            return Err(Halt::Fatal(ParamError::BiprimalityExponent.into()));
-        }
-        if *exp.expose() == 0 {
-            return Ok(Integer::from(1));
-        }
-        // The lead's exponent is about as long as N, the others' about half as long: the
-        // public bounds the constant-time exponentiation works to.
-        let bound = if pair.lead == self.me {
-            n.significant_bits()
-        } else {
-            n.significant_bits() / 2 + 2
-        };
-        pow_mod_ct_bits(g, exp.expose(), n, bound).map_err(|e| Halt::Fatal(e.into()))
+        biprimality_value(&pair.p, &pair.q, pair.lead == self.me, n, g).map_err(Halt::Fatal)
     }
 
     /// The public base of biprimality test `index` for modulus `n`: Jacobi symbol 1.
@@ -1067,18 +1150,6 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
                 return g;
             }
         }
-    }
-
-    /// `values[lead - 1] == ± prod` of the other members' values.
-    fn check_biprimality(values: &[Integer], lead: usize, n: &Integer) -> bool {
-        let mut prod = Integer::from(1);
-        for (j, v) in values.iter().enumerate() {
-            if j + 1 != lead {
-                prod = (prod * v) % n;
-            }
-        }
-        let minus = Integer::from(n - &prod);
-        values[lead - 1] == prod || values[lead - 1] == minus
     }
 
     /// Step 3, first round: one test for every survivor of trial division; the index of the
@@ -1115,7 +1186,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
         for (col, &i) in survivors.iter().enumerate() {
             let values: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
-            if Self::check_biprimality(&values, pairs[i].lead, &moduli[i]) {
+            if check_biprimality(&values, pairs[i].lead, &moduli[i]) {
                 return Ok(Some(i));
             }
         }
@@ -1179,7 +1250,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         }
         let all_pass = (0..rounds as usize - 1).all(|col| {
             let column: Vec<Integer> = table.iter().map(|row| row[col].clone()).collect();
-            Self::check_biprimality(&column, pair.lead, n)
+            check_biprimality(&column, pair.lead, n)
         });
         let [sr, sx, sz] = &sums;
         let point = SecretInt::new(Integer::from(sr.expose() * sx.expose()) + sz.expose());
@@ -1313,4 +1384,76 @@ pub fn partial_power(m: &Integer, d: &Integer, n: &Integer) -> Result<Integer> {
         return Ok(Integer::from(1));
     }
     Ok(pow_mod_ct(&base, exp.expose(), n)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random prime of `bits` bits whose product with `factor` is 3 modulo 4.
+    fn prime_3_mod_4(bits: u32, factor: u32, rand: &mut Drbg) -> Integer {
+        loop {
+            let mut x = rand.below(&(Integer::from(1) << bits));
+            x.set_bit(bits - 1, true);
+            let x = x.next_prime();
+            if Integer::from(&x * factor).mod_u(4) == 3 {
+                return x;
+            }
+        }
+    }
+
+    /// Whether three members' values for `rounds` public bases all pass, with `p` and `q`
+    /// shared additively (the lead, position 1, holds the remainder).
+    fn passes(p: &Integer, q: &Integer, rounds: u32, rand: &mut Drbg) -> u32 {
+        let n = Integer::from(p * q);
+        let split = |x: &Integer, rand: &mut Drbg| {
+            let a = rand.below(&(Integer::from(1) << 200u32)) * 4u32;
+            let b = rand.below(&(Integer::from(1) << 200u32)) * 4u32;
+            let lead = Integer::from(x - &a) - &b;
+            [lead, a, b].map(SecretInt::new)
+        };
+        let (ps, qs) = (split(p, rand), split(q, rand));
+        let mut passed = 0;
+        for _ in 0..rounds {
+            let g = loop {
+                let g = rand.below(&n);
+                if g.jacobi(&n) == 1 {
+                    break g;
+                }
+            };
+            let values: Vec<Integer> = (0..3)
+                .map(|j| biprimality_value(&ps[j], &qs[j], j == 0, &n, &g).unwrap())
+                .collect();
+            passed += u32::from(check_biprimality(&values, 1, &n));
+        }
+        passed
+    }
+
+    #[test]
+    fn the_bgw_primes_are_the_first_above_their_powers_of_two() {
+        for &(bits, _) in &BGW_PRIME_OFFSETS {
+            let power = Integer::from(1) << bits;
+            assert_eq!(bgw_prime(bits), power.next_prime(), "{bits}");
+        }
+        assert_eq!(bgw_prime(640), (Integer::from(1) << 640u32).next_prime());
+    }
+
+    /// What a member that hides a small factor in the trial division (`crate::trial`) relies
+    /// on: a modulus whose `p` has a small prime factor fails the test for most bases, whatever
+    /// the factor (sieved, in a slice of the trial division, or above every bound), while a
+    /// product of two primes passes every one.
+    #[test]
+    fn a_modulus_with_a_small_third_factor_fails_the_biprimality_test() {
+        let mut rand = Drbg::from_key(&[7; 32]);
+        let rounds = crate::params::Settings::new(1024).biprimality_rounds;
+        let q = prime_3_mod_4(512, 1, &mut rand);
+        let p = prime_3_mod_4(512, 1, &mut rand);
+        assert_eq!(passes(&p, &q, rounds, &mut rand), rounds);
+        for small in [3u32, 7, 65_537, 1_048_573, 4_194_301] {
+            let cofactor = prime_3_mod_4(500, small, &mut rand);
+            let p = Integer::from(&cofactor * small);
+            let passed = passes(&p, &q, 40, &mut rand);
+            assert!(passed <= 20, "factor {small}: {passed} of 40 bases passed");
+        }
+    }
 }

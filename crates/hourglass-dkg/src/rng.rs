@@ -102,15 +102,20 @@ impl Drbg {
         SecretInt::new(Integer::from_digits(&self.limbs, Order::Lsf))
     }
 
-    /// A uniform integer in `[0, bound)` that is coprime to `bound`, for `bound > 1` (it would
-    /// draw forever for any other).
-    pub fn unit_below(&mut self, bound: &Integer) -> Integer {
-        loop {
-            let x = self.below(bound);
-            if x != 0 && x.clone().gcd(bound) == 1 {
-                return x;
+    /// A uniform integer in `[1, bound)`, for `bound >= 2`, in time that does not depend on the
+    /// value drawn (Lemire's multiply-and-shift: the rejection that makes it exact looks at the
+    /// low half of a product and only discards draws, and its one division is by the public
+    /// `bound`).
+    pub fn nonzero_below_u32(&mut self, bound: u32) -> u32 {
+        let s = u64::from(bound.max(2) - 1);
+        let mut product = u128::from(self.next_u64()) * u128::from(s);
+        if (product as u64) < s {
+            let threshold = s.wrapping_neg() % s;
+            while (product as u64) < threshold {
+                product = u128::from(self.next_u64()) * u128::from(s);
             }
         }
+        (product >> 64) as u32 + 1
     }
 
     /// A uniform `u64`.
@@ -162,7 +167,15 @@ mod tests {
             .iter()
             .zip(&xs)
             .all(|(w, x)| Integer::from(w % &bound) == *x));
-        let unit = a.unit_below(&Integer::from(30u32));
-        assert_eq!(unit.gcd(&Integer::from(30u32)), 1);
+        // Small draws: every value of [1, bound) comes, and nothing else.
+        for bound in [2u32, 3, 7, 65_521] {
+            let seen: std::collections::BTreeSet<u32> = (0..20 * bound.min(1000))
+                .map(|_| a.nonzero_below_u32(bound))
+                .collect();
+            assert!(seen.iter().all(|&x| (1..bound).contains(&x)), "{bound}");
+            if bound < 1000 {
+                assert_eq!(seen.len() as u32, bound - 1, "{bound}");
+            }
+        }
     }
 }

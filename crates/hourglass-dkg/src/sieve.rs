@@ -26,6 +26,7 @@
 //! more candidate pairs ([`Sieve::expected_iterations`] counts them). This also lifts the
 //! ceiling `M_4` put on the committee (358 parties at 1024 bits).
 
+use hourglass_arith::secret::{mod_ct_padded, SecretInt};
 use rug::ops::RemRounding;
 use rug::Integer;
 
@@ -77,6 +78,8 @@ pub struct Sieve {
     parties: usize,
     prime_bits: u32,
     m: Integer,
+    /// For each prime `l` of `M`, `c_l`: 1 modulo `l`, 0 modulo the others.
+    crt: Vec<(u32, Integer)>,
     m4: Integer,
     m_inv: Integer,
     period: Integer,
@@ -144,11 +147,20 @@ impl Sieve {
             }
             .into());
         }
+        let crt = primes_up_to(bound)
+            .filter(|&p| p > k)
+            .map(|l| {
+                let others = Integer::from(&m / l);
+                let inverse = Integer::from(others.mod_u(l)).invert(&Integer::from(l));
+                (l, others * inverse.unwrap_or_default())
+            })
+            .collect();
         Ok(Sieve {
             bound,
             parties,
             prime_bits,
             m,
+            crt,
             m4,
             m_inv,
             period,
@@ -193,9 +205,22 @@ impl Sieve {
         &self.offset
     }
 
-    /// A fresh random unit `a_i` modulo `M`.
+    /// A fresh random unit `a_i` modulo `M`, drawn in CRT form: a uniform nonzero residue
+    /// modulo each prime of `M`, combined as `sum r_l c_l mod M` with `c_l = 1 mod l` and
+    /// `0` modulo the others, so every unit is equally likely. No draw is rejected for a
+    /// common factor (at 1024-bit primes and 3 parties a quarter of the residues are units),
+    /// and the work does not depend on the unit: products by the `r_l` and one constant-time
+    /// reduction padded to the sum's public length.
     pub fn random_unit(&self, rng: &mut Drbg) -> Integer {
-        rng.unit_below(&self.m)
+        let mut sum = SecretInt::new(Integer::with_capacity(
+            self.m.significant_bits() as usize + 32,
+        ));
+        for (l, c) in &self.crt {
+            let r = rng.nonzero_below_u32(*l);
+            *sum.expose_mut() += c * r;
+        }
+        let limbs = (self.m.significant_bits() as usize + 16 + 32).div_ceil(64);
+        mod_ct_padded(sum.expose(), &self.m, limbs).unwrap_or_default()
     }
 
     /// This party's share `p_j` of a candidate, from its additive share `b_j` of the sieved
@@ -298,6 +323,27 @@ impl Sieve {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crt_units_are_units_and_cover_every_residue_pattern() {
+        let sieve = Sieve::new(512, 3, None).unwrap();
+        let mut rng = Drbg::from_key(&[9; 32]);
+        let (first, second) = (sieve.crt[0].0, sieve.crt[1].0);
+        let mut pairs = std::collections::BTreeSet::new();
+        for _ in 0..2_000 {
+            let a = sieve.random_unit(&mut rng);
+            assert!(a > 0 && a < *sieve.modulus());
+            assert_eq!(Integer::from(a.gcd_ref(sieve.modulus())), 1);
+            pairs.insert((a.mod_u(first), a.mod_u(second)));
+        }
+        // Residues modulo the two smallest primes of M (5 and 7): all 4 * 6 pairs appear.
+        assert_eq!((first, second), (5, 7));
+        assert_eq!(pairs.len(), 24);
+        for (l, c) in &sieve.crt {
+            assert_eq!(c.mod_u(*l), 1);
+            assert_eq!(Integer::from(c % sieve.modulus()), *c);
+        }
+    }
 
     #[test]
     fn shares_sum_to_a_sieved_3_mod_4_candidate_of_the_right_size() {

@@ -18,13 +18,14 @@ use rug::Integer;
 
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
-/// The wire version (5: committees from about 15 parties draw their sieved residues by
+/// The wire version (6: the trial division of each batch's moduli is split among the members,
+/// who broadcast witnesses, [`step::TRIAL`]; 5: committees from about 15 parties draw their sieved residues by
 /// testing random sharings, [`crate::sieve::SieveMethod::Tested`], with other sieving frames;
 /// 4: `M_4` holds the odd primes up to 47 only,
 /// [`crate::sieve::LEAD_PRIME_MAX`], so a party of version 3 would form other candidates; 3:
 /// the transcript signatures are echoed, [`step::TRANSCRIPT_ECHO`]; 2: the sieving tree
 /// multiplies with double sharings and kings).
-pub const VERSION: u8 = 5;
+pub const VERSION: u8 = 6;
 /// The length of a frame's header, before its payload.
 pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
 /// Where the kind byte is in the header.
@@ -59,6 +60,8 @@ pub mod step {
     pub const N_SHARES: u16 = 20;
     /// Each member's points of the products, one per pair.
     pub const N_POINTS: u16 = 21;
+    /// Each member's trial division witnesses, one per modulus of the batch (0 for none).
+    pub const TRIAL: u16 = 22;
     /// The first biprimality value of every survivor of trial division.
     pub const BIPRIMALITY: u16 = 30;
     /// The remaining biprimality values and the BGW shares over `Z_N` of `r_j` and `x_j`.

@@ -274,6 +274,21 @@ enum Tampering {
     /// As king of the tested sieve, says that every attempt it opened is the unit 1, so that
     /// every member keeps those attempts, units or not (other frames go as they are).
     PassEverything,
+    /// In the trial division, claims the divisor 3 of every modulus (none has it: 3 is sieved).
+    FalseWitness,
+}
+
+/// Each value of a payload (a 4-byte length and the bytes) replaced with `value`; returns the
+/// new payload and how many values it held.
+fn every_value(payload: &[u8], value: u32) -> (Vec<u8>, usize) {
+    let (mut at, mut w, mut count) = (0, Writer::new(), 0);
+    while at + 4 <= payload.len() {
+        let len = u32::from_be_bytes(payload[at..at + 4].try_into().unwrap()) as usize;
+        at += 4 + len;
+        w.int(&Integer::from(value));
+        count += 1;
+    }
+    (w.finish(), count)
 }
 
 /// Party 2's transport, damaging every protocol frame it sends after the first round.
@@ -296,23 +311,25 @@ impl Transport for Tamper {
         if f.kind != Kind::Data {
             return self.inner.send(to, frame);
         }
+        use hourglass_dkg::wire::step;
+        let rewrite = match (self.how, f.tag.step) {
+            (Tampering::PassEverything, s) if s == step::sieve_from_king(0) => Some(1),
+            (Tampering::FalseWitness, step::TRIAL) => Some(3),
+            (Tampering::PassEverything | Tampering::FalseWitness, _) => {
+                return self.inner.send(to, frame)
+            }
+            _ => None,
+        };
+        if let Some(value) = rewrite {
+            let (payload, count) = every_value(&f.payload, value);
+            f.payload = payload;
+            self.rewritten
+                .fetch_add(count, std::sync::atomic::Ordering::Relaxed);
+            return self.inner.send(to, f.encode());
+        }
         match self.how {
-            Tampering::PassEverything => {
-                if f.tag.step != hourglass_dkg::wire::step::sieve_from_king(0) {
-                    return self.inner.send(to, frame);
-                }
-                // Values are a 4-byte length and the bytes: replace each with 1.
-                let (mut at, mut w) = (0, Writer::new());
-                while at + 4 <= f.payload.len() {
-                    let len =
-                        u32::from_be_bytes(f.payload[at..at + 4].try_into().unwrap()) as usize;
-                    at += 4 + len;
-                    w.int(&Integer::from(1));
-                    self.rewritten
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                f.payload = w.finish();
-                self.inner.send(to, f.encode())
+            Tampering::PassEverything | Tampering::FalseWitness => {
+                unreachable!("rewritten above")
             }
             Tampering::Garbage => self
                 .inner
@@ -516,17 +533,18 @@ fn a_peer_flooding_frames_ahead_of_the_protocol_is_named() {
     drop((idle, flooder));
 }
 
-/// The attack on the tested sieve: a king that says every attempt passes gets candidates
-/// that are not units modulo `M` into the batch. They cannot reach the key: the shares of a
-/// candidate come from the sharings themselves, not from the king's word, so a candidate with
-/// a factor in `M` makes an `N` that fails trial division. The generation still ends in a
-/// correct key (the share of candidates that reach the biprimality test, with the liar and
-/// without, is printed).
-#[test]
-fn a_king_passing_every_attempt_gets_no_small_factor_into_the_key() {
+/// A 20-party generation at 512 bits (batches of 16, so the tested sieve) in which party
+/// `liar` sends through a [`Tamper`] transport; each party's outcome, in id order, and how
+/// many values the liar rewrote.
+fn run_with_liar(
+    liar: PartyId,
+    how: Tampering,
+    seed: u8,
+) -> (Vec<hourglass_dkg::Result<Generated>>, usize) {
     let k = 20;
     let mut settings = Settings::new(512);
     settings.batch = 16;
+    settings.timeout_ms = 20_000;
     let ids: Vec<PartyId> = (1..=k as u32).collect();
     let rewritten = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let handles: Vec<_> = memory_mesh(&ids, NetSim::default())
@@ -537,11 +555,11 @@ fn a_king_passing_every_attempt_gets_no_small_factor_into_the_key() {
             let rewritten = rewritten.clone();
             thread::spawn(move || {
                 let me = inner.me();
-                let mut entropy = SeededEntropy::new(&[34, me as u8]);
-                let mut transport: Box<dyn Transport> = if me == 2 {
+                let mut entropy = SeededEntropy::new(&[seed, me as u8]);
+                let mut transport: Box<dyn Transport> = if me == liar {
                     Box::new(Tamper {
                         inner,
-                        how: Tampering::PassEverything,
+                        how,
                         rewritten,
                     })
                 } else {
@@ -558,18 +576,61 @@ fn a_king_passing_every_attempt_gets_no_small_factor_into_the_key() {
             })
         })
         .collect();
-    let results: Vec<Generated> = handles
-        .into_iter()
-        .map(|h| h.join().unwrap().unwrap())
-        .collect();
+    let results = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let rewritten = rewritten.load(std::sync::atomic::Ordering::Relaxed);
+    (results, rewritten)
+}
+
+/// The share of a party's candidate pairs that reached the biprimality test.
+fn tested_share(g: &Generated) -> f64 {
+    g.report.biprimality_tests as f64 / g.report.candidates as f64
+}
+
+/// The attack on the tested sieve: a king that says every attempt passes gets candidates
+/// that are not units modulo `M` into the batch. They cannot reach the key: the shares of a
+/// candidate come from the sharings themselves, not from the king's word, so a candidate with
+/// a factor in `M` makes an `N` that fails trial division. The generation still ends in a
+/// correct key (the share of candidates that reach the biprimality test, with the liar and
+/// without, is printed).
+#[test]
+fn a_king_passing_every_attempt_gets_no_small_factor_into_the_key() {
+    let (results, rewritten) = run_with_liar(2, Tampering::PassEverything, 34);
+    let results: Vec<Generated> = results.into_iter().map(|r| r.unwrap()).collect();
     check_key(&results);
-    assert!(rewritten.load(std::sync::atomic::Ordering::Relaxed) > 0);
-    let honest = run_cluster(k, &settings, 34);
+    assert!(rewritten > 0);
+    let mut settings = Settings::new(512);
+    settings.batch = 16;
+    let honest = run_cluster(20, &settings, 34);
     let honest = honest[0].as_ref().unwrap();
-    let share = |g: &Generated| g.report.biprimality_tests as f64 / g.report.candidates as f64;
     eprintln!(
         "tests per candidate: {:.3} with a lying king, {:.3} without",
-        share(&results[0]),
-        share(honest)
+        tested_share(&results[0]),
+        tested_share(honest)
     );
+}
+
+/// A member that claims a small factor a modulus does not have (to drop moduli it does not
+/// like) is named by every honest member: a witness is checked by division.
+#[test]
+fn a_false_trial_division_witness_is_named() {
+    let (results, rewritten) = run_with_liar(2, Tampering::FalseWitness, 36);
+    assert!(rewritten > 0);
+    for (i, out) in results.into_iter().enumerate() {
+        if i == 1 {
+            continue;
+        }
+        match out {
+            Err(hourglass_dkg::Error::BadMessage { sender, reason }) => {
+                assert_eq!(sender, 2);
+                assert!(
+                    matches!(reason, hourglass_dkg::MessageProblem::FalseWitness),
+                    "{reason}"
+                );
+            }
+            Err(hourglass_dkg::Error::Reported { culprits, by, .. }) => {
+                assert_eq!(culprits, vec![2], "reported by {by}");
+            }
+            other => panic!("party {} got {other:?}", i + 1),
+        }
+    }
 }

@@ -44,6 +44,9 @@ pub enum MessageProblem {
     /// An echo of the transcript signatures that does not list every member once, in order.
     #[error("its echo of the transcript signatures does not list every member in order")]
     EchoOrder,
+    /// A trial division witness that does not divide its modulus ([`crate::trial`]).
+    #[error("claims a small factor of a modulus that does not divide it")]
+    FalseWitness,
     /// A message of another session.
     #[error("message belongs to another session")]
     OtherSession,
