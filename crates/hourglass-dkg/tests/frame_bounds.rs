@@ -39,6 +39,7 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     let big_p = (Integer::from(1) << bits).next_prime();
     let n = (Integer::from(1) << bits) - 1u32;
     let e = Integer::from(65537);
+    let witness_bound = Integer::from(1) << 64u32;
     // t = 49: a committee of 100 (or of 99, the fewest a restart may leave: 2t + 1) tests
     // random sharings ([`SieveMethod::Tested`]), each with its own sieving modulus. Among k'
     // members each deals ceil(2A / (k' - 49)) random sharings for A attempts (two sharings
@@ -87,6 +88,8 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         // 50 * floor(128 / k') + min(50, 128 mod k') of a batch, 79 among 99 (78 among 100).
         (step::N_SHARES, 2 * 79, &big_p),
         (step::N_POINTS, batch, &big_p),
+        // A trial division witness for every modulus, each as long as one can be (2^64 - 1).
+        (step::TRIAL, batch, &witness_bound),
         (step::BIPRIMALITY, batch, &n),
         (step::GCD_SHARES, rounds - 1 + 2, &n),
         (step::GCD_POINT, 1, &n),
