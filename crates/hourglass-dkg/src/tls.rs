@@ -58,8 +58,18 @@ pub(crate) mod error;
 /// accepted (in TLS 1.3 the client finishes its handshake before the server has checked it).
 const HELLO: &[u8; 8] = b"HGDKG/1\n";
 
-/// How long dropping a transport waits for queued frames to be written.
-const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// Dropping a transport writes what is queued for as long as some link makes progress (a busy
+/// peer, such as a star's relay forwarding every member's last frames, may leave a finished
+/// party's frames unread for seconds): it gives up when no link moved a byte for this long...
+const CLOSE_STALL: Duration = Duration::from_secs(30);
+
+/// ... or, whatever the progress, after this long (a peer trickling bytes cannot hold a party
+/// that has finished).
+const CLOSE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Once a link's frames are all written, how long its peer may stay quiet before the link is
+/// closed (see [`run_link`]).
+const LINGER_QUIET: Duration = Duration::from_secs(2);
 
 /// Longest pause between two attempts to dial a party that is not listening yet.
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
@@ -99,8 +109,9 @@ type Outgoing = (Instant, Vec<u8>);
 /// One party's TLS links to the other parties of a cluster (see the [module
 /// documentation](self)).
 ///
-/// Dropping it closes every connection (after writing what was queued, for at most two
-/// seconds), stops the network thread and frees the port.
+/// Dropping it closes every connection, after writing what was queued for as long as bytes keep
+/// moving (at most two minutes) and letting each peer close its end, stops the network thread
+/// and frees the port.
 pub struct TlsTransport {
     me: PartyId,
     peers: Vec<PartyId>,
@@ -580,19 +591,24 @@ async fn run(
     let mut connected: Vec<PartyId> = streams.keys().copied().collect();
     connected.sort_unstable();
     let mut links = JoinSet::new();
+    let progress = Arc::new(AtomicU64::new(0));
     for (peer, stream) in streams {
         let Some(outgoing) = setup.outgoing.remove(&peer) else {
             continue;
         };
         let seed = (u64::from(setup.me) << 32) | u64::from(peer);
+        let shared = LinkShared {
+            events: setup.events.clone(),
+            bounds: Arc::clone(&setup.bounds),
+            pending: setup.pending.clone(),
+            progress: Arc::clone(&progress),
+        };
         links.spawn(run_link(
             peer,
             stream,
             outgoing,
-            setup.events.clone(),
             Shaper::new(setup.sim, seed),
-            Arc::clone(&setup.bounds),
-            setup.pending.clone(),
+            shared,
         ));
     }
     // Queues of peers that never connected are closed: sending to them fails.
@@ -601,10 +617,19 @@ async fn run(
         return;
     }
     let _ = shutdown.await;
-    let _ = tokio::time::timeout(CLOSE_GRACE, async {
-        while links.join_next().await.is_some() {}
-    })
-    .await;
+    let limit = tokio::time::Instant::now() + CLOSE_LIMIT;
+    let mut moved = progress.load(Ordering::Relaxed);
+    while !links.is_empty() && tokio::time::Instant::now() < limit {
+        let wake = (tokio::time::Instant::now() + CLOSE_STALL).min(limit);
+        if let Ok(Some(_)) = tokio::time::timeout_at(wake, links.join_next()).await {
+            continue;
+        }
+        let now = progress.load(Ordering::Relaxed);
+        if now == moved {
+            break;
+        }
+        moved = now;
+    }
     // Returning drops the runtime, which aborts what is left and closes the sockets.
 }
 
@@ -801,23 +826,51 @@ async fn dial(
     }
 }
 
+/// What every link of a transport shares.
+struct LinkShared {
+    /// Where frames and losses go.
+    events: mpsc::Sender<Event>,
+    /// The frames a peer may send.
+    bounds: Arc<FrameBounds>,
+    /// Bytes each peer has delivered that the protocol has not taken yet.
+    pending: Arc<HashMap<PartyId, AtomicU64>>,
+    /// Bytes any link wrote or read (how closing tells a slow peer from a stuck one).
+    progress: Arc<AtomicU64>,
+}
+
 /// Runs one link until it fails or its queue is closed; reports a failure as [`Event::Lost`].
 async fn run_link(
     peer: PartyId,
     stream: TlsStream<TcpStream>,
     outgoing: async_mpsc::UnboundedReceiver<Outgoing>,
-    events: mpsc::Sender<Event>,
     shaper: Shaper,
-    bounds: Arc<FrameBounds>,
-    pending: Arc<HashMap<PartyId, AtomicU64>>,
+    shared: LinkShared,
 ) {
-    let (reader, writer) = tokio::io::split(stream);
+    let LinkShared {
+        events,
+        bounds,
+        pending,
+        progress,
+    } = shared;
+    let (mut reader, writer) = tokio::io::split(stream);
     let lost = tokio::select! {
-        ended = read_frames(peer, reader, &events, &bounds, &pending) => Some(ended),
-        written = write_frames(writer, outgoing, shaper) => {
+        ended = read_frames(peer, &mut reader, &events, &bounds, &pending) => Some(ended),
+        written = write_frames(writer, outgoing, shaper, &progress) => {
             written.err().map(|e| Ended::Lost(LinkLoss::SendFailed(Arc::new(e))))
         }
     };
+    if lost.is_none() {
+        // Every frame is written and this side is shut down. Closing a socket with unread
+        // bytes makes the kernel reset the connection and discard what it has not sent yet,
+        // so the peer could lose the last frames (a star's relay, busy forwarding everyone's
+        // last frames, reads late). What still comes is read and dropped until the peer
+        // closes too or stays quiet for a moment.
+        let mut sink = vec![0u8; 16 << 10];
+        while let Ok(Ok(n @ 1..)) = tokio::time::timeout(LINGER_QUIET, reader.read(&mut sink)).await
+        {
+            progress.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
     // Returning drops both halves, which closes the connection.
     let _ = match lost {
         Some(Ended::Lost(reason)) => events.send(Event::Lost {
@@ -844,7 +897,7 @@ enum Ended {
 /// refused after its header is read, before its payload is.
 async fn read_frames(
     peer: PartyId,
-    mut reader: ReadHalf<TlsStream<TcpStream>>,
+    reader: &mut ReadHalf<TlsStream<TcpStream>>,
     events: &mpsc::Sender<Event>,
     bounds: &FrameBounds,
     pending: &HashMap<PartyId, AtomicU64>,
@@ -880,7 +933,7 @@ async fn read_frames(
         // The payload grows as its bytes arrive, rather than trusting the length up front.
         let rest = len - frame.len() as u64;
         frame.reserve(rest.min(1 << 16) as usize);
-        match (&mut reader).take(rest).read_to_end(&mut frame).await {
+        match reader.take(rest).read_to_end(&mut frame).await {
             Ok(n) if n as u64 == rest => {}
             Ok(_) => return Ended::Lost(LinkLoss::ClosedMidFrame),
             Err(e) => return Ended::Lost(LinkLoss::FailedMidFrame(Arc::new(e))),
@@ -903,14 +956,56 @@ async fn read_frames(
     }
 }
 
+/// A writer that counts the bytes it accepts (how [`run`] tells a slow peer from a stuck one
+/// when it closes the links).
+struct Counted<'a, W> {
+    inner: W,
+    progress: &'a AtomicU64,
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Counted<'_, W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = polled {
+            self.progress.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// Writes queued frames when the shaper says they are due, all due frames in one batch;
 /// when the queue is closed, writes the rest and closes the TLS session.
 async fn write_frames(
     writer: WriteHalf<TlsStream<TcpStream>>,
     mut outgoing: async_mpsc::UnboundedReceiver<Outgoing>,
     mut shaper: Shaper,
+    progress: &AtomicU64,
 ) -> std::io::Result<()> {
-    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, writer);
+    let mut writer = BufWriter::with_capacity(
+        WRITE_BUFFER,
+        Counted {
+            inner: writer,
+            progress,
+        },
+    );
     let mut queue: VecDeque<(tokio::time::Instant, Vec<u8>)> = VecDeque::new();
     let mut open = true;
     let mut schedule = |queue: &mut VecDeque<_>, (sent, frame): Outgoing| {

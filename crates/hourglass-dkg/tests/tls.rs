@@ -511,6 +511,39 @@ fn dropping_a_transport_is_reported_to_its_peers() {
 }
 
 #[test]
+fn dropping_a_transport_delivers_frames_that_are_due_seconds_later() {
+    // A finished party's last frames may wait seconds for a busy peer (a star's relay
+    // forwarding every member's last frames): dropping its transport must not lose them. A
+    // simulated round trip holds each frame for 3 s here, past the 2 s after which a drop
+    // used to cut the links (and a 200-member star lost a member's last echoes).
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let held = TlsOptions {
+        sim: NetSim {
+            rtt: Duration::from_secs(6),
+            ..NetSim::default()
+        },
+        ..options(Duration::from_secs(20))
+    };
+    let plain = options(Duration::from_secs(20));
+    let mut mesh = connect_all(&configs, &[plain.clone(), held, plain]);
+    let second = mesh.remove(1);
+    for i in 0..3u8 {
+        second.send(1, vec![i; 1000]).unwrap();
+    }
+    let start = Instant::now();
+    drop(second);
+    assert!(start.elapsed() >= Duration::from_secs(2));
+    for i in 0..3u8 {
+        match next_event(&mut mesh[0]) {
+            Event::Frame { from, bytes } => assert_eq!((from, bytes), (2, vec![i; 1000])),
+            other => panic!("frame {i} was lost: {other:?}"),
+        }
+    }
+    assert_eq!(expect_lost(&mut mesh[0]).0, 2);
+}
+
+#[test]
 fn a_simulated_round_trip_delays_frames() {
     let dir = tempfile::tempdir().unwrap();
     let configs = cluster(dir.path(), 3);
