@@ -67,10 +67,6 @@ const CLOSE_STALL: Duration = Duration::from_secs(30);
 /// that has finished).
 const CLOSE_LIMIT: Duration = Duration::from_secs(120);
 
-/// Once a link's frames are all written, how long its peer may stay quiet before the link is
-/// closed (see [`run_link`]).
-const LINGER_QUIET: Duration = Duration::from_secs(2);
-
 /// Longest pause between two attempts to dial a party that is not listening yet.
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
@@ -860,14 +856,15 @@ async fn run_link(
         }
     };
     if lost.is_none() {
-        // Every frame is written and this side is shut down. Closing a socket with unread
-        // bytes makes the kernel reset the connection and discard what it has not sent yet,
-        // so the peer could lose the last frames (a star's relay, busy forwarding everyone's
-        // last frames, reads late). What still comes is read and dropped until the peer
-        // closes too or stays quiet for a moment.
+        // Every frame is written and this side is shut down, but the peer may not have read
+        // them yet (a star's relay, busy forwarding every member's last frames, reads late).
+        // A socket closed with unread bytes, or that receives any after it is closed, is
+        // reset, and the kernel drops what it has not sent: the peer would lose the last
+        // frames. So what still comes is read and dropped until the peer closes its end,
+        // which it does once it has read this end's (see `read_frames`); [`run`] bounds the
+        // wait.
         let mut sink = vec![0u8; 16 << 10];
-        while let Ok(Ok(n @ 1..)) = tokio::time::timeout(LINGER_QUIET, reader.read(&mut sink)).await
-        {
+        while let Ok(n @ 1..) = reader.read(&mut sink).await {
             progress.fetch_add(n as u64, Ordering::Relaxed);
         }
     }
