@@ -64,6 +64,10 @@ pub const PENDING_FRAMES: u64 = 8;
 /// sender or recipient) and the 16-byte tag of its sealing.
 pub const RELAY_OVERHEAD: usize = 5 + 16;
 
+/// What a star's broadcast adds for each recipient on its way to the relay
+/// ([`crate::star`]): the recipient's id, and the broadcast's key and digest sealed for it.
+pub const BROADCAST_PER_RECIPIENT: usize = 4 + 32 + 32 + 16;
+
 /// A [`crate::threshold::Claim`] on the wire: seven byte strings of 32, 16, 32, 8, 4, 1 and 32
 /// bytes.
 const CLAIM_BYTES: usize = (4 + 32) + (4 + 16) + (4 + 32) + (4 + 8) + (4 + 4) + (4 + 1) + (4 + 32);
@@ -263,14 +267,16 @@ impl FrameBounds {
     }
 
     /// Bounds for a link to or from the relay of a star of `members` ([`crate::star`]): each
-    /// frame is one of these, sealed ([`RELAY_OVERHEAD`] bytes more), so only its length is
-    /// bounded on the link (each member checks the frames it opens against these bounds);
-    /// and the link carries the frames of up to `members - 1` members.
+    /// frame is one of these, sealed ([`RELAY_OVERHEAD`] bytes more) and, as a broadcast to
+    /// the relay, with a count and [`BROADCAST_PER_RECIPIENT`] bytes for each other member, so
+    /// only its length is bounded on the link (each member checks the frames it opens against
+    /// these bounds); and the link carries the frames of up to `members - 1` members.
     pub fn relayed(&self, members: usize) -> Self {
+        let others = members.saturating_sub(1);
         FrameBounds {
             by_step: BTreeMap::new(),
             by_kind: BTreeMap::new(),
-            opaque: Some(self.largest() + RELAY_OVERHEAD),
+            opaque: Some(self.largest() + RELAY_OVERHEAD + 4 + others * BROADCAST_PER_RECIPIENT),
             senders: members.saturating_sub(1).max(1) as u64,
         }
     }

@@ -276,12 +276,14 @@ impl<'t> Session<'t> {
         step: u16,
         payload: Vec<u8>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
-        let outgoing = self
-            .others()
-            .into_iter()
-            .map(|p| (p, payload.clone()))
-            .collect();
-        self.exchange(round, step, outgoing)
+        let tag = Tag {
+            epoch: self.epoch,
+            round,
+            step,
+        };
+        Ok(self
+            .collect(Kind::Data, tag, Outgoing::Same(payload), false)?
+            .payloads)
     }
 
     /// The round after a successful generation: sends `payload` (this party's signature of
@@ -325,16 +327,11 @@ impl<'t> Session<'t> {
             round,
             step,
         };
-        let outgoing = self
-            .others()
-            .into_iter()
-            .map(|p| (p, payload.clone()))
-            .collect();
         // Only the echo round hears the others out after an announcement (see above).
         self.collect(
             Kind::Signature,
             tag,
-            outgoing,
+            Outgoing::Same(payload),
             step == step::TRANSCRIPT_ECHO,
         )
     }
@@ -345,7 +342,9 @@ impl<'t> Session<'t> {
         tag: Tag,
         outgoing: Vec<(PartyId, Vec<u8>)>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
-        Ok(self.collect(kind, tag, outgoing, false)?.payloads)
+        Ok(self
+            .collect(kind, tag, Outgoing::Each(outgoing), false)?
+            .payloads)
     }
 
     /// Sends `outgoing` and collects one frame of `kind` and `tag` from every other member.
@@ -356,7 +355,7 @@ impl<'t> Session<'t> {
         &mut self,
         kind: Kind,
         tag: Tag,
-        outgoing: Vec<(PartyId, Vec<u8>)>,
+        outgoing: Outgoing,
         hear_out: bool,
     ) -> RoundResult<Collected> {
         if let Some(last) = self.last {
@@ -364,21 +363,32 @@ impl<'t> Session<'t> {
                 return Err(Halt::Fatal(ParamError::RoundOrder { tag, last }.into()));
             }
         }
-        for (to, payload) in outgoing {
-            let frame = Frame {
+        let frame = |payload| {
+            Frame {
                 kind,
                 session: self.session,
                 tag,
                 sender: self.me(),
                 payload,
-            };
-            if let Err(e) = self.transport.send(to, frame.encode()) {
-                let reason = match e {
-                    Error::PartyFailed { reason, .. } => reason,
-                    other => Failure::Send(std::sync::Arc::new(other)),
-                };
-                return Err(Halt::Failed(vec![to], reason));
             }
+            .encode()
+        };
+        let sent = match outgoing {
+            Outgoing::Each(outgoing) => outgoing.into_iter().try_for_each(|(to, payload)| {
+                self.transport.send(to, frame(payload)).map_err(|e| (to, e))
+            }),
+            Outgoing::Same(payload) => {
+                let others = self.others();
+                self.transport
+                    .send_to_all(&others, frame(payload))
+                    .map_err(|e| (others.first().copied().unwrap_or_default(), e))
+            }
+        };
+        if let Err((to, e)) = sent {
+            return Err(match e {
+                Error::PartyFailed { party, reason } => Halt::Failed(vec![party], reason),
+                other => Halt::Failed(vec![to], Failure::Send(std::sync::Arc::new(other))),
+            });
         }
         let mut got = BTreeMap::new();
         // With `hear_out`: the first stop announced, and the members that will send nothing
@@ -815,6 +825,14 @@ fn reason_and_parties<'a>(reason: &str, parties: impl Iterator<Item = &'a PartyI
 
 /// Most frames one peer may have buffered ahead of the protocol.
 const MAX_AHEAD_PER_PEER: usize = 16;
+
+/// What a round sends.
+enum Outgoing {
+    /// A payload for each member named.
+    Each(Vec<(PartyId, Vec<u8>)>),
+    /// The same payload for every other member ([`Transport::send_to_all`]).
+    Same(Vec<u8>),
+}
 
 /// How long a stopping party waits for its fatal frames to leave.
 const FATAL_LINGER: Duration = Duration::from_millis(200);

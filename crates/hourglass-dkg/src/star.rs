@@ -13,6 +13,16 @@
 //!   count: the receiver accepts only the next frame of each sender, so a frame altered,
 //!   forged, replayed, reordered, or one before it dropped, ends that link
 //!   ([`LinkLoss::Unauthentic`]).
+//! - **Broadcasts** (the same frame for every other member, [`Transport::send_to_all`]) go to
+//!   the relay once: the frame sealed under a key of its own (fresh for each broadcast,
+//!   derived from a secret the member drew when it joined and the broadcast's number), and
+//!   for each recipient that key and the SHA-256 of the sealed frame, sealed as the next frame
+//!   of the pair's direction (80 bytes). The relay hands each recipient its 80 bytes and the
+//!   sealed frame. A recipient opens its 80 bytes in order like any frame of that sender,
+//!   checks the digest and opens the frame: the relay can no more read, alter, replay or
+//!   reorder a broadcast than a frame, and a member that learns a broadcast's key (every
+//!   recipient does) cannot make another member accept a different frame under it (the
+//!   digest is sealed under the pair's key).
 //!
 //! What the relay can and cannot do. It learns who sends how many bytes to whom, and when,
 //! and the members' public keys; it cannot read a frame, alter one, forge one, replay or
@@ -36,7 +46,7 @@ use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 use ring::hkdf;
 use sha2::{Digest, Sha256};
 
-use crate::bounds::{FrameBounds, RELAY_OVERHEAD};
+use crate::bounds::{FrameBounds, BROADCAST_PER_RECIPIENT, RELAY_OVERHEAD};
 use crate::cluster::{ClusterConfig, RELAY_ID};
 use crate::tls::{TlsOptions, TlsTransport};
 use crate::transcript::{verify_signature, SigningScheme, TranscriptSignature, TranscriptSigner};
@@ -46,10 +56,13 @@ use crate::{Error, LinkLoss, Result};
 /// What a member's key announcement signs: this context, then SHA-256 of the session's
 /// context, the member's id and its public point ([`TranscriptSigner`]'s key signs it, so it
 /// must never be taken for a transcript signature).
-pub const ANNOUNCEMENT_CONTEXT: &[u8] = b"hourglass-dkg-star-key-v1\0";
+pub const ANNOUNCEMENT_CONTEXT: &[u8] = b"hourglass-dkg-star-key-v2\0";
 
 /// The HKDF salt's prefix (followed by the session's context).
 const KEY_SALT: &[u8] = b"hourglass-dkg-star-frames-v1\0";
+
+/// The HKDF salt of a member's broadcast keys.
+const BROADCAST_SALT: &[u8] = b"hourglass-dkg-star-broadcasts-v1\0";
 
 /// Message kinds on a link to the relay. From a member: the kind, the recipient (0 for every
 /// member, announcements only), the body. From the relay: the kind, the sender, the body.
@@ -57,6 +70,13 @@ const FRAME: u8 = 0;
 const ANNOUNCE: u8 = 1;
 /// From the relay only: the sender's connection to the relay is gone (no body).
 const GONE: u8 = 2;
+/// A broadcast. From a member (recipient 0): the number of recipients (`u32`), then each
+/// recipient's id and its [`SEALED_KEY`] bytes, then the sealed frame. From the relay: the
+/// recipient's [`SEALED_KEY`] bytes, then the sealed frame.
+const BROADCAST: u8 = 3;
+/// A broadcast's key and the SHA-256 of its sealed frame, sealed for one recipient.
+const SEALED_KEY: usize = 32 + 32 + TAG;
+const _: () = assert!(4 + SEALED_KEY == BROADCAST_PER_RECIPIENT);
 const HEADER: usize = 5;
 /// ChaCha20-Poly1305's tag.
 const TAG: usize = 16;
@@ -147,6 +167,8 @@ pub struct StarTransport<T: Transport> {
     bounds: FrameBounds,
     outgoing: RefCell<BTreeMap<PartyId, Direction>>,
     incoming: BTreeMap<PartyId, Direction>,
+    /// Where each broadcast's key comes from, and how many were sent.
+    broadcasts: RefCell<(hkdf::Prk, u64)>,
     /// Members whose frames no longer come (their link ended), and why.
     ended: BTreeMap<PartyId, LinkLoss>,
     /// Members with no valid key announcement: never peers.
@@ -197,6 +219,9 @@ impl<T: Transport> StarTransport<T> {
             }
         };
         let point = secret.public_key().to_encoded_point(false);
+        let mut seed = zeroize::Zeroizing::new([0u8; 32]);
+        own.fill(&mut seed[..])?;
+        let broadcasts = hkdf::Salt::new(hkdf::HKDF_SHA256, BROADCAST_SALT).extract(&seed[..]);
         let signature = signer.sign_in_context(
             ANNOUNCEMENT_CONTEXT,
             &announcement_digest(context, me, point.as_bytes()),
@@ -216,6 +241,7 @@ impl<T: Transport> StarTransport<T> {
             bounds,
             outgoing: RefCell::new(BTreeMap::new()),
             incoming: BTreeMap::new(),
+            broadcasts: RefCell::new((broadcasts, 0)),
             ended: BTreeMap::new(),
             missing: BTreeMap::new(),
             pending: VecDeque::new(),
@@ -283,9 +309,14 @@ impl<T: Transport> StarTransport<T> {
             return None;
         }
         match kind {
-            FRAME => {
+            FRAME | BROADCAST => {
                 let direction = self.incoming.get_mut(&from)?;
-                let Some(frame) = direction.open(body) else {
+                let opened = if kind == FRAME {
+                    direction.open(body)
+                } else {
+                    open_broadcast(direction, body)
+                };
+                let Some(frame) = opened else {
                     return Some(self.end(from, LinkLoss::Unauthentic));
                 };
                 let admitted = match <&[u8; crate::wire::HEADER]>::try_from(
@@ -383,6 +414,58 @@ impl<T: Transport> Transport for StarTransport<T> {
         self.inner
             .send(self.relay, wrap(FRAME, to, &sealed))
             .map_err(|_| failed(LinkLoss::AtRelay))
+    }
+
+    fn send_to_all(&self, to: &[PartyId], frame: Vec<u8>) -> Result<()> {
+        if to.len() < 2 {
+            return to.iter().try_for_each(|&p| self.send(p, frame.clone()));
+        }
+        let failed = |party: PartyId, reason: LinkLoss| Error::PartyFailed {
+            party,
+            reason: reason.into(),
+        };
+        for &p in to {
+            if let Some(reason) = self.ended.get(&p).or_else(|| self.missing.get(&p)) {
+                return Err(failed(p, reason.clone()));
+            }
+        }
+        let mut outgoing = self.outgoing.borrow_mut();
+        if let Some(&p) = to.iter().find(|p| !outgoing.contains_key(p)) {
+            return Err(failed(p, LinkLoss::NotAPeer));
+        }
+        // This broadcast's key: unique (the broadcast's number), known to the members only.
+        let key = {
+            let mut broadcasts = self.broadcasts.borrow_mut();
+            let (prk, count) = &mut *broadcasts;
+            let number = count.to_be_bytes();
+            *count += 1;
+            let mut key = zeroize::Zeroizing::new([0u8; 32]);
+            prk.expand(&[&number[..]], &CHACHA20_POLY1305)
+                .and_then(|okm| okm.fill(&mut key[..]))
+                .map_err(|_| failed(to[0], LinkLoss::Unauthentic))?;
+            key
+        };
+        let sealed = seal_once(&key, frame).ok_or_else(|| failed(to[0], LinkLoss::Unauthentic))?;
+        let digest = Sha256::digest(&sealed);
+        let count = u32::try_from(to.len()).map_err(|_| failed(to[0], LinkLoss::NotAPeer))?;
+        let mut body = Vec::with_capacity(4 + to.len() * (4 + SEALED_KEY) + sealed.len());
+        body.extend_from_slice(&count.to_be_bytes());
+        for &p in to {
+            let direction = outgoing
+                .get_mut(&p)
+                .ok_or_else(|| failed(p, LinkLoss::NotAPeer))?;
+            let mut opening = key.to_vec();
+            opening.extend_from_slice(&digest);
+            let opening = direction
+                .seal(opening)
+                .ok_or_else(|| failed(p, LinkLoss::Unauthentic))?;
+            body.extend_from_slice(&p.to_be_bytes());
+            body.extend_from_slice(&opening);
+        }
+        body.extend_from_slice(&sealed);
+        self.inner
+            .send(self.relay, wrap(BROADCAST, 0, &body))
+            .map_err(|_| failed(to[0], LinkLoss::AtRelay))
     }
 
     fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
@@ -486,6 +569,63 @@ pub struct RelayReport {
     pub dropped: u64,
 }
 
+/// Seals `frame` under `key`, a key for this one frame (a broadcast's): the nonce is fixed.
+fn seal_once(key: &[u8; 32], mut frame: Vec<u8>) -> Option<Vec<u8>> {
+    LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).ok()?)
+        .seal_in_place_append_tag(
+            Nonce::assume_unique_for_key([0; 12]),
+            Aad::empty(),
+            &mut frame,
+        )
+        .ok()?;
+    Some(frame)
+}
+
+/// Opens a broadcast as the relay delivers it (`body`: this recipient's sealed key and digest,
+/// then the sealed frame), the key and digest as the next frame under `direction`: the frame,
+/// if the digest is the sealed frame's and it opens under that key.
+fn open_broadcast(direction: &mut Direction, body: &[u8]) -> Option<Vec<u8>> {
+    let (opening, sealed) = body.split_at_checked(SEALED_KEY)?;
+    let opening = zeroize::Zeroizing::new(direction.open(opening)?);
+    let (key, digest) = opening.split_at_checked(32)?;
+    if Sha256::digest(sealed)[..] != *digest {
+        return None;
+    }
+    let key = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).ok()?);
+    let mut buf = sealed.to_vec();
+    let len = key
+        .open_in_place(
+            Nonce::assume_unique_for_key([0; 12]),
+            Aad::empty(),
+            &mut buf,
+        )
+        .ok()?
+        .len();
+    buf.truncate(len);
+    Some(buf)
+}
+
+/// A recipient of a broadcast and its [`SEALED_KEY`] bytes.
+type Opening<'a> = (PartyId, &'a [u8]);
+
+/// A member's broadcast as the relay reads it: each recipient with its opening, and the
+/// sealed frame; `None` if malformed or naming more recipients than `members`.
+fn split_broadcast(body: &[u8], members: usize) -> Option<(Vec<Opening<'_>>, &[u8])> {
+    let (count, mut rest) = body.split_at_checked(4)?;
+    let count = u32::from_be_bytes(count.try_into().ok()?) as usize;
+    if count >= members {
+        return None;
+    }
+    let mut openings = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (id, tail) = rest.split_at_checked(4)?;
+        let (opening, tail) = tail.split_at_checked(SEALED_KEY)?;
+        openings.push((PartyId::from_be_bytes(id.try_into().ok()?), opening));
+        rest = tail;
+    }
+    Some((openings, rest))
+}
+
 /// The relay of a star: forwards every member's frames to their recipients and its key
 /// announcement to every other member, stamping the sender as `transport` authenticated it,
 /// and tells the members when one's connection is gone. Returns when every member's
@@ -509,6 +649,23 @@ pub fn relay(transport: &mut dyn Transport, members: &[PartyId], idle: Duration)
                         gone.push(to);
                     }
                 }
+                Some((BROADCAST, 0, body)) => match split_broadcast(body, members.len()) {
+                    Some((openings, sealed)) => {
+                        for (to, opening) in openings {
+                            if to == from || !live.contains(&to) {
+                                report.dropped += 1;
+                                continue;
+                            }
+                            let out = wrap(BROADCAST, from, &[opening, sealed].concat());
+                            report.frames += 1;
+                            report.bytes += out.len() as u64;
+                            if transport.send(to, out).is_err() {
+                                gone.push(to);
+                            }
+                        }
+                    }
+                    None => report.dropped += 1,
+                },
                 Some((ANNOUNCE, 0, body)) => {
                     let out = wrap(ANNOUNCE, from, body);
                     for &m in live.iter().filter(|&&m| m != from) {
@@ -571,6 +728,75 @@ mod tests {
         assert!(back.open(&pair().0.seal(b"x".to_vec()).unwrap()).is_none());
         let mut other = Direction::new(&[9u8; 32], b"other", 1, 2).unwrap();
         assert!(other.open(&pair().0.seal(b"x".to_vec()).unwrap()).is_none());
+    }
+
+    /// A broadcast as member 1 sends it to the recipient of `direction`: its opening, then
+    /// the frame sealed under `key`.
+    fn broadcast_body(direction: &mut Direction, key: &[u8; 32], frame: &[u8]) -> Vec<u8> {
+        let sealed = seal_once(key, frame.to_vec()).unwrap();
+        let mut opening = key.to_vec();
+        opening.extend_from_slice(&Sha256::digest(&sealed));
+        let mut body = direction.seal(opening).unwrap();
+        body.extend_from_slice(&sealed);
+        body
+    }
+
+    #[test]
+    fn a_broadcast_opens_once_in_order_and_only_as_it_was_sealed() {
+        let (mut sender, mut receiver) = pair();
+        let key = [3u8; 32];
+        let body = broadcast_body(&mut sender, &key, b"to everyone");
+        assert!(!body.windows(11).any(|w| w == b"to everyone"));
+        assert_eq!(
+            open_broadcast(&mut receiver, &body).unwrap(),
+            b"to everyone"
+        );
+        // Replayed: its opening was the previous frame of the direction.
+        assert!(open_broadcast(&mut receiver, &body).is_none());
+        // A frame and a broadcast share the direction's order.
+        let (mut sender, mut receiver) = pair();
+        let frame = sender.seal(b"first".to_vec()).unwrap();
+        let body = broadcast_body(&mut sender, &key, b"second");
+        assert!(open_broadcast(&mut pair().1, &body).is_none());
+        assert_eq!(receiver.open(&frame).unwrap(), b"first");
+        assert_eq!(open_broadcast(&mut receiver, &body).unwrap(), b"second");
+        // Altered anywhere: refused.
+        for at in [0, SEALED_KEY - 1, SEALED_KEY, body.len() - 1] {
+            let mut altered = body.clone();
+            altered[at] ^= 1;
+            let mut receiver = pair().1;
+            receiver.open(&frame).unwrap();
+            assert!(open_broadcast(&mut receiver, &altered).is_none(), "{at}");
+        }
+        // Every recipient learns the key: one that seals another frame under it cannot pass
+        // that frame to another recipient, whose opening names the first frame's digest.
+        let (mut to_two, mut two) = pair();
+        let honest = broadcast_body(&mut to_two, &key, b"the value");
+        let forged = seal_once(&key, b"another value".to_vec()).unwrap();
+        let mut swapped = honest[..SEALED_KEY].to_vec();
+        swapped.extend_from_slice(&forged);
+        assert!(open_broadcast(&mut two, &swapped).is_none());
+        assert!(open_broadcast(&mut pair().1, &honest[..SEALED_KEY - 1]).is_none());
+    }
+
+    #[test]
+    fn the_relay_reads_a_broadcasts_recipients_and_refuses_more_than_the_others() {
+        let mut body = 2u32.to_be_bytes().to_vec();
+        for id in [2u32, 3] {
+            body.extend_from_slice(&id.to_be_bytes());
+            body.extend_from_slice(&[id as u8; SEALED_KEY]);
+        }
+        body.extend_from_slice(b"sealed");
+        let (openings, sealed) = split_broadcast(&body, 3).unwrap();
+        assert_eq!(sealed, b"sealed");
+        assert_eq!(
+            openings,
+            vec![(2, &[2u8; SEALED_KEY][..]), (3, &[3u8; SEALED_KEY][..])]
+        );
+        // Three members: at most two recipients; and a count the body is too short for.
+        assert!(split_broadcast(&body, 2).is_none());
+        assert!(split_broadcast(&body[..4 + 2 * (4 + SEALED_KEY) - 1], 3).is_none());
+        assert!(split_broadcast(&[0, 0, 0], 3).is_none());
     }
 
     #[test]

@@ -67,6 +67,17 @@ pub trait Transport: Send {
     /// Queues `frame` for `to`. Fails only if the link is known to be gone.
     fn send(&self, to: PartyId, frame: Vec<u8>) -> Result<()>;
 
+    /// Queues the same `frame` for every party of `to`, as [`Transport::send`] to each would.
+    /// Fails, naming a party, if a link is known to be gone (the frame may then be queued
+    /// for some of the others). A transport whose links share a hop sends the frame over it
+    /// once ([`crate::star::StarTransport`]).
+    fn send_to_all(&self, to: &[PartyId], frame: Vec<u8>) -> Result<()> {
+        for &p in to {
+            self.send(p, frame.clone())?;
+        }
+        Ok(())
+    }
+
     /// The next event, waiting until `deadline`; `None` when the deadline passed first.
     fn recv_until(&mut self, deadline: Instant) -> Option<Event>;
 

@@ -150,10 +150,15 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     assert!(bounds.payload_limit(Kind::Data, step::N_SHARES) > 80_000);
 
     // A star's relay link carries that largest frame sealed (a 5-byte header and a 16-byte
-    // tag more) and not a byte more; it may hold the pending frames of all k - 1 senders.
+    // tag more) as a broadcast (a count, and each other member's id and sealed key and
+    // digest) and not a byte more; it may hold the pending frames of all k - 1 senders.
     let relayed = bounds.relayed(k);
-    let sealed = bounds.largest() + hourglass_dkg::bounds::RELAY_OVERHEAD;
+    let sealed = bounds.largest()
+        + hourglass_dkg::bounds::RELAY_OVERHEAD
+        + 4
+        + (k - 1) * hourglass_dkg::bounds::BROADCAST_PER_RECIPIENT;
     assert_eq!(hourglass_dkg::bounds::RELAY_OVERHEAD, 5 + 16);
+    assert_eq!(hourglass_dkg::bounds::BROADCAST_PER_RECIPIENT, 4 + 80);
     relayed.admit_length(sealed as u64).unwrap();
     assert!(matches!(
         relayed.admit_length(sealed as u64 + 1),

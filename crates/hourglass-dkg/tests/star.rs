@@ -48,6 +48,10 @@ enum Meddling {
     Repeat(usize),
     /// Sends the n-th frame's recipient a frame it made up, as from the sender.
     Forge(usize),
+    /// Flips a bit in the sealed frame of the n-th broadcast (one upload, every recipient's).
+    AlterBroadcast(usize),
+    /// Hands the recipients of the n-th broadcast another broadcast's sealed frame.
+    SwapBroadcast(usize),
     /// Replaces member 2's key announcement to member 1 with a key of its own (keeping member
     /// 2's signature).
     SwapKey,
@@ -61,6 +65,10 @@ struct Relayed {
     seen: Arc<Mutex<Vec<Vec<u8>>>>,
     /// A frame to hand the relay again.
     again: Option<Event>,
+    /// Broadcasts received from the members (each once, whatever its recipients).
+    broadcasts: Arc<std::sync::atomic::AtomicUsize>,
+    /// The sealed frame of the last broadcast received.
+    last_broadcast: Option<Vec<u8>>,
 }
 
 impl Transport for Relayed {
@@ -71,7 +79,8 @@ impl Transport for Relayed {
         self.inner.peers()
     }
     fn send(&self, to: PartyId, mut bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
-        // The relay's messages: kind (0 frame, 1 announcement, 2 gone), sender, body.
+        // The relay's messages: kind (0 frame, 1 announcement, 2 gone, 3 broadcast), sender,
+        // body.
         if bytes[0] == 1
             && self.how == Meddling::SwapKey
             && to == 1
@@ -94,9 +103,18 @@ impl Transport for Relayed {
         let Event::Frame { from, mut bytes } = event else {
             return Some(event);
         };
-        if bytes.first() != Some(&0) {
+        // Frames and broadcasts are meddled with (a broadcast's last byte is its sealed
+        // frame's).
+        if !matches!(bytes.first(), Some(&0 | &3)) {
             return Some(Event::Frame { from, bytes });
         }
+        let broadcast = if bytes[0] == 3 {
+            self.broadcasts
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1
+        } else {
+            0
+        };
         self.frames += 1;
         self.seen.lock().unwrap().push(bytes[5..].to_vec());
         let n = self.frames;
@@ -112,6 +130,26 @@ impl Transport for Relayed {
                     from,
                     bytes: bytes.clone(),
                 })
+            }
+            Meddling::AlterBroadcast(k) if k == broadcast => {
+                let last = bytes.len() - 1;
+                bytes[last] ^= 1;
+            }
+            // The sealed frame follows the count and each recipient's id and opening.
+            Meddling::SwapBroadcast(k) if k == broadcast => {
+                let count = u32::from_be_bytes(bytes[5..9].try_into().unwrap()) as usize;
+                let at = 9 + count * (4 + 80);
+                match self.last_broadcast.take() {
+                    Some(other) => {
+                        bytes.truncate(at);
+                        bytes.extend_from_slice(&other);
+                    }
+                    None => self.last_broadcast = Some(bytes[at..].to_vec()),
+                }
+            }
+            Meddling::SwapBroadcast(_) if broadcast > 0 => {
+                let count = u32::from_be_bytes(bytes[5..9].try_into().unwrap()) as usize;
+                self.last_broadcast = Some(bytes[9 + count * (4 + 80)..].to_vec());
             }
             Meddling::Forge(k) if k == n => {
                 let len = bytes.len();
@@ -144,6 +182,10 @@ impl Transport for Clear {
         self.sent.lock().unwrap().push(bytes.clone());
         self.inner.send(to, bytes)
     }
+    fn send_to_all(&self, to: &[PartyId], bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        self.sent.lock().unwrap().push(bytes.clone());
+        self.inner.send_to_all(to, bytes)
+    }
     fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
         self.inner.recv_until(deadline)
     }
@@ -159,6 +201,8 @@ struct Run {
     /// What member 1 sent, before sealing.
     clear: Vec<Vec<u8>>,
     report: RelayReport,
+    /// Broadcasts the relay received.
+    broadcasts: usize,
 }
 
 /// A signed generation of members with keys of `kinds`, through a relay that meddles as
@@ -171,12 +215,15 @@ fn run(kinds: &[KeyKind], how: Meddling, seed: u8) -> Run {
     all.push(RELAY);
     let mut mesh = memory_mesh(&all, NetSim::default());
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let broadcasts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut relayed = Relayed {
         inner: mesh.pop().unwrap(),
         how,
         frames: 0,
         seen: Arc::clone(&seen),
         again: None,
+        broadcasts: Arc::clone(&broadcasts),
+        last_broadcast: None,
     };
     let members_of_relay = ids.clone();
     let relay_thread =
@@ -235,6 +282,7 @@ fn run(kinds: &[KeyKind], how: Meddling, seed: u8) -> Run {
         relayed,
         clear,
         report,
+        broadcasts: broadcasts.load(std::sync::atomic::Ordering::Relaxed),
     }
 }
 
@@ -259,6 +307,9 @@ fn members_generate_one_key_through_a_relay_that_sees_no_frame_in_the_clear() {
         "{:?}",
         run.report
     );
+    // Broadcasts went to the relay once (each member's transcript signature and echo at
+    // least), and the relay handed each to both other members.
+    assert!(run.broadcasts >= 6, "{}", run.broadcasts);
     // Every body the relay forwarded is sealed: none is a protocol frame, and no 16 bytes of
     // what member 1 sent in the clear appear in what the relay saw.
     assert!(!run.clear.is_empty());
@@ -279,12 +330,14 @@ fn members_generate_one_key_through_a_relay_that_sees_no_frame_in_the_clear() {
 }
 
 #[test]
-fn a_relay_that_alters_drops_repeats_or_forges_a_frame_leaves_nobody_finished() {
+fn a_relay_that_alters_drops_repeats_forges_or_swaps_a_frame_leaves_nobody_finished() {
     for (i, how) in [
         Meddling::Alter(40),
         Meddling::Drop(40),
         Meddling::Repeat(40),
         Meddling::Forge(40),
+        Meddling::AlterBroadcast(5),
+        Meddling::SwapBroadcast(6),
     ]
     .into_iter()
     .enumerate()
@@ -298,8 +351,16 @@ fn a_relay_that_alters_drops_repeats_or_forges_a_frame_leaves_nobody_finished() 
             .iter()
             .filter_map(|(_, o)| o.as_ref().err().map(|e| e.to_string()))
             .collect();
+        // An altered frame fails one recipient's authentication, which the other survivor
+        // disputes; an altered broadcast fails every recipient's, and they remove its sender
+        // together, leaving too few members to go on.
+        let broadcast = matches!(
+            how,
+            Meddling::AlterBroadcast(_) | Meddling::SwapBroadcast(_)
+        );
         assert!(
-            said.iter().any(|e| e.contains("failed its authentication")),
+            said.iter().any(|e| e.contains("failed its authentication")
+                || (broadcast && e.contains("fewer than the 3 needed"))),
             "{how:?}: {said:?}"
         );
     }
@@ -317,6 +378,8 @@ fn a_relay_cannot_put_its_own_key_in_a_members_place() {
         frames: 0,
         seen: Arc::default(),
         again: None,
+        broadcasts: Arc::default(),
+        last_broadcast: None,
     };
     let members_of_relay = ids.clone();
     let relay_thread =
