@@ -61,7 +61,7 @@ pub enum Error {
         reason: Failure,
     },
     /// The link to a party failed (closed, reset) or it did not answer in time.
-    #[error("party {party} failed: {reason}")]
+    #[error("{} failed: {reason}", party_name(*.party))]
     PartyFailed {
         /// The party that failed.
         party: PartyId,
@@ -226,5 +226,15 @@ impl std::fmt::Display for IoOp {
             IoOp::StartRuntime => f.write_str("starting the network runtime"),
             IoOp::StartThread => f.write_str("starting the network thread"),
         }
+    }
+}
+
+/// How an error names a party: "party N", or "the relay" for a star's relay (id
+/// [`crate::cluster::RELAY_ID`], never a member's).
+fn party_name(party: PartyId) -> String {
+    if party == crate::cluster::RELAY_ID {
+        "the relay".to_string()
+    } else {
+        format!("party {party}")
     }
 }

@@ -61,11 +61,12 @@ const HELLO: &[u8; 8] = b"HGDKG/1\n";
 /// Dropping a transport writes what is queued for as long as some link makes progress (a busy
 /// peer, such as a star's relay forwarding every member's last frames, may leave a finished
 /// party's frames unread for seconds): it gives up when no link moved a byte for this long...
-const CLOSE_STALL: Duration = Duration::from_secs(30);
+const CLOSE_STALL: Duration = Duration::from_secs(60);
 
 /// ... or, whatever the progress, after this long (a peer trickling bytes cannot hold a party
-/// that has finished).
-const CLOSE_LIMIT: Duration = Duration::from_secs(120);
+/// that has finished forever; a round waits up to its timeout for a frame, a 200-member star's
+/// last round can take minutes on two cores).
+const CLOSE_LIMIT: Duration = Duration::from_secs(600);
 
 /// Longest pause between two attempts to dial a party that is not listening yet.
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
@@ -106,7 +107,7 @@ type Outgoing = (Instant, Vec<u8>);
 /// documentation](self)).
 ///
 /// Dropping it closes every connection, after writing what was queued for as long as bytes keep
-/// moving (at most two minutes) and letting each peer close its end, stops the network thread
+/// moving (at most ten minutes) and letting each peer close its end, stops the network thread
 /// and frees the port.
 pub struct TlsTransport {
     me: PartyId,

@@ -168,7 +168,6 @@ pub(super) fn run(args: PartyArgs) -> Result<(), CliError> {
         &mut progress,
     )
     .map_err(CliError::from)?;
-    drop(transport);
     let share = &generated.share;
     let public_pem = encode_public_key(&share.public, KeyFormat::Pem)?;
     let public_path = out_dir.join("public.pem");
@@ -182,6 +181,9 @@ pub(super) fn run(args: PartyArgs) -> Result<(), CliError> {
         &out_dir.join("transcript.json"),
         transcript.to_json().as_bytes(),
     )?;
+    // The outputs are safe; closing delivers this party's last frames, which may wait for a
+    // busy relay (up to the transport's close limit).
+    drop(transport);
     let report: &Report = &generated.report;
     let summary = PartyReport {
         party: me,
