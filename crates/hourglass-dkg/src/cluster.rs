@@ -61,9 +61,7 @@ pub use crate::formats::CLUSTER_FORMAT;
 /// Fewest parties a cluster may have (with two, BGW shares reveal the secrets).
 pub const MIN_CLUSTER_PARTIES: usize = 3;
 
-/// The relay's id on its links, in a star ([`crate::star`]): below every party's, so that
-/// every party dials it ([`crate::tls`]: higher ids dial lower ones).
-pub const RELAY_ID: PartyId = 0;
+pub use crate::party::RELAY_ID;
 
 /// How the parties of a cluster are connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -230,9 +230,9 @@ impl std::fmt::Display for IoOp {
 }
 
 /// How an error names a party: "party N", or "the relay" for a star's relay (id
-/// [`crate::cluster::RELAY_ID`], never a member's).
+/// [`crate::party::RELAY_ID`], never a member's).
 fn party_name(party: PartyId) -> String {
-    if party == crate::cluster::RELAY_ID {
+    if party == crate::party::RELAY_ID {
         "the relay".to_string()
     } else {
         format!("party {party}")
