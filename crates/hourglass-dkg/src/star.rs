@@ -454,7 +454,9 @@ impl<T: Transport> Transport for StarTransport<T> {
             let direction = outgoing
                 .get_mut(&p)
                 .ok_or_else(|| failed(p, LinkLoss::NotAPeer))?;
-            let mut opening = key.to_vec();
+            // Room for the tag too: a reallocation would leave a copy of the key unwiped.
+            let mut opening = Vec::with_capacity(SEALED_KEY);
+            opening.extend_from_slice(&key[..]);
             opening.extend_from_slice(&digest);
             let opening = direction
                 .seal(opening)

@@ -47,27 +47,35 @@ pub(super) fn run(args: PartyResharingArgs, threshold: Option<usize>) -> Result<
         let among = config.among(held.members())?;
         TlsTransport::connect(&among, args.party.id, &options)
     };
-    let new: ThresholdShare = match (&held, threshold) {
+    // The transport is kept until the new share is written: closing it waits for the peers,
+    // and a share that others hold the new epoch of must not wait on that.
+    let (new, transport): (Result<ThresholdShare, _>, _) = match (&held, threshold) {
         (AnyShare::Additive(share), Some(t)) => {
             let sizes =
                 Sizes::new(share.public.bits(), share.members.len(), t).map_err(CliError::from)?;
             let mut tls = connect(&sizes, false).map_err(CliError::from)?;
-            reshare(&mut tls, share, t, timeout, entropy.as_mut())
+            let new = reshare(&mut tls, share, t, timeout, entropy.as_mut());
+            (new, Some(tls))
         }
         (AnyShare::Threshold(share), None) => {
             let sizes = share.public.sizes().map_err(CliError::from)?;
             let mut tls = connect(&sizes, true).map_err(CliError::from)?;
-            refresh(&mut tls, share, timeout, entropy.as_mut())
+            let new = refresh(&mut tls, share, timeout, entropy.as_mut());
+            (new, Some(tls))
         }
-        (share, _) => Err(hourglass_dkg::ThresholdError::OtherKind {
-            party: args.party.id,
-            threshold: matches!(share, AnyShare::Threshold(_)),
-        }
-        .into()),
-    }
-    .map_err(CliError::from)?;
+        (share, _) => (
+            Err(hourglass_dkg::ThresholdError::OtherKind {
+                party: args.party.id,
+                threshold: matches!(share, AnyShare::Threshold(_)),
+            }
+            .into()),
+            None,
+        ),
+    };
+    let new = new.map_err(CliError::from)?;
     // The same party's share moving to a new epoch: replaced in place, atomically.
     write_output_replacing(&share_file, new.to_json().as_bytes(), Sensitivity::Secret)?;
+    drop(transport);
     let report = ThresholdReport {
         party: args.party.id,
         threshold: new.public.threshold,

@@ -56,7 +56,8 @@ pub(super) fn run(args: PartySignArgs) -> Result<(), CliError> {
     let timeout = seconds(args.timeout, "--timeout")?;
     let mut entropy = args.entropy.source()?;
     let start = Instant::now();
-    let (sig, report) = match &share {
+    // The transport is kept until the signature is written: closing it waits for the peers.
+    let (sig, report, transport) = match &share {
         AnyShare::Additive(share) => {
             if args.signers.as_ref().is_some_and(|s| *s != share.members) {
                 return Err(Usage::Conflict(NOT_THRESHOLD_SHARES).into());
@@ -93,7 +94,7 @@ pub(super) fn run(args: PartySignArgs) -> Result<(), CliError> {
                 excluded: Vec::new(),
                 seconds: start.elapsed().as_secs_f64(),
             };
-            (sig, report)
+            (sig, report, transport)
         }
         AnyShare::Threshold(share) => {
             let signers = args.signers.clone().ok_or(Usage::Conflict(
@@ -137,12 +138,13 @@ pub(super) fn run(args: PartySignArgs) -> Result<(), CliError> {
                 excluded: signed.excluded.clone(),
                 seconds: start.elapsed().as_secs_f64(),
             };
-            (signed.signature, report)
+            (signed.signature, report, transport)
         }
     };
     if let Some(out) = &args.out {
         write_output(out, &sig, Sensitivity::Public)?;
     }
+    drop(transport);
     if args.json {
         print_json(&report)?;
     }
