@@ -21,8 +21,8 @@
 //!    a degree-`2t` sharing of zero), then every member reveals its point of the product
 //!    polynomial and `N` is interpolated at 0.
 //! 3. **Trial division** of every `N` (1 round): each member divides by its slice of the odd
-//!    primes below [`crate::trial::trial_bound`] (`2^16` up to 3 members, growing with the
-//!    committee to `2^22`) and broadcasts a witness (a small divisor) for each `N` it found
+//!    primes below [`crate::trial::trial_bound`] (`2^22` from 2048-bit moduli on; below, `2^16`
+//!    up to 3 members, growing with the committee to `2^22`) and broadcasts a witness (a small divisor) for each `N` it found
 //!    one for; every witness is checked, and the moduli with none reach the next step.
 //! 4. **Biprimality** (1 round for all survivors, then 2 for the first that passes): Boneh and
 //!    Franklin's test with `p = q = 3 mod 4`: for a public `g` with Jacobi symbol 1, the pair's
@@ -550,6 +550,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let over_p = Shamir::new(big_p.clone(), k)?;
         let extractor = Extractor::new(sieve.modulus(), k, threshold);
         let me = session.position();
+        let trial = TrialSlice::new(trial_bound(k, settings.bits), me, k);
         Ok(Run {
             session,
             rng,
@@ -560,7 +561,7 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             over_m,
             over_p,
             extractor,
-            trial: TrialSlice::new(trial_bound(k), me, k),
+            trial,
             k,
             t: threshold,
             me,
@@ -1103,9 +1104,15 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
             .iter()
             .map(|n| n.significant_bits() == bits && n.is_odd())
             .collect();
+        let live: Vec<&Integer> = moduli
+            .iter()
+            .zip(&alive)
+            .filter_map(|(n, &live)| live.then_some(n))
+            .collect();
+        let mut found = self.trial.witnesses(&live).into_iter();
         let mut w = Writer::new();
-        for (n, live) in moduli.iter().zip(alive.iter_mut()) {
-            let witness = if *live { self.trial.witness(n) } else { None };
+        for live in alive.iter_mut() {
+            let witness = if *live { found.next().flatten() } else { None };
             *live &= witness.is_none();
             w.int(&witness.unwrap_or_default());
         }
