@@ -701,6 +701,8 @@ struct LocalSummary {
     candidates: u64,
     expected_candidates: f64,
     batches: u64,
+    biprimality_tests: u64,
+    expected_tests: f64,
     bytes_sent_per_party: Spread,
     peak_rss_bytes_per_party: Option<Spread>,
 }
@@ -823,6 +825,8 @@ struct ScaleFigures {
     iterations: Summary,
     per_iteration: Summary,
     expected: f64,
+    tests: Summary,
+    expected_tests: f64,
     bytes: Spread,
     memory: Option<Spread>,
     /// The member counts of runs that lost a party (restarted without it).
@@ -847,6 +851,8 @@ impl ScaleFigures {
             iterations: over_runs(&|s| s.candidates as f64),
             per_iteration: over_runs(&|s| s.seconds / s.candidates.max(1) as f64),
             expected: first.summary.expected_candidates,
+            tests: over_runs(&|s| s.biprimality_tests as f64),
+            expected_tests: first.summary.expected_tests,
             bytes: per_party(
                 runs.iter()
                     .map(|r| r.summary.bytes_sent_per_party)
@@ -868,10 +874,12 @@ impl ScaleFigures {
     fn json(&self, runs: &[ScaleRun]) -> serde_json::Value {
         json!({"seconds": self.seconds, "iterations": self.iterations,
             "seconds_per_iteration": self.per_iteration, "expected_iterations": self.expected,
+            "biprimality_tests": self.tests, "expected_tests": self.expected_tests,
             "bytes_sent_per_party": self.bytes, "peak_rss_bytes_per_party": self.memory,
             "runs": runs.iter().map(|r| json!({"seconds": r.summary.seconds,
                 "wall_seconds": r.wall_seconds, "iterations": r.summary.candidates,
                 "batches": r.summary.batches, "members": r.summary.members.len(),
+                "biprimality_tests": r.summary.biprimality_tests,
                 "bytes_sent_per_party": r.summary.bytes_sent_per_party,
                 "peak_rss_bytes_per_party": r.summary.peak_rss_bytes_per_party}))
                 .collect::<Vec<_>>()})
@@ -879,13 +887,14 @@ impl ScaleFigures {
 }
 
 /// A row of the scale table (the header too): parties, bits, network, time, time per
-/// iteration, iterations, expected iterations, bytes sent and memory per party, paper.
-fn scale_row(cells: [&str; 10]) -> String {
-    let [parties, bits, network, time, per_iteration, iterations, expected, sent, memory, paper] =
+/// iteration, iterations, expected iterations, biprimality tests and their expected number,
+/// bytes sent and memory per party, paper.
+fn scale_row(cells: [&str; 11]) -> String {
+    let [parties, bits, network, time, per_iteration, iterations, expected, tests, sent, memory, paper] =
         cells;
     format!(
         "{parties:>7} | {bits:>5} | {network:>12} | {time:>26} | {per_iteration:>11} | \
-         {iterations:>19} | {expected:>16} | {sent:>22} | {memory:>23} | {paper}"
+         {iterations:>19} | {expected:>16} | {tests:>19} | {sent:>22} | {memory:>23} | {paper}"
     )
 }
 
@@ -934,6 +943,7 @@ fn scale_table(
         "per iter.",
         "iterations",
         "expected (paper)",
+        "tests (expected)",
         "sent/party (med, max)",
         "memory/party (med, max)",
         "paper Table 4 (PlanetLab, 1024 bits)",
@@ -1000,6 +1010,7 @@ fn scale_table(
                         fig.expected,
                         paper_iterations.map_or("-".to_string(), |p| p.to_string())
                     ),
+                    &format!("{:.0} ({:.0})", fig.tests.median, fig.expected_tests),
                     &show(Some(fig.bytes)),
                     &show(fig.memory),
                     &format!("{}{lost}", paper_text(config)),
@@ -1316,11 +1327,13 @@ mod tests {
     #[test]
     fn the_summary_of_dkg_local_reads_with_and_without_memory() {
         let text = r#"{"parties": 3, "members": [1, 2, 3], "seconds": 1.5, "candidates": 96,
-            "expected_candidates": 100.0, "batches": 3,
+            "expected_candidates": 100.0, "batches": 3, "biprimality_tests": 30,
+            "expected_tests": 20.5,
             "bytes_sent_per_party": {"median": 10, "max": 12},
             "peak_rss_bytes_per_party": null, "other": "ignored"}"#;
         let s: LocalSummary = serde_json::from_str(text).unwrap();
         assert_eq!((s.members.len(), s.batches, s.candidates), (3, 3, 96));
+        assert_eq!((s.biprimality_tests, s.expected_tests), (30, 20.5));
         assert_eq!(s.bytes_sent_per_party.max, 12);
         assert!(s.peak_rss_bytes_per_party.is_none());
     }

@@ -296,6 +296,8 @@ fn run_generation(
         let mut run = Run::new(&mut session, settings, threshold, &big_p, &mut rng)?;
         report.sieve_bound = run.sieve.bound();
         report.expected_candidates = run.sieve.expected_iterations();
+        report.trial_bound = trial_bound(run.k, settings.bits);
+        report.expected_tests = run.sieve.expected_tests(report.trial_bound);
         progress(&Progress::Started {
             epoch: run.session.epoch(),
             members: run.session.members().to_vec(),

@@ -269,6 +269,24 @@ impl Sieve {
         1.0 / (prob * prob)
     }
 
+    /// Expected number of candidate pairs whose `N` survives a trial division by every odd
+    /// prime below `trial_bound` ([`crate::trial`]): [`Sieve::expected_iterations`] times the
+    /// chance that neither `p` nor `q` has an unsieved prime factor below the bound, so the
+    /// expected number of biprimality tests. It is the expected count of pairs sieved to that
+    /// bound: about `(ln 2^n / (e^γ ln B))^2` for `n`-bit primes.
+    pub fn expected_tests(&self, trial_bound: u32) -> f64 {
+        let sieved: std::collections::BTreeSet<u32> = self.sieved_primes().collect();
+        let survive: f64 = hourglass_arith::prime::odd_primes_below(trial_bound)
+            .into_iter()
+            .filter(|p| !sieved.contains(p))
+            .map(|p| {
+                let pass = 1.0 - 1.0 / f64::from(p);
+                pass * pass
+            })
+            .product();
+        self.expected_iterations() * survive
+    }
+
     /// The fraction of residues modulo `M` that are units: `prod (1 - 1/m)` over the primes
     /// `m` in `M`. A random sharing modulo `M` is a unit with this probability.
     pub fn unit_fraction(&self) -> f64 {
@@ -343,6 +361,31 @@ mod tests {
             assert_eq!(c.mod_u(*l), 1);
             assert_eq!(Integer::from(c % sieve.modulus()), *c);
         }
+    }
+
+    #[test]
+    fn the_expected_tests_are_the_pairs_of_a_sieve_to_the_trial_bound() {
+        // Mertens: pairs sieved to B need about (ln x / (e^gamma ln B))^2 draws, whatever
+        // sieve got them there.
+        let euler_gamma = 0.577_215_664_901_532_9_f64;
+        for (bits, k) in [(1024u32, 3usize), (1024, 50), (512, 3)] {
+            let sieve = Sieve::new(bits, k, None).unwrap();
+            let ln_x = f64::from(bits) * std::f64::consts::LN_2 + 0.875f64.ln();
+            let mut last = sieve.expected_iterations();
+            for lg in [16u32, 20, 22] {
+                let tests = sieve.expected_tests(1 << lg);
+                let mertens = (ln_x / (euler_gamma.exp() * f64::from(lg) * 2f64.ln())).powi(2);
+                assert!(
+                    (tests / mertens - 1.0).abs() < 0.03,
+                    "{bits} {k} 2^{lg}: {tests} {mertens}"
+                );
+                assert!(tests < last, "{bits} {k} 2^{lg}");
+                last = tests;
+            }
+        }
+        // Below the sieve's own bound nothing more is removed.
+        let sieve = Sieve::new(1024, 3, None).unwrap();
+        assert_eq!(sieve.expected_tests(3), sieve.expected_iterations());
     }
 
     #[test]

@@ -225,6 +225,8 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
             "expected_candidates": first.expected_candidates,
             "batches": first.batches,
             "biprimality_tests": first.biprimality_tests,
+            "expected_tests": first.expected_tests,
+            "trial_bound": first.trial_bound,
             "seconds_per_party": {"median": party_seconds.0, "max": party_seconds.1},
             "bytes_sent_per_party": bytes,
             "peak_rss_bytes_per_party": memory,
@@ -246,8 +248,13 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
             first.bits
         );
         println!(
-            "  candidate pairs: {} (expected ~{:.0}) in {} batches, biprimality tests: {}",
-            first.candidates, first.expected_candidates, first.batches, first.biprimality_tests,
+            "  candidate pairs: {} (expected ~{:.0}) in {} batches, biprimality tests: {} (expected ~{:.0}: the pairs sieved to the trial bound {})",
+            first.candidates,
+            first.expected_candidates,
+            first.batches,
+            first.biprimality_tests,
+            first.expected_tests,
+            first.trial_bound,
         );
         let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
         let spread = |s: Option<Spread>| {

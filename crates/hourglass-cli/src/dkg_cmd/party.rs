@@ -194,6 +194,8 @@ pub(super) fn run(args: PartyArgs) -> Result<(), CliError> {
         candidates_all_epochs: report.candidates_all_epochs,
         expected_candidates: report.expected_candidates,
         biprimality_tests: report.biprimality_tests,
+        expected_tests: report.expected_tests,
+        trial_bound: report.trial_bound,
         batches: report.batches,
         bytes_sent: report.bytes_sent,
         seconds: report.elapsed.as_secs_f64(),

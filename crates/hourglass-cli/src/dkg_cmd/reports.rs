@@ -30,6 +30,12 @@ pub(super) struct PartyReport {
     pub(super) candidates_all_epochs: u64,
     pub(super) expected_candidates: f64,
     pub(super) biprimality_tests: u64,
+    /// Expected biprimality tests: the expected pairs sieved to the trial bound.
+    #[serde(default)]
+    pub(super) expected_tests: f64,
+    /// The bound of the trial division of every `N`.
+    #[serde(default)]
+    pub(super) trial_bound: u32,
     pub(super) batches: u64,
     pub(super) bytes_sent: u64,
     pub(super) seconds: f64,

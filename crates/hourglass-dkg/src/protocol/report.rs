@@ -29,4 +29,9 @@ pub struct Report {
     pub sieve_bound: u32,
     /// Expected candidate pairs (prime number theorem with sieving).
     pub expected_candidates: f64,
+    /// Expected biprimality tests: the expected pairs whose `N` has no prime factor below the
+    /// trial bound ([`crate::trial::trial_bound`]).
+    pub expected_tests: f64,
+    /// The trial bound used.
+    pub trial_bound: u32,
 }
