@@ -184,9 +184,10 @@ pub struct DkgBenchArgs {
     /// beside the loopback rows.
     #[arg(long, value_name = "MS")]
     rtt_ms: Option<f64>,
-    /// How the scale table's parties connect: mesh (every pair) or star (every party to one
-    /// relay process, frames sealed end to end: `dkg local --topology`).
-    #[arg(long, default_value = "mesh", value_parser = ["mesh", "star"])]
+    /// How the scale table's parties connect: mesh (every pair), star (every party to one
+    /// relay process, frames sealed end to end) or auto (the mesh below 50 parties, the star
+    /// from 50: `dkg local --topology`).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "mesh", "star"])]
     topology: String,
     /// Print JSON instead of tables.
     #[arg(long)]
@@ -766,6 +767,18 @@ fn local_run(
     })
 }
 
+/// The topology a configuration of `parties` runs in: `topology` as given, `auto` resolved as
+/// `dkg local` resolves it ([`hourglass_dkg::cluster::Topology::for_committee`]).
+fn topology_of(topology: &str, parties: usize) -> &str {
+    match topology {
+        "auto" => match hourglass_dkg::cluster::Topology::for_committee(parties) {
+            hourglass_dkg::cluster::Topology::Star => "star",
+            hourglass_dkg::cluster::Topology::Mesh => "mesh",
+        },
+        given => given,
+    }
+}
+
 fn network_name(rtt_ms: Option<f64>, topology: &str) -> String {
     let link = rtt_ms.map_or("loopback".to_string(), |rtt| format!("rtt {rtt} ms"));
     match topology {
@@ -784,14 +797,15 @@ fn run_configuration(
     args: &DkgBenchArgs,
     progress: &dyn Fn(String),
 ) -> (Vec<ScaleRun>, Option<ScaleFailure>) {
-    let network = network_name(rtt_ms, &args.topology);
+    let topology = topology_of(&args.topology, config.parties);
+    let network = network_name(rtt_ms, topology);
     let mut runs = Vec::new();
     for run in 1..=args.runs {
         progress(format!(
             "scale: {config}, {network}: run {run} of {}...",
             args.runs
         ));
-        match local_run(exe, config, args.batch, rtt_ms, &args.topology) {
+        match local_run(exe, config, args.batch, rtt_ms, topology) {
             Ok(r) => {
                 progress(format!(
                     "scale: {config}, {network}: run {run} of {}: {} ({} iterations)",
@@ -954,7 +968,8 @@ fn scale_table(
     let mut medians: Vec<(ScaleConfig, f64)> = Vec::new();
     for &config in &args.scale {
         for &rtt_ms in &networks {
-            let network = network_name(rtt_ms, &args.topology);
+            let topology = topology_of(&args.topology, config.parties);
+            let network = network_name(rtt_ms, topology);
             let (runs, failure) = run_configuration(&exe, config, rtt_ms, args, &progress);
             let paper_iterations = PAPER_ITERATIONS
                 .iter()
@@ -963,7 +978,7 @@ fn scale_table(
             let paper = PAPER_TABLE4.iter().find(|p| p.servers == config.parties);
             let mut row = json!({"parties": config.parties, "bits": config.bits,
                 "network": if rtt_ms.is_some() { "wan" } else { "loopback" },
-                "rtt_ms": rtt_ms.unwrap_or(0.0), "batch": args.batch, "topology": args.topology,
+                "rtt_ms": rtt_ms.unwrap_or(0.0), "batch": args.batch, "topology": topology,
                 "paper_iterations": paper_iterations, "paper_table4": paper,
                 "error": failure.as_ref().map(ToString::to_string)});
             if let Some(f) = &failure {
@@ -1322,6 +1337,17 @@ mod tests {
         let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
         let kept = first_lines(&long, 3);
         assert_eq!(kept, "line 0 / line 1 / line 2 / ... (17 more lines)");
+    }
+
+    #[test]
+    fn auto_resolves_as_dkg_local_does_and_a_named_topology_stays() {
+        assert_eq!(topology_of("auto", 3), "mesh");
+        assert_eq!(topology_of("auto", 49), "mesh");
+        assert_eq!(topology_of("auto", 50), "star");
+        assert_eq!(topology_of("auto", 200), "star");
+        assert_eq!(topology_of("mesh", 200), "mesh");
+        assert_eq!(topology_of("star", 3), "star");
+        assert_eq!(network_name(None, topology_of("auto", 100)), "loopback, star");
     }
 
     #[test]

@@ -74,6 +74,24 @@ pub enum Topology {
     Star,
 }
 
+impl Topology {
+    /// The smallest committee for which [`Topology::for_committee`] chooses the star (checked
+    /// by `dkg_cli`'s `init` test through the CLI's default).
+    pub const STAR_FROM: usize = 50;
+
+    /// The topology measured faster for a committee of `parties` on one machine (every party
+    /// a process, docs/PERFORMANCE.md "Stop 53"): the mesh below [`Topology::STAR_FROM`]
+    /// parties (8% faster at 10 and 20 at 1024 bits, even at 40), the star from it (6% faster
+    /// at 50, 18% at 100).
+    pub fn for_committee(parties: usize) -> Topology {
+        if parties >= Self::STAR_FROM {
+            Topology::Star
+        } else {
+            Topology::Mesh
+        }
+    }
+}
+
 /// One party of the cluster, as every party sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartyEntry {

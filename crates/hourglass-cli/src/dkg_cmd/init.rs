@@ -35,7 +35,7 @@ pub(super) fn run(args: InitArgs) -> Result<(), CliError> {
     if args.parties < 3 || args.parties > 256 {
         return Err(Usage::range("--parties", "be between 3 and 256").into());
     }
-    let topology = args.topology.topology();
+    let topology = args.topology.topology(args.parties);
     let ports = args.parties + usize::from(topology == Topology::Star);
     let base = match args.base_port {
         Some(p) => p,

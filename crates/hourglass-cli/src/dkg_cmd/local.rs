@@ -110,7 +110,7 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
     seconds(args.connect_timeout, "--connect-timeout")?;
     // Children inherit the raised limit, which covers each party's own need too.
     ensure_open_files(coordinator_open_files(args.parties)).map_err(hourglass_dkg::Error::from)?;
-    let topology = args.topology.topology();
+    let topology = args.topology.topology(args.parties);
     let star = topology == Topology::Star;
     let base = free_loopback_base_port(args.parties + usize::from(star)).map_err(CliError::from)?;
     let dir = DirOutput::create(&args.out)?;
@@ -254,7 +254,7 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
             first.batches,
             first.biprimality_tests,
             first.expected_tests,
-            first.trial_bound,
+            power_of_two(first.trial_bound),
         );
         let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
         let spread = |s: Option<Spread>| {
@@ -293,4 +293,13 @@ pub(super) fn run(args: LocalArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// `2^e` for a power of two, else the number.
+fn power_of_two(n: u32) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
 }

@@ -184,21 +184,24 @@ pub(super) struct TopologyArgs {
     /// mesh: every party connects to every other (k (k - 1) / 2 TLS links); star: every party
     /// connects to a relay that forwards frames sealed end to end between the members and
     /// holds no secret (k links; `hourglass dkg relay` runs it; it can stall the generation,
-    /// not read or change a share: docs/FORMATS.md section 16.8)
-    #[arg(long, value_enum, default_value_t = TopologyName::Mesh)]
+    /// not read or change a share: docs/FORMATS.md section 16.8); auto: the one measured
+    /// faster for the committee's size, the mesh below 50 parties and the star from 50
+    #[arg(long, value_enum, default_value_t = TopologyName::Auto)]
     topology: TopologyName,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum TopologyName {
+    Auto,
     Mesh,
     Star,
 }
 
 impl TopologyArgs {
-    /// The topology chosen.
-    pub(super) fn topology(&self) -> Topology {
+    /// The topology chosen for a committee of `parties`.
+    pub(super) fn topology(&self, parties: usize) -> Topology {
         match self.topology {
+            TopologyName::Auto => Topology::for_committee(parties),
             TopologyName::Mesh => Topology::Mesh,
             TopologyName::Star => Topology::Star,
         }
