@@ -1347,7 +1347,10 @@ mod tests {
         assert_eq!(topology_of("auto", 200), "star");
         assert_eq!(topology_of("mesh", 200), "mesh");
         assert_eq!(topology_of("star", 3), "star");
-        assert_eq!(network_name(None, topology_of("auto", 100)), "loopback, star");
+        assert_eq!(
+            network_name(None, topology_of("auto", 100)),
+            "loopback, star"
+        );
     }
 
     #[test]
