@@ -83,9 +83,22 @@ pub fn odd_primes_below(limit: u32) -> Vec<u32> {
 /// The product of `factors`, by a balanced product tree (fast for many small factors); 1 for
 /// none.
 pub fn product_of(factors: &[u32]) -> Integer {
-    let mut level: Vec<Integer> = factors.iter().map(|&p| Integer::from(p)).collect();
-    while level.len() > 1 {
-        level = level
+    product_tree(factors.iter().map(|&p| Integer::from(p)).collect())
+        .pop()
+        .and_then(|mut root| root.pop())
+        .unwrap_or_else(|| Integer::from(1))
+}
+
+/// The product tree of `leaves`: the leaves, then each level the products of adjacent pairs of
+/// the one below (an odd last value carried up as it is), up to one value, the product of all
+/// (no levels for no leaves). Balanced products keep GMP's multiplications of equal lengths.
+pub fn product_tree(leaves: Vec<Integer>) -> Vec<Vec<Integer>> {
+    if leaves.is_empty() {
+        return Vec::new();
+    }
+    let mut levels = vec![leaves];
+    while levels.last().is_some_and(|l| l.len() > 1) {
+        let next = levels[levels.len() - 1]
             .chunks(2)
             .map(|c| match c {
                 [a, b] => Integer::from(a * b),
@@ -93,8 +106,9 @@ pub fn product_of(factors: &[u32]) -> Integer {
                 _ => unreachable!("chunks(2) yields one or two items"),
             })
             .collect();
+        levels.push(next);
     }
-    level.pop().unwrap_or_else(|| Integer::from(1))
+    levels
 }
 
 /// Odd primes below 2^16, computed once.

@@ -340,32 +340,14 @@ fn usage_errors_and_damaged_files_fail_clearly_without_output() {
     // The default topology is the one measured faster for the committee's size: a mesh of 3
     // (no relay), a star from 50 parties (a relay's configuration beside the parties').
     assert!(cluster.join("party-1.toml").exists() && !cluster.join("relay.toml").exists());
-    let big = tmp.path().join("big");
-    hg(&[
-        "dkg",
-        "init",
-        "--parties",
-        "50",
-        "--bits",
-        "1024",
-        "-o",
-        s(&big),
-    ]);
-    assert!(big.join("party-50.toml").exists() && big.join("relay.toml").exists());
-    let meshed = tmp.path().join("meshed");
-    hg(&[
-        "dkg",
-        "init",
-        "--parties",
-        "50",
-        "--bits",
-        "1024",
-        "--topology",
-        "mesh",
-        "-o",
-        s(&meshed),
-    ]);
-    assert!(meshed.join("party-50.toml").exists() && !meshed.join("relay.toml").exists());
+    // Fifty parties, with the default topology and then with the mesh named.
+    for (name, topology, relay) in [("big", "auto", true), ("meshed", "mesh", false)] {
+        let dir = tmp.path().join(name);
+        let args = ["--parties", "50", "--bits", "1024", "--topology", topology];
+        hg(&[&["dkg", "init"][..], &args, &["-o", s(&dir)]].concat());
+        assert!(dir.join("party-50.toml").exists(), "{name}");
+        assert_eq!(dir.join("relay.toml").exists(), relay, "{name}");
+    }
     // A config whose key belongs to another party.
     let err = hg_fail(
         2,

@@ -25,7 +25,7 @@
 //! ([`TrialSlice::witnesses`]: 14-18 ms per batch of 128 at 3 members on a Zen 3, against
 //! 112-156 ms for a division per modulus), and 20% of the moduli reach the test.
 
-use hourglass_arith::prime::{odd_primes_below, product_of};
+use hourglass_arith::prime::{odd_primes_below, product_of, product_tree};
 use rug::Integer;
 
 /// The largest trial bound, whatever the committee (a sieve over its odd numbers takes half
@@ -133,20 +133,7 @@ impl TrialSlice {
 /// `x mod n` for every `n` of `moduli` (all `> 0`), by a product tree of the moduli walked down
 /// from `x` modulo their whole product.
 fn remainders(x: &Integer, moduli: &[&Integer]) -> Vec<Integer> {
-    // levels[0] are the moduli; each next level multiplies adjacent pairs (an odd last one is
-    // carried up), up to a single product.
-    let mut levels: Vec<Vec<Integer>> = vec![moduli.iter().map(|&n| n.clone()).collect()];
-    while levels.last().is_some_and(|l| l.len() > 1) {
-        let next = levels[levels.len() - 1]
-            .chunks(2)
-            .map(|c| match c {
-                [a, b] => Integer::from(a * b),
-                [a] => a.clone(),
-                _ => unreachable!("chunks(2) yields one or two items"),
-            })
-            .collect();
-        levels.push(next);
-    }
+    let mut levels = product_tree(moduli.iter().map(|&n| n.clone()).collect());
     let mut rests: Vec<Integer> = levels
         .pop()
         .unwrap_or_default()
