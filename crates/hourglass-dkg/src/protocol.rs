@@ -22,8 +22,9 @@
 //!    polynomial and `N` is interpolated at 0.
 //! 3. **Trial division** of every `N` (1 round): each member divides by its slice of the odd
 //!    primes below [`crate::trial::trial_bound`] (`2^22` from 2048-bit moduli on; below, `2^16`
-//!    up to 3 members, growing with the committee to `2^22`) and broadcasts a witness (a small divisor) for each `N` it found
-//!    one for; every witness is checked, and the moduli with none reach the next step.
+//!    up to 3 members, growing with the committee to `2^22`) and broadcasts a witness (a small
+//!    divisor) for each `N` it found one for; every witness is checked, and the moduli with
+//!    none reach the next step.
 //! 4. **Biprimality** (1 round for all survivors, then 2 for the first that passes): Boneh and
 //!    Franklin's test with `p = q = 3 mod 4`: for a public `g` with Jacobi symbol 1, the pair's
 //!    lead (the paper's "party 1": position `i mod k + 1` for the `i`-th pair of a batch, so the

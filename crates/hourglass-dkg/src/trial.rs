@@ -95,9 +95,10 @@ impl TrialSlice {
     }
 
     /// [`TrialSlice::witness`] for every modulus of a batch (all `> 1`), by one remainder tree
-    /// when the slice's product is longer than the moduli's: the product modulo the product of
-    /// all the moduli, then modulo each half of them, and so on down to each modulus. The
-    /// slice's long product is divided once per batch, not once per modulus.
+    /// when the slice's product is at least a quarter as long as the moduli together (where the
+    /// tree measured faster than a division per modulus): the product modulo the product of all
+    /// the moduli, then modulo each half of them, and so on down to each modulus. The slice's
+    /// long product is divided once per batch, not once per modulus.
     pub fn witnesses(&self, moduli: &[&Integer]) -> Vec<Option<Integer>> {
         let total: u64 = moduli.iter().map(|n| u64::from(n.significant_bits())).sum();
         if self.primes.is_empty()
