@@ -48,6 +48,7 @@ use hourglass_rsa::HashAlg;
 use crate::params::{Settings, PUBLIC_EXPONENT};
 use crate::sieve::{tree_levels, Sieve, SieveMethod};
 use crate::threshold::{Sizes, CHALLENGE_BITS};
+use crate::transport::PartyId;
 use crate::wire::{
     echo_payload_bytes, step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES,
     STEP_AT,
@@ -90,6 +91,10 @@ pub struct FrameBounds {
     /// How many members' frames one link carries: 1 in a mesh, `k - 1` on a link to or from
     /// the relay of a star (it may hold that many times [`PENDING_FRAMES`]).
     senders: u64,
+    /// Each frame carries the member it comes from, as the relay of a star stamps it on a
+    /// member's link ([`FrameBounds::origin_of`]): each origin has its own share of the
+    /// budget.
+    stamped: bool,
 }
 
 impl FrameBounds {
@@ -100,6 +105,7 @@ impl FrameBounds {
             by_kind: [(Kind::Abort, report), (Kind::Fatal, report)].into(),
             opaque: None,
             senders: 1,
+            stamped: false,
         }
     }
 
@@ -263,6 +269,7 @@ impl FrameBounds {
             by_kind: BTreeMap::new(),
             opaque: Some(max),
             senders: 1,
+            stamped: false,
         }
     }
 
@@ -278,7 +285,30 @@ impl FrameBounds {
             by_kind: BTreeMap::new(),
             opaque: Some(self.largest() + RELAY_OVERHEAD + 4 + others * BROADCAST_PER_RECIPIENT),
             senders: members.saturating_sub(1).max(1) as u64,
+            stamped: false,
         }
+    }
+
+    /// [`FrameBounds::relayed`] for a member's link to the relay, whose every message names
+    /// the member it comes from (the relay's header: a kind byte, then the member's id): a
+    /// member may have delivered at most [`FrameBounds::max_pending_per_origin`] of the
+    /// link's pending bytes, so one member that floods another uses up its own share, not
+    /// the link's. The origin is the relay's word until the frame is opened: a relay that
+    /// repeats a member's frames can use up that member's share too, as it can cut the
+    /// member off.
+    pub fn stamped(mut self) -> Self {
+        self.stamped = true;
+        self
+    }
+
+    /// The member a frame on a [`FrameBounds::stamped`] link comes from, as the relay says;
+    /// `None` on any other link, or for a frame too short to name one.
+    pub fn origin_of(&self, frame: &[u8]) -> Option<PartyId> {
+        if !self.stamped {
+            return None;
+        }
+        let id = frame.get(1..5)?;
+        Some(PartyId::from_be_bytes(id.try_into().ok()?))
     }
 
     /// The largest payload of a frame of `kind` at `step` (0 for a step the protocol never
@@ -314,6 +344,13 @@ impl FrameBounds {
         (self.largest() as u64)
             .saturating_mul(PENDING_FRAMES)
             .saturating_mul(self.senders)
+    }
+
+    /// The most bytes one member's frames may take of a [`FrameBounds::stamped`] link's
+    /// pending budget ([`PENDING_FRAMES`] of the largest frames, what a mesh link to that
+    /// member may hold).
+    pub fn max_pending_per_origin(&self) -> u64 {
+        (self.largest() as u64).saturating_mul(PENDING_FRAMES)
     }
 
     /// Whether a frame of `len` bytes may be read at all (before its header is).

@@ -34,6 +34,14 @@
 //! never continues below its threshold). A relay that replays a member's announcement from
 //! an earlier session with the same context makes the others seal to a key whose private half
 //! that member has erased: it stalls, and learns nothing unless that old private key leaked.
+//!
+//! - **Budgets.** A member's link to the relay may hold `k - 1` times a mesh link's pending
+//!   frames, and each member its own share of that, as the relay's header names it
+//!   ([`FrameBounds::stamped`]): a member that floods another passes only its own share and is
+//!   seen failing there ([`LinkLoss::FloodedThroughRelay`]), its later frames dropped, while
+//!   the link and the other members go on. The header is the relay's word until a frame is
+//!   opened, so this is a failure (a relay repeating a member's frames looks the same), not a
+//!   verdict that the member lied.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -287,6 +295,20 @@ impl<T: Transport> StarTransport<T> {
                 Event::Lost { party, .. } | Event::Rejected { party, .. } if party == relay => {
                     break;
                 }
+                // A member whose share of the relay link ran out ([`FrameBounds::stamped`])
+                // before or after its announcement.
+                Event::Lost {
+                    party,
+                    reason: reason @ LinkLoss::FloodedThroughRelay { .. },
+                } => {
+                    if waiting.remove(&party) {
+                        star.missing.insert(party, reason);
+                    } else if star.incoming.contains_key(&party) && !star.ended.contains_key(&party)
+                    {
+                        let e = star.end(party, reason);
+                        star.pending.push_back(e);
+                    }
+                }
                 Event::Lost { .. } | Event::Rejected { .. } => {}
             }
         }
@@ -488,6 +510,14 @@ impl<T: Transport> Transport for StarTransport<T> {
                 Event::Rejected { party, .. } if party == self.relay => {
                     return self.relay_gone(LinkLoss::AtRelay);
                 }
+                // A member whose share of the relay link ran out ([`FrameBounds::stamped`]);
+                // what else the inner transport says of a member is not about the star.
+                Event::Lost {
+                    party,
+                    reason: reason @ LinkLoss::FloodedThroughRelay { .. },
+                } if self.incoming.contains_key(&party) && !self.ended.contains_key(&party) => {
+                    return Some(self.end(party, reason));
+                }
                 Event::Lost { .. } | Event::Rejected { .. } => {}
             }
         }
@@ -524,7 +554,7 @@ pub fn join(
     let deadline = Instant::now() + options.connect_timeout;
     let members = config.ids();
     let link = TlsOptions {
-        bounds: options.bounds.relayed(members.len()),
+        bounds: options.bounds.relayed(members.len()).stamped(),
         ..options.clone()
     };
     let tls = TlsTransport::connect(&config.relay_link()?, me, &link)?;

@@ -117,7 +117,9 @@ pub struct TlsTransport {
     events: mpsc::Receiver<Event>,
     /// Bytes each peer has delivered that the protocol has not taken yet (bounded: a peer that
     /// floods is cut off and named).
-    pending: Arc<HashMap<PartyId, AtomicU64>>,
+    pending: Arc<Pending>,
+    /// The frames the peers may send (and whether they carry an origin to account them to).
+    bounds: Arc<FrameBounds>,
     bytes_sent: AtomicU64,
     frames_sent: AtomicU64,
     shutdown: Option<oneshot::Sender<()>>,
@@ -299,7 +301,7 @@ struct Setup {
     sim: NetSim,
     bounds: Arc<FrameBounds>,
     events: mpsc::Sender<Event>,
-    pending: Arc<HashMap<PartyId, AtomicU64>>,
+    pending: Arc<Pending>,
     outgoing: HashMap<PartyId, async_mpsc::UnboundedReceiver<Outgoing>>,
 }
 
@@ -426,11 +428,8 @@ impl TlsTransport {
             outgoing.insert(id, rx);
         }
         let (events_tx, events) = mpsc::channel();
-        let pending: Arc<HashMap<PartyId, AtomicU64>> = Arc::new(
-            pins.iter()
-                .map(|&(id, _)| (id, AtomicU64::new(0)))
-                .collect(),
-        );
+        let pending = Arc::new(Pending::new(pins.iter().map(|&(id, _)| id)));
+        let bounds = Arc::new(options.bounds.clone());
         let setup = Setup {
             me,
             listener,
@@ -439,7 +438,7 @@ impl TlsTransport {
             pins,
             deadline,
             sim: options.sim,
-            bounds: Arc::new(options.bounds.clone()),
+            bounds: Arc::clone(&bounds),
             events: events_tx,
             pending: pending.clone(),
             outgoing,
@@ -462,6 +461,7 @@ impl TlsTransport {
             links,
             events,
             pending,
+            bounds,
             bytes_sent: AtomicU64::new(0),
             frames_sent: AtomicU64::new(0),
             shutdown: Some(shutdown_tx),
@@ -485,9 +485,8 @@ impl TlsTransport {
     /// Accounts for a frame the protocol takes off the queue.
     fn taken(&self, event: Event) -> Event {
         if let Event::Frame { from, bytes } = &event {
-            if let Some(p) = self.pending.get(from) {
-                p.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
-            }
+            self.pending
+                .take(*from, self.bounds.origin_of(bytes), bytes.len() as u64);
         }
         event
     }
@@ -823,6 +822,66 @@ async fn dial(
     }
 }
 
+/// Bytes delivered that the protocol has not taken yet: each peer's, and on a
+/// [`FrameBounds::stamped`] link each origin's share of them.
+struct Pending {
+    by_peer: HashMap<PartyId, AtomicU64>,
+    by_origin: std::sync::Mutex<HashMap<PartyId, u64>>,
+}
+
+impl Pending {
+    fn new(peers: impl Iterator<Item = PartyId>) -> Self {
+        Pending {
+            by_peer: peers.map(|id| (id, AtomicU64::new(0))).collect(),
+            by_origin: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn origins(&self) -> std::sync::MutexGuard<'_, HashMap<PartyId, u64>> {
+        // The map is consistent after any panic (each update is one assignment).
+        self.by_origin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts `len` more bytes from `peer`: its bytes pending (`None` for a party that is not
+    /// a peer).
+    fn add_peer(&self, peer: PartyId, len: u64) -> Option<u64> {
+        let p = self.by_peer.get(&peer)?;
+        Some(p.fetch_add(len, Ordering::Relaxed) + len)
+    }
+
+    /// Counts `len` more bytes from `origin`, unless that takes it past `limit`: then counts
+    /// nothing and returns what it would have had.
+    fn add_origin(&self, origin: PartyId, len: u64, limit: u64) -> std::result::Result<(), u64> {
+        let mut origins = self.origins();
+        let queued = origins
+            .get(&origin)
+            .copied()
+            .unwrap_or(0)
+            .saturating_add(len);
+        if queued > limit {
+            return Err(queued);
+        }
+        origins.insert(origin, queued);
+        Ok(())
+    }
+
+    /// The protocol took a frame of `len` bytes from `peer` (from `origin` on a stamped link).
+    fn take(&self, peer: PartyId, origin: Option<PartyId>, len: u64) {
+        if let Some(p) = self.by_peer.get(&peer) {
+            p.fetch_sub(len, Ordering::Relaxed);
+        }
+        if let Some(origin) = origin {
+            let mut origins = self.origins();
+            if let Some(q) = origins.get_mut(&origin) {
+                *q = q.saturating_sub(len);
+                if *q == 0 {
+                    origins.remove(&origin);
+                }
+            }
+        }
+    }
+}
+
 /// What every link of a transport shares.
 struct LinkShared {
     /// Where frames and losses go.
@@ -830,7 +889,7 @@ struct LinkShared {
     /// The frames a peer may send.
     bounds: Arc<FrameBounds>,
     /// Bytes each peer has delivered that the protocol has not taken yet.
-    pending: Arc<HashMap<PartyId, AtomicU64>>,
+    pending: Arc<Pending>,
     /// Bytes any link wrote or read (how closing tells a slow peer from a stuck one).
     progress: Arc<AtomicU64>,
 }
@@ -898,9 +957,12 @@ async fn read_frames(
     reader: &mut ReadHalf<TlsStream<TcpStream>>,
     events: &mpsc::Sender<Event>,
     bounds: &FrameBounds,
-    pending: &HashMap<PartyId, AtomicU64>,
+    pending: &Pending,
 ) -> Ended {
     let limit = bounds.max_pending();
+    let per_origin = bounds.max_pending_per_origin();
+    // The origins whose share ran out: what else comes from them is dropped.
+    let mut refused = std::collections::HashSet::new();
     loop {
         let mut prefix = [0u8; 4];
         match reader.read_exact(&mut prefix).await {
@@ -936,8 +998,30 @@ async fn read_frames(
             Ok(_) => return Ended::Lost(LinkLoss::ClosedMidFrame),
             Err(e) => return Ended::Lost(LinkLoss::FailedMidFrame(Arc::new(e))),
         }
-        if let Some(p) = pending.get(&peer) {
-            let queued = p.fetch_add(frame.len() as u64, Ordering::Relaxed) + frame.len() as u64;
+        let len = frame.len() as u64;
+        if let Some(origin) = bounds.origin_of(&frame) {
+            if refused.contains(&origin) {
+                continue;
+            }
+            if let Err(queued) = pending.add_origin(origin, len, per_origin) {
+                refused.insert(origin);
+                let reason = LinkLoss::FloodedThroughRelay {
+                    queued,
+                    limit: per_origin,
+                };
+                if events
+                    .send(Event::Lost {
+                        party: origin,
+                        reason,
+                    })
+                    .is_err()
+                {
+                    return Ended::Lost(LinkLoss::TransportDropped);
+                }
+                continue;
+            }
+        }
+        if let Some(queued) = pending.add_peer(peer, len) {
             if queued > limit {
                 return Ended::Rejected(LinkRejection::Flooded { queued, limit });
             }

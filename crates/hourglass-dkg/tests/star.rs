@@ -507,3 +507,127 @@ fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
     drop((first, second, third));
     relay_thread.join().unwrap();
 }
+
+/// A member that floods another through the relay (frames far ahead of the protocol, each
+/// within its type's bound) uses up only its own share of the recipient's budget on the
+/// relay link, over real TLS: the recipient sees that member fail and drops what else it
+/// sends, and still hears the relay and the other member. (With one budget for every sender,
+/// the flood cut the recipient off from the relay, and the others saw the recipient fail.)
+#[test]
+fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
+    use hourglass_dkg::cluster::{
+        free_loopback_base_port, init_cluster_with, ClusterConfig, Topology,
+    };
+    use hourglass_dkg::star::{join, serve};
+    use hourglass_dkg::tls::TlsOptions;
+    use hourglass_dkg::wire::{step, Kind, Tag};
+    use hourglass_dkg::LinkLoss;
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let base = free_loopback_base_port(4).unwrap();
+    let configs =
+        init_cluster_with(dir.path(), 3, &settings(), base, "flood", Topology::Star).unwrap();
+    let bounds = FrameBounds::generation(&settings(), 3).unwrap();
+    let options = TlsOptions {
+        connect_timeout: Duration::from_secs(20),
+        ..TlsOptions::new(bounds.clone())
+    };
+    let hub = ClusterConfig::load(&dir.path().join("relay.toml")).unwrap();
+    let relay_options = options.clone();
+    let relay_thread =
+        thread::spawn(move || serve(&hub, &relay_options, Duration::from_secs(5)).unwrap());
+    let mut stars: Vec<_> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let (path, options) = (path.clone(), options.clone());
+            thread::spawn(move || {
+                let config = ClusterConfig::load(&path).unwrap();
+                let me = i as PartyId + 1;
+                let mut entropy = SeededEntropy::new(&[5, me as u8]);
+                join(
+                    &config,
+                    me,
+                    &options,
+                    &config.transcript_signer().unwrap(),
+                    &mut entropy,
+                )
+                .unwrap()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    // The largest data frame of a step: the flood's frames each pass its bound.
+    let (flood_step, payload) = [step::SIEVE, step::N_SHARES, step::N_POINTS]
+        .into_iter()
+        .map(|s| (s, bounds.payload_limit(Kind::Data, s)))
+        .max_by_key(|&(_, p)| p)
+        .unwrap();
+    let frame = |sender: PartyId, round: u64, payload: usize| {
+        Frame {
+            kind: Kind::Data,
+            session: [1; 16],
+            tag: Tag {
+                epoch: 0,
+                round,
+                step: flood_step,
+            },
+            sender,
+            payload: vec![0; payload],
+        }
+        .encode()
+    };
+    // Member 3 sends one and a half times its share ahead of the protocol, member 2 more than
+    // half of its own: past what the two may have pending together, so that one budget for
+    // both would have run out, while each link to the relay stays within its own.
+    let link = bounds.relayed(3).stamped();
+    let share = link.max_pending_per_origin();
+    assert_eq!(share * 2, link.max_pending());
+    let on_link = (frame(3, 0, payload).len() + hourglass_dkg::bounds::RELAY_OVERHEAD) as u64;
+    let flood = (3 * share).div_ceil(2 * on_link);
+    let ahead = (6 * share).div_ceil(10 * on_link);
+    let third = stars.pop().unwrap();
+    let second = stars.pop().unwrap();
+    let mut first = stars.pop().unwrap();
+    for round in 0..flood {
+        third.send(1, frame(3, round, payload)).unwrap();
+    }
+    for round in 0..ahead {
+        second.send(1, frame(2, round, payload)).unwrap();
+    }
+    // Member 1 takes nothing while they arrive.
+    thread::sleep(Duration::from_secs(3));
+    let (mut from_third, mut from_second, mut third_lost) = (0, 0, None);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while from_second < ahead || third_lost.is_none() {
+        match first.recv_until(deadline) {
+            Some(Event::Frame { from: 3, .. }) => from_third += 1,
+            Some(Event::Frame { from: 2, .. }) => from_second += 1,
+            Some(Event::Lost {
+                party: 3,
+                reason: LinkLoss::FloodedThroughRelay { queued, limit },
+            }) => {
+                assert_eq!(limit, share);
+                assert!(queued > share);
+                third_lost = Some(queued);
+            }
+            other => panic!("after {from_third} frames from member 3 and {from_second} from member 2: {other:?}"),
+        }
+    }
+    // What was taken of the flood fits in member 3's share.
+    assert!(
+        from_third > 0 && from_third * on_link <= share,
+        "{from_third} of {flood} flood frames taken"
+    );
+    // Nothing more is taken from member 3; member 2 is still heard.
+    third.send(1, frame(3, flood, 10)).unwrap();
+    second.send(1, frame(2, ahead, 10)).unwrap();
+    match first.recv_until(Instant::now() + Duration::from_secs(10)) {
+        Some(Event::Frame { from: 2, .. }) => {}
+        other => panic!("expected member 2's next frame, got {other:?}"),
+    }
+    drop((first, second, third));
+    relay_thread.join().unwrap();
+}

@@ -43,6 +43,16 @@ pub enum LinkLoss {
     /// by the key of its pinned certificate.
     #[error("no key announcement signed by its certificate's key came through the relay")]
     NoSignedKey,
+    /// Its frames through the relay of a star came further ahead of the protocol than a
+    /// member's may ([`crate::bounds::FrameBounds::stamped`]): it flooded this party, or the
+    /// relay repeated its frames. Its later frames are dropped.
+    #[error("its frames through the relay came too far ahead of the protocol ({queued} bytes queued, limit {limit}): it flooded this party, or the relay repeated them")]
+    FloodedThroughRelay {
+        /// Its bytes queued.
+        queued: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 impl LinkLoss {
