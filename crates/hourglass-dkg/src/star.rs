@@ -37,11 +37,12 @@
 //!
 //! - **Budgets.** A member's link to the relay may hold `k - 1` times a mesh link's pending
 //!   frames, and each member its own share of that, as the relay's header names it
-//!   ([`FrameBounds::stamped`]): a member that floods another passes only its own share and is
-//!   seen failing there ([`LinkLoss::FloodedThroughRelay`]), its later frames dropped, while
-//!   the link and the other members go on. The header is the relay's word until a frame is
-//!   opened, so this is a failure (a relay repeating a member's frames looks the same), not a
-//!   verdict that the member lied.
+//!   ([`FrameBounds::stamped`]): a member that floods another runs past only its own share,
+//!   its later frames are dropped, and the link and the other members go on. The header is the
+//!   relay's word until a frame is opened: the member is refused as flooding (the verdict a
+//!   mesh link gives) only if every message stamped with its id, up to the one past the share,
+//!   opened as its frame; else it is seen failing ([`LinkLoss::FloodedThroughRelay`]), which
+//!   the relay could have caused.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -59,7 +60,7 @@ use crate::cluster::{ClusterConfig, RELAY_ID};
 use crate::tls::{TlsOptions, TlsTransport};
 use crate::transcript::{verify_signature, SigningScheme, TranscriptSignature, TranscriptSigner};
 use crate::transport::{Event, PartyId, TrafficStats, Transport};
-use crate::{Error, LinkLoss, Result};
+use crate::{Error, LinkLoss, LinkRejection, Result};
 
 /// What a member's key announcement signs: this context, then SHA-256 of the session's
 /// context, the member's id and its public point ([`TranscriptSigner`]'s key signs it, so it
@@ -179,6 +180,10 @@ pub struct StarTransport<T: Transport> {
     broadcasts: RefCell<(hkdf::Prk, u64)>,
     /// Members whose frames no longer come (their link ended), and why.
     ended: BTreeMap<PartyId, LinkLoss>,
+    /// Members the relay stamped on a message that did not open as theirs after the
+    /// announcements (an announcement or a kind a member never sends): their share of the
+    /// link's budget may hold bytes that are not theirs ([`StarTransport::flooded`]).
+    unproven: BTreeSet<PartyId>,
     /// Members with no valid key announcement: never peers.
     missing: BTreeMap<PartyId, LinkLoss>,
     pending: VecDeque<Event>,
@@ -251,6 +256,7 @@ impl<T: Transport> StarTransport<T> {
             incoming: BTreeMap::new(),
             broadcasts: RefCell::new((broadcasts, 0)),
             ended: BTreeMap::new(),
+            unproven: BTreeSet::new(),
             missing: BTreeMap::new(),
             pending: VecDeque::new(),
         };
@@ -284,12 +290,17 @@ impl<T: Transport> StarTransport<T> {
                             }
                         }
                     }
-                    Some((FRAME | GONE, _, _)) => {
+                    Some((FRAME | GONE | BROADCAST, _, _)) => {
                         if let Some(e) = star.accept(&bytes) {
                             star.pending.push_back(e);
                         }
                     }
-                    _ => {}
+                    // A second announcement, or a kind the relay never sends: not that
+                    // member's, though the relay stamped it with its id.
+                    Some((_, sender, _)) => {
+                        star.unproven.insert(sender);
+                    }
+                    None => {}
                 },
                 Event::Frame { .. } => {}
                 Event::Lost { party, .. } | Event::Rejected { party, .. } if party == relay => {
@@ -299,13 +310,12 @@ impl<T: Transport> StarTransport<T> {
                 // before or after its announcement.
                 Event::Lost {
                     party,
-                    reason: reason @ LinkLoss::FloodedThroughRelay { .. },
+                    reason: LinkLoss::FloodedThroughRelay { queued, limit },
                 } => {
                     if waiting.remove(&party) {
+                        let reason = LinkLoss::FloodedThroughRelay { queued, limit };
                         star.missing.insert(party, reason);
-                    } else if star.incoming.contains_key(&party) && !star.ended.contains_key(&party)
-                    {
-                        let e = star.end(party, reason);
+                    } else if let Some(e) = star.flooded(party, queued, limit) {
                         star.pending.push_back(e);
                     }
                 }
@@ -359,8 +369,30 @@ impl<T: Transport> StarTransport<T> {
                 }
             }
             GONE if self.incoming.contains_key(&from) => Some(self.end(from, LinkLoss::AtRelay)),
-            _ => None,
+            _ => {
+                self.unproven.insert(from);
+                None
+            }
         }
+    }
+
+    /// Member `party`'s share of the relay link ran out ([`FrameBounds::stamped`]). If every
+    /// message stamped with its id opened as its frame, up to the one that ran past the share
+    /// (the link delivers that one before the loss), then it sent them all, authenticated, that
+    /// far ahead of the protocol: it is refused as flooding, the verdict a mesh link gives.
+    /// Otherwise some of those bytes may be the relay's, and it is a failure.
+    fn flooded(&mut self, party: PartyId, queued: u64, limit: u64) -> Option<Event> {
+        if self.ended.contains_key(&party) || !self.incoming.contains_key(&party) {
+            return None;
+        }
+        if self.unproven.contains(&party) {
+            return Some(self.end(party, LinkLoss::FloodedThroughRelay { queued, limit }));
+        }
+        self.ended.insert(party, LinkLoss::Closed);
+        Some(Event::Rejected {
+            party,
+            reason: LinkRejection::Flooded { queued, limit },
+        })
     }
 
     /// The link to the relay is gone: so is every member's that was still up.
@@ -514,9 +546,11 @@ impl<T: Transport> Transport for StarTransport<T> {
                 // what else the inner transport says of a member is not about the star.
                 Event::Lost {
                     party,
-                    reason: reason @ LinkLoss::FloodedThroughRelay { .. },
-                } if self.incoming.contains_key(&party) && !self.ended.contains_key(&party) => {
-                    return Some(self.end(party, reason));
+                    reason: LinkLoss::FloodedThroughRelay { queued, limit },
+                } => {
+                    if let Some(e) = self.flooded(party, queued, limit) {
+                        return Some(e);
+                    }
                 }
                 Event::Lost { .. } | Event::Rejected { .. } => {}
             }

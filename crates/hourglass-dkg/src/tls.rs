@@ -849,8 +849,8 @@ impl Pending {
         Some(p.fetch_add(len, Ordering::Relaxed) + len)
     }
 
-    /// Counts `len` more bytes from `origin`, unless that takes it past `limit`: then counts
-    /// nothing and returns what it would have had.
+    /// Counts `len` more bytes from `origin`: `Err` with its bytes pending if that takes it
+    /// past `limit`.
     fn add_origin(&self, origin: PartyId, len: u64, limit: u64) -> std::result::Result<(), u64> {
         let mut origins = self.origins();
         let queued = origins
@@ -858,10 +858,10 @@ impl Pending {
             .copied()
             .unwrap_or(0)
             .saturating_add(len);
+        origins.insert(origin, queued);
         if queued > limit {
             return Err(queued);
         }
-        origins.insert(origin, queued);
         Ok(())
     }
 
@@ -1004,18 +1004,24 @@ async fn read_frames(
                 continue;
             }
             if let Err(queued) = pending.add_origin(origin, len, per_origin) {
+                // The frame that ran past the share goes up first, then the loss: whoever
+                // opens that member's frames can tell whether it sent them all (see
+                // `crate::star`). What else comes from it is dropped.
                 refused.insert(origin);
+                pending.add_peer(peer, len);
                 let reason = LinkLoss::FloodedThroughRelay {
                     queued,
                     limit: per_origin,
                 };
-                if events
-                    .send(Event::Lost {
-                        party: origin,
-                        reason,
-                    })
-                    .is_err()
-                {
+                let frame = Event::Frame {
+                    from: peer,
+                    bytes: frame,
+                };
+                let lost = Event::Lost {
+                    party: origin,
+                    reason,
+                };
+                if events.send(frame).is_err() || events.send(lost).is_err() {
                     return Ended::Lost(LinkLoss::TransportDropped);
                 }
                 continue;

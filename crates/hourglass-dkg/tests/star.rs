@@ -510,8 +510,9 @@ fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
 
 /// A member that floods another through the relay (frames far ahead of the protocol, each
 /// within its type's bound) uses up only its own share of the recipient's budget on the
-/// relay link, over real TLS: the recipient sees that member fail and drops what else it
-/// sends, and still hears the relay and the other member. (With one budget for every sender,
+/// relay link, over real TLS: the recipient refuses it as flooding (its frames all opened as
+/// its own, so it sent them) and drops what else it sends, and still hears the relay and the
+/// other member. (With one budget for every sender,
 /// the flood cut the recipient off from the relay, and the others saw the recipient fail.)
 #[test]
 fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
@@ -521,7 +522,7 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
     use hourglass_dkg::star::{join, serve};
     use hourglass_dkg::tls::TlsOptions;
     use hourglass_dkg::wire::{step, Kind, Tag};
-    use hourglass_dkg::LinkLoss;
+    use hourglass_dkg::LinkRejection;
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let base = free_loopback_base_port(4).unwrap();
@@ -605,9 +606,9 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
         match first.recv_until(deadline) {
             Some(Event::Frame { from: 3, .. }) => from_third += 1,
             Some(Event::Frame { from: 2, .. }) => from_second += 1,
-            Some(Event::Lost {
+            Some(Event::Rejected {
                 party: 3,
-                reason: LinkLoss::FloodedThroughRelay { queued, limit },
+                reason: LinkRejection::Flooded { queued, limit },
             }) => {
                 assert_eq!(limit, share);
                 assert!(queued > share);
@@ -616,9 +617,9 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
             other => panic!("after {from_third} frames from member 3 and {from_second} from member 2: {other:?}"),
         }
     }
-    // What was taken of the flood fits in member 3's share.
+    // What was taken of the flood is member 3's share and the frame that ran past it.
     assert!(
-        from_third > 0 && from_third * on_link <= share,
+        from_third > 0 && (from_third - 1) * on_link <= share,
         "{from_third} of {flood} flood frames taken"
     );
     // Nothing more is taken from member 3; member 2 is still heard.
@@ -627,6 +628,147 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
     match first.recv_until(Instant::now() + Duration::from_secs(10)) {
         Some(Event::Frame { from: 2, .. }) => {}
         other => panic!("expected member 2's next frame, got {other:?}"),
+    }
+    drop((first, second, third));
+    relay_thread.join().unwrap();
+}
+
+/// A member's transport under its star that also hands up the events a test queues (what a
+/// relay link would deliver).
+struct Injecting {
+    inner: MemoryTransport,
+    queued: Arc<Mutex<std::collections::VecDeque<Event>>>,
+}
+
+impl Transport for Injecting {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        self.inner.send(to, bytes)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        if let Some(e) = self.queued.lock().unwrap().pop_front() {
+            return Some(e);
+        }
+        self.inner.recv_until(deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// A member whose share of the relay link ran out is refused as flooding only if every
+/// message stamped with its id opened as its frame; once the relay stamped it on something
+/// that was not (here a second announcement), the same overflow is a failure, which the
+/// relay could have caused, not a verdict on that member.
+#[test]
+fn a_flood_is_a_verdict_only_when_every_byte_of_it_was_the_members_own() {
+    use hourglass_dkg::{LinkLoss, LinkRejection};
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let m = members(&[KeyKind::P256; 3], "star-flood");
+    let ids: Vec<PartyId> = vec![1, 2, 3];
+    let bounds = FrameBounds::generation(&settings(), 3).unwrap();
+    let mut mesh = memory_mesh(&[1, 2, 3, RELAY], NetSim::default());
+    let mut relay_transport = mesh.pop().unwrap();
+    let members_of_relay = ids.clone();
+    let relay_thread = thread::spawn(move || {
+        relay(
+            &mut relay_transport,
+            &members_of_relay,
+            Duration::from_secs(3),
+        )
+    });
+    let queued = Arc::new(Mutex::new(std::collections::VecDeque::new()));
+    let mut stars: Vec<_> = thread::scope(|s| {
+        let handles: Vec<_> = mesh
+            .into_iter()
+            .zip(&m.signers)
+            .map(|(inner, signer)| {
+                let (ids, bounds, queued) = (&ids, &bounds, queued.clone());
+                s.spawn(move || {
+                    let mut entropy = SeededEntropy::new(&[6, inner.me() as u8]);
+                    // Only member 1's events are queued by the test.
+                    let queued = if inner.me() == 1 {
+                        queued
+                    } else {
+                        Arc::default()
+                    };
+                    let inner = Injecting { inner, queued };
+                    StarTransport::connect(
+                        inner,
+                        RELAY,
+                        bounds.clone(),
+                        ids,
+                        b"flood",
+                        signer,
+                        &mut entropy,
+                        Instant::now() + Duration::from_secs(3),
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let third = stars.pop().unwrap();
+    let second = stars.pop().unwrap();
+    let mut first = stars.pop().unwrap();
+    // Member 3's frame opens as its own; its share then runs out.
+    let frame = Frame {
+        kind: hourglass_dkg::wire::Kind::Data,
+        session: [1; 16],
+        tag: hourglass_dkg::wire::Tag {
+            epoch: 0,
+            round: 0,
+            step: 1,
+        },
+        sender: 3,
+        payload: vec![0; 10],
+    };
+    third.send(1, frame.encode()).unwrap();
+    match first.recv_until(Instant::now() + Duration::from_secs(3)) {
+        Some(Event::Frame { from: 3, .. }) => {}
+        other => panic!("expected member 3's frame, got {other:?}"),
+    }
+    let overflow = |party| Event::Lost {
+        party,
+        reason: LinkLoss::FloodedThroughRelay {
+            queued: 100,
+            limit: 99,
+        },
+    };
+    queued.lock().unwrap().push_back(overflow(3));
+    match first.recv_until(Instant::now() + Duration::from_secs(3)) {
+        Some(Event::Rejected {
+            party: 3,
+            reason:
+                LinkRejection::Flooded {
+                    queued: 100,
+                    limit: 99,
+                },
+        }) => {}
+        other => panic!("expected member 3 refused as flooding, got {other:?}"),
+    }
+    // The relay stamps member 2's id on a second announcement: member 2's share may now hold
+    // bytes that are not its own.
+    let mut stamped = vec![1u8];
+    stamped.extend_from_slice(&2u32.to_be_bytes());
+    stamped.extend_from_slice(&[0; 70]);
+    queued.lock().unwrap().push_back(Event::Frame {
+        from: RELAY,
+        bytes: stamped,
+    });
+    queued.lock().unwrap().push_back(overflow(2));
+    match first.recv_until(Instant::now() + Duration::from_secs(3)) {
+        Some(Event::Lost {
+            party: 2,
+            reason: LinkLoss::FloodedThroughRelay { .. },
+        }) => {}
+        other => panic!("expected member 2 seen failing, got {other:?}"),
     }
     drop((first, second, third));
     relay_thread.join().unwrap();
