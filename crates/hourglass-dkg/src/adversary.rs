@@ -30,8 +30,8 @@
 //! - [`Deviation::EquivocateTranscriptSignature`]: sends its signature to the lowest other
 //!   member and a second valid one (signed afresh with its key, given by
 //!   [`Deviant::with_signer`]) to the others. Both verify, so every member accepts the one it
-//!   got; the echoes then show each member the other one, and they stop naming it. Nobody
-//!   finishes with a transcript the others do not hold.
+//!   got; their echoed digests then differ, the sets they show each other hold the other one,
+//!   and they stop naming it. Nobody finishes with a transcript the others do not hold.
 
 use std::time::Instant;
 

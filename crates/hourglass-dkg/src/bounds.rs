@@ -22,7 +22,8 @@
 //! | `phi mod e` parts and sums | one value below `e = 65537` |
 //! | abort, fatal | a reason of at most [`MAX_REASON`] bytes and at most `k` party ids |
 //! | transcript signature | fingerprint (32), scheme (2), signature (at most [`MAX_SIGNATURE_BYTES`]) |
-//! | transcript echo | fingerprint (32), then for each of the `k` members its id (4), scheme (2) and signature ([`crate::wire::echo_payload_bytes`]) |
+//! | transcript echo | fingerprint (32), the set's digest (32) ([`crate::wire::ECHO_PAYLOAD_BYTES`]) |
+//! | transcript set | fingerprint (32), then for each of the `k` members its id (4), scheme (2) and signature ([`crate::wire::set_payload_bytes`]) |
 //! | signing request | request digest (32), salt (the hash's length) |
 //! | partial signature | one value below `N` |
 //! | reshare agreement | cluster identity (32), generation session (16), modulus hash (32), threshold (8), epoch (4), kind (1), fingerprint (32) |
@@ -50,8 +51,8 @@ use crate::sieve::{tree_levels, Sieve, SieveMethod};
 use crate::threshold::{Sizes, CHALLENGE_BITS};
 use crate::transport::PartyId;
 use crate::wire::{
-    echo_payload_bytes, step, FrameType, Kind, HEADER, KIND_AT, MAX_REASON, MAX_SIGNATURE_BYTES,
-    STEP_AT,
+    set_payload_bytes, step, FrameType, Kind, ECHO_PAYLOAD_BYTES, HEADER, KIND_AT, MAX_REASON,
+    MAX_SIGNATURE_BYTES, STEP_AT,
 };
 use crate::{LinkRejection, ParamError, Result};
 
@@ -194,10 +195,11 @@ impl FrameBounds {
             step::HELLO,
             (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES),
         );
+        b.set(Kind::Signature, step::TRANSCRIPT_ECHO, ECHO_PAYLOAD_BYTES);
         b.set(
             Kind::Signature,
-            step::TRANSCRIPT_ECHO,
-            echo_payload_bytes(parties),
+            step::TRANSCRIPT_SETS,
+            set_payload_bytes(parties),
         );
         Ok(b)
     }

@@ -296,7 +296,7 @@ impl<'t> Session<'t> {
         payload: Vec<u8>,
     ) -> RoundResult<BTreeMap<PartyId, Vec<u8>>> {
         Ok(self
-            .exchange_signature_frames(0, step::HELLO, payload)?
+            .exchange_signature_frames(0, step::HELLO, Outgoing::Same(payload))?
             .payloads)
     }
 
@@ -313,27 +313,30 @@ impl<'t> Session<'t> {
     /// that equivocated and names itself would otherwise leave the honest members with only
     /// its announcement).
     pub fn exchange_echoes(&mut self, payload: Vec<u8>) -> RoundResult<Collected> {
-        self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, payload)
+        self.exchange_signature_frames(1, step::TRANSCRIPT_ECHO, Outgoing::Same(payload))
+    }
+
+    /// The round after the echoes: sends each other member its payload in `outgoing` (this
+    /// party's full set of signatures, or nothing) as a [`Kind::Signature`] frame of round 2,
+    /// step [`step::TRANSCRIPT_SETS`], and collects theirs, hearing every member out after an
+    /// announced stop as [`Self::exchange_echoes`] does (the sets are the evidence).
+    pub fn exchange_sets(&mut self, outgoing: Vec<(PartyId, Vec<u8>)>) -> RoundResult<Collected> {
+        self.exchange_signature_frames(2, step::TRANSCRIPT_SETS, Outgoing::Each(outgoing))
     }
 
     fn exchange_signature_frames(
         &mut self,
         round: u64,
         step: u16,
-        payload: Vec<u8>,
+        outgoing: Outgoing,
     ) -> RoundResult<Collected> {
         let tag = Tag {
             epoch: self.epoch,
             round,
             step,
         };
-        // Only the echo round hears the others out after an announcement (see above).
-        self.collect(
-            Kind::Signature,
-            tag,
-            Outgoing::Same(payload),
-            step == step::TRANSCRIPT_ECHO,
-        )
+        // Only the echo and set rounds hear the others out after an announcement (see above).
+        self.collect(Kind::Signature, tag, outgoing, step != step::HELLO)
     }
 
     fn exchange_kind(

@@ -18,14 +18,15 @@ use rug::Integer;
 
 /// The four bytes every frame starts with.
 pub const MAGIC: &[u8; 4] = b"HGDK";
-/// The wire version (6: the trial division of each batch's moduli is split among the members,
+/// The wire version (7: the echo of the transcript signatures is a digest of the set, and the
+/// full sets go only between members whose digests differ, [`step::TRANSCRIPT_SETS`]; 6: the trial division of each batch's moduli is split among the members,
 /// who broadcast witnesses, [`step::TRIAL`]; 5: committees from about 15 parties draw their sieved residues by
 /// testing random sharings, [`crate::sieve::SieveMethod::Tested`], with other sieving frames;
 /// 4: `M_4` holds the odd primes up to 47 only,
 /// [`crate::sieve::LEAD_PRIME_MAX`], so a party of version 3 would form other candidates; 3:
 /// the transcript signatures are echoed, [`step::TRANSCRIPT_ECHO`]; 2: the sieving tree
 /// multiplies with double sharings and kings).
-pub const VERSION: u8 = 6;
+pub const VERSION: u8 = 7;
 /// The length of a frame's header, before its payload.
 pub const HEADER: usize = 4 + 1 + 1 + 16 + 4 + 8 + 2 + 4 + 4;
 /// Where the kind byte is in the header.
@@ -40,9 +41,12 @@ pub const MAX_REASON: usize = 512;
 pub mod step {
     /// Hello frames (round 0), and the transcript signatures (round 0, [`super::Kind::Signature`]).
     pub const HELLO: u16 = 0;
-    /// The echo of every member's transcript signature, as the sender holds them (round 1,
-    /// [`super::Kind::Signature`]).
+    /// The echo of every member's transcript signature, as the sender holds them: the
+    /// fingerprint and the set's digest (round 1, [`super::Kind::Signature`]).
     pub const TRANSCRIPT_ECHO: u16 = 1;
+    /// The full set of signatures, shown to each member whose echoed digest differs from the
+    /// sender's, and nothing to the others (round 2, [`super::Kind::Signature`]).
+    pub const TRANSCRIPT_SETS: u16 = 2;
     /// Sieving: the contributors' units and every member's double sharings, dealt.
     pub const SIEVE: u16 = 1;
     /// The most levels of the sieving tree the steps below [`N_SHARES`] have room for
@@ -112,11 +116,15 @@ pub const MAX_SIGNATURE_BYTES: usize = 1024;
 /// (the 32-byte fingerprint, the 2-byte scheme and the signature).
 pub const SIGNATURE_FRAME_BYTES: usize = HEADER + (4 + 32) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES);
 
-/// The largest payload of an echo of the transcript signatures among `members` members
-/// ([`step::TRANSCRIPT_ECHO`]): the 32-byte fingerprint, then for every member its id (4
-/// bytes), scheme (2) and signature, each length-prefixed.
-pub const fn echo_payload_bytes(members: usize) -> usize {
-    (4 + 32) + members * ((4 + 4) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES))
+/// The payload of an echo of the transcript signatures ([`step::TRANSCRIPT_ECHO`]): the
+/// 32-byte fingerprint and the 32-byte digest of the set, each length-prefixed.
+pub const ECHO_PAYLOAD_BYTES: usize = (4 + 32) + (4 + 32);
+
+/// The largest payload of a full set of the transcript signatures among `members` members
+/// ([`step::TRANSCRIPT_SETS`]): length-prefixed, the 32-byte fingerprint, then for every
+/// member its id (4 bytes), scheme (2) and signature, each length-prefixed.
+pub const fn set_payload_bytes(members: usize) -> usize {
+    4 + (4 + 32) + members * ((4 + 4) + (4 + 2) + (4 + MAX_SIGNATURE_BYTES))
 }
 
 /// What a frame is.

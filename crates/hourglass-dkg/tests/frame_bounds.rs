@@ -116,13 +116,18 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         .bytes(&[0xff; MAX_SIGNATURE_BYTES]);
     frames.push((Kind::Signature, step::HELLO, signature.finish()));
     let mut echo = Writer::new();
-    echo.bytes(&[0xff; 32]);
+    echo.bytes(&[0xff; 32]).bytes(&[0xff; 32]);
+    frames.push((Kind::Signature, step::TRANSCRIPT_ECHO, echo.finish()));
+    let mut set = Writer::new();
+    set.bytes(&[0xff; 32]);
     for id in 1..=k as u32 {
-        echo.bytes(&id.to_be_bytes())
+        set.bytes(&id.to_be_bytes())
             .bytes(&[0x08, 0x06])
             .bytes(&[0xff; MAX_SIGNATURE_BYTES]);
     }
-    frames.push((Kind::Signature, step::TRANSCRIPT_ECHO, echo.finish()));
+    let mut shown = Writer::new();
+    shown.bytes(&set.finish());
+    frames.push((Kind::Signature, step::TRANSCRIPT_SETS, shown.finish()));
 
     for (kind, s, payload) in &frames {
         let len = payload.len();
@@ -139,12 +144,13 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     let largest = frames.iter().map(|f| f.2.len()).max().unwrap();
     assert_eq!(bounds.largest(), hourglass_dkg::wire::HEADER + largest);
-    // The echo of the transcript signatures is the largest (104 KB: 100 signatures of the
-    // longest kind), then the shares of the pairs a member holds (82 KB).
+    // A set of the transcript signatures is the largest (104 KB: 100 signatures of the
+    // longest kind; shown only between members whose echoed digests differ), then the shares
+    // of the pairs a member holds (82 KB).
     assert_eq!(
-        bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_ECHO),
+        bounds.payload_limit(Kind::Signature, step::TRANSCRIPT_SETS),
         largest,
-        "the echo is the largest frame"
+        "a set is the largest frame"
     );
     assert!(largest > 100_000);
     assert!(bounds.payload_limit(Kind::Data, step::N_SHARES) > 80_000);

@@ -600,3 +600,82 @@ fn malleate(der: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&body);
     out
 }
+
+/// Party 2's transport: its echo of the signatures (round 1) to party 3 names a digest of no
+/// set (zeros); everything else passes as it is.
+struct FalseDigestTo3 {
+    inner: MemoryTransport,
+}
+
+impl Transport for FalseDigestTo3 {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        match Frame::decode(&bytes) {
+            Ok(mut frame)
+                if to == 3
+                    && frame.kind == Kind::Signature
+                    && frame.tag.step == hourglass_dkg::wire::step::TRANSCRIPT_ECHO =>
+            {
+                let mut r = Reader::new(&frame.payload);
+                let fingerprint = r.bytes().unwrap().to_vec();
+                let mut w = Writer::new();
+                w.bytes(&fingerprint).bytes(&[0u8; 32]);
+                frame.payload = w.finish();
+                self.inner.send(to, frame.encode())
+            }
+            _ => self.inner.send(to, bytes),
+        }
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        self.inner.recv_until(deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// A member that echoes to one member the digest of a set it does not hold cannot then show
+/// that set: the member it lied to asks for it by showing its own (the digests differ) and,
+/// getting nothing back, names it with a negative verdict. The members it did not lie to
+/// hold the same full set as everyone, and finish or stop naming it.
+#[test]
+fn a_member_that_echoes_a_digest_it_cannot_show_is_named() {
+    let m = members(&[KeyKind::P256; 4], "false-digest");
+    let outcomes = run(m, 14, &|inner| {
+        if inner.me() == 2 {
+            Box::new(FalseDigestTo3 { inner })
+        } else {
+            Box::new(inner)
+        }
+    });
+    let mut fingerprints = Vec::new();
+    for (id, out) in &outcomes {
+        match (id, out) {
+            (
+                3,
+                Err(
+                    e @ Error::TranscriptSignature {
+                        party: 2,
+                        fault: SignatureFault::UnshownEcho,
+                    },
+                ),
+            ) => assert!(e.is_verdict()),
+            (3, other) => panic!("party 3: {other:?}"),
+            (_, Ok(generated)) => {
+                fingerprints.push(generated.transcript.transcript().fingerprint())
+            }
+            (2, Err(_)) => {}
+            (id, Err(Error::Reported { culprits, .. })) => {
+                assert!(culprits.contains(&2), "party {id} named {culprits:?}")
+            }
+            (id, Err(e)) => panic!("party {id}: {e}"),
+        }
+    }
+    fingerprints.dedup();
+    assert!(fingerprints.len() <= 1, "{fingerprints:?}");
+}

@@ -41,9 +41,12 @@ pub enum MessageProblem {
         /// The round it skipped.
         tag: Tag,
     },
-    /// An echo of the transcript signatures that does not list every member once, in order.
-    #[error("its echo of the transcript signatures does not list every member in order")]
+    /// A set of the transcript signatures that does not list every member once, in order.
+    #[error("its set of the transcript signatures does not list every member in order")]
     EchoOrder,
+    /// An echo of the transcript signatures whose digest is not 32 bytes.
+    #[error("its echo of the transcript signatures does not carry a 32-byte digest")]
+    EchoDigest,
     /// A trial division witness that does not divide its modulus ([`crate::trial`]).
     #[error("claims a small factor of a modulus that does not divide it")]
     FalseWitness,

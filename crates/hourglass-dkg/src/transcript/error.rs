@@ -235,13 +235,17 @@ pub enum SignatureFault {
         /// The member whose signature it misreported.
         member: PartyId,
     },
+    /// The member echoed the digest of a set of signatures other than this party's, then did
+    /// not show that set, or showed one with another digest: it misreports what it received.
+    #[error("is fine, but it echoed a set of signatures it did not show (a false report of what it received)")]
+    UnshownEcho,
 }
 
 impl SignatureFault {
     /// Whether this is a negative verdict (exit status 1) rather than an error (2): a
     /// signature that does not verify, signs another transcript or is longer than any key
     /// makes, one withheld from this party or different from the one another member received,
-    /// and a false echo. A scheme this build cannot verify and an unusable certificate are errors: the
+    /// and a false or unshown echo. A scheme this build cannot verify and an unusable certificate are errors: the
     /// signature could not be checked.
     pub fn is_verdict(&self) -> bool {
         match self {
@@ -250,7 +254,8 @@ impl SignatureFault {
             | SignatureFault::TooLong { .. }
             | SignatureFault::Withheld
             | SignatureFault::Equivocated { .. }
-            | SignatureFault::FalseEcho { .. } => true,
+            | SignatureFault::FalseEcho { .. }
+            | SignatureFault::UnshownEcho => true,
             SignatureFault::UnsupportedScheme { .. } | SignatureFault::Certificate(_) => false,
         }
     }
