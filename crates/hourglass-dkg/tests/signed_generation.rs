@@ -71,10 +71,12 @@ fn honest(transport: MemoryTransport) -> Box<dyn Transport> {
     Box::new(transport)
 }
 
-/// A transport whose outgoing signature frames (not the echoes) `rewrite` changes (or drops,
-/// returning `None`).
+/// A transport whose outgoing signature frames of `step` (to `only`, if given) `rewrite`
+/// changes (or drops, returning `None`); every other frame passes as it is.
 struct Rewrite {
     inner: MemoryTransport,
+    step: u16,
+    only: Option<PartyId>,
     rewrite: Box<dyn Fn(Frame) -> Option<Vec<u8>> + Send>,
 }
 
@@ -87,8 +89,11 @@ impl Transport for Rewrite {
     }
     fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
         match Frame::decode(&bytes) {
-            // The signature frames (step 0); the echoes that follow pass as they are.
-            Ok(frame) if frame.kind == Kind::Signature && frame.tag.step == 0 => {
+            Ok(frame)
+                if frame.kind == Kind::Signature
+                    && frame.tag.step == self.step
+                    && self.only.is_none_or(|p| p == to) =>
+            {
                 match (self.rewrite)(frame) {
                     Some(bytes) => self.inner.send(to, bytes),
                     None => Ok(()),
@@ -111,8 +116,11 @@ fn party_2(
 ) -> impl Fn(MemoryTransport) -> Box<dyn Transport> {
     move |inner| {
         if inner.me() == 2 {
+            // The signature frames (step 0); the echoes that follow pass as they are.
             Box::new(Rewrite {
                 inner,
+                step: 0,
+                only: None,
                 rewrite: Box::new(rewrite.clone()),
             })
         } else {
@@ -601,44 +609,6 @@ fn malleate(der: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Party 2's transport: its echo of the signatures (round 1) to party 3 names a digest of no
-/// set (zeros); everything else passes as it is.
-struct FalseDigestTo3 {
-    inner: MemoryTransport,
-}
-
-impl Transport for FalseDigestTo3 {
-    fn me(&self) -> PartyId {
-        self.inner.me()
-    }
-    fn peers(&self) -> Vec<PartyId> {
-        self.inner.peers()
-    }
-    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
-        match Frame::decode(&bytes) {
-            Ok(mut frame)
-                if to == 3
-                    && frame.kind == Kind::Signature
-                    && frame.tag.step == hourglass_dkg::wire::step::TRANSCRIPT_ECHO =>
-            {
-                let mut r = Reader::new(&frame.payload);
-                let fingerprint = r.bytes().unwrap().to_vec();
-                let mut w = Writer::new();
-                w.bytes(&fingerprint).bytes(&[0u8; 32]);
-                frame.payload = w.finish();
-                self.inner.send(to, frame.encode())
-            }
-            _ => self.inner.send(to, bytes),
-        }
-    }
-    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
-        self.inner.recv_until(deadline)
-    }
-    fn stats(&self) -> TrafficStats {
-        self.inner.stats()
-    }
-}
-
 /// A member that echoes to one member the digest of a set it does not hold cannot then show
 /// that set: the member it lied to asks for it by showing its own (the digests differ) and,
 /// getting nothing back, names it with a negative verdict. The members it did not lie to
@@ -648,7 +618,20 @@ fn a_member_that_echoes_a_digest_it_cannot_show_is_named() {
     let m = members(&[KeyKind::P256; 4], "false-digest");
     let outcomes = run(m, 14, &|inner| {
         if inner.me() == 2 {
-            Box::new(FalseDigestTo3 { inner })
+            // Its echo (round 1) to party 3 names a digest of no set (zeros).
+            Box::new(Rewrite {
+                inner,
+                step: hourglass_dkg::wire::step::TRANSCRIPT_ECHO,
+                only: Some(3),
+                rewrite: Box::new(|mut frame: Frame| {
+                    let mut r = Reader::new(&frame.payload);
+                    let fingerprint = r.bytes().unwrap().to_vec();
+                    let mut w = Writer::new();
+                    w.bytes(&fingerprint).bytes(&[0u8; 32]);
+                    frame.payload = w.finish();
+                    Some(frame.encode())
+                }),
+            })
         } else {
             Box::new(inner)
         }

@@ -418,41 +418,36 @@ fn a_relay_cannot_put_its_own_key_in_a_members_place() {
     relay_thread.join().unwrap();
 }
 
-/// A member that sends a frame past its type's bound through the relay is refused by the
-/// recipient, which names that member (the relay only sees a sealed frame's length), and the
-/// recipient still hears the others.
-#[test]
-fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
-    use hourglass_dkg::wire::{Kind, Tag};
-    use hourglass_dkg::LinkRejection;
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let m = members(&[KeyKind::P256; 3], "star-big");
+/// Members 1, 2 and 3 of a cluster named `name` joined through an honest relay on a memory
+/// mesh (each transport `wrap`ped under its star), in id order, and the relay's thread, which
+/// ends when nothing came for `idle`.
+fn three_stars<T: Transport + Send>(
+    name: &str,
+    seed: u8,
+    idle: Duration,
+    wrap: impl Fn(MemoryTransport) -> T + Sync,
+) -> (Vec<StarTransport<T>>, thread::JoinHandle<RelayReport>) {
+    let m = members(&[KeyKind::P256; 3], name);
     let ids: Vec<PartyId> = vec![1, 2, 3];
     let bounds = FrameBounds::generation(&settings(), 3).unwrap();
     let mut mesh = memory_mesh(&[1, 2, 3, RELAY], NetSim::default());
     let mut relay_transport = mesh.pop().unwrap();
     let members_of_relay = ids.clone();
-    let relay_thread = thread::spawn(move || {
-        relay(
-            &mut relay_transport,
-            &members_of_relay,
-            Duration::from_secs(5),
-        )
-    });
-    let mut stars: Vec<_> = thread::scope(|s| {
+    let relay_thread = thread::spawn(move || relay(&mut relay_transport, &members_of_relay, idle));
+    let stars = thread::scope(|s| {
         let handles: Vec<_> = mesh
             .into_iter()
             .zip(&m.signers)
             .map(|(inner, signer)| {
-                let (ids, bounds) = (&ids, &bounds);
+                let (ids, bounds, wrap) = (&ids, &bounds, &wrap);
                 s.spawn(move || {
-                    let mut entropy = SeededEntropy::new(&[4, inner.me() as u8]);
+                    let mut entropy = SeededEntropy::new(&[seed, inner.me() as u8]);
                     StarTransport::connect(
-                        inner,
+                        wrap(inner),
                         RELAY,
                         bounds.clone(),
                         ids,
-                        b"big",
+                        name.as_bytes(),
                         signer,
                         &mut entropy,
                         Instant::now() + Duration::from_secs(3),
@@ -463,6 +458,19 @@ fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    (stars, relay_thread)
+}
+
+/// A member that sends a frame past its type's bound through the relay is refused by the
+/// recipient, which names that member (the relay only sees a sealed frame's length), and the
+/// recipient still hears the others.
+#[test]
+fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
+    use hourglass_dkg::wire::{Kind, Tag};
+    use hourglass_dkg::LinkRejection;
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let bounds = FrameBounds::generation(&settings(), 3).unwrap();
+    let (mut stars, relay_thread) = three_stars("star-big", 4, Duration::from_secs(5), |t| t);
     let frame = |sender: u32, payload: usize| {
         Frame {
             kind: Kind::Data,
@@ -669,50 +677,15 @@ impl Transport for Injecting {
 fn a_flood_is_a_verdict_only_when_every_byte_of_it_was_the_members_own() {
     use hourglass_dkg::{LinkLoss, LinkRejection};
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let m = members(&[KeyKind::P256; 3], "star-flood");
-    let ids: Vec<PartyId> = vec![1, 2, 3];
-    let bounds = FrameBounds::generation(&settings(), 3).unwrap();
-    let mut mesh = memory_mesh(&[1, 2, 3, RELAY], NetSim::default());
-    let mut relay_transport = mesh.pop().unwrap();
-    let members_of_relay = ids.clone();
-    let relay_thread = thread::spawn(move || {
-        relay(
-            &mut relay_transport,
-            &members_of_relay,
-            Duration::from_secs(3),
-        )
-    });
     let queued = Arc::new(Mutex::new(std::collections::VecDeque::new()));
-    let mut stars: Vec<_> = thread::scope(|s| {
-        let handles: Vec<_> = mesh
-            .into_iter()
-            .zip(&m.signers)
-            .map(|(inner, signer)| {
-                let (ids, bounds, queued) = (&ids, &bounds, queued.clone());
-                s.spawn(move || {
-                    let mut entropy = SeededEntropy::new(&[6, inner.me() as u8]);
-                    // Only member 1's events are queued by the test.
-                    let queued = if inner.me() == 1 {
-                        queued
-                    } else {
-                        Arc::default()
-                    };
-                    let inner = Injecting { inner, queued };
-                    StarTransport::connect(
-                        inner,
-                        RELAY,
-                        bounds.clone(),
-                        ids,
-                        b"flood",
-                        signer,
-                        &mut entropy,
-                        Instant::now() + Duration::from_secs(3),
-                    )
-                    .unwrap()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    // Only member 1's events are queued by the test.
+    let (mut stars, relay_thread) = three_stars("star-flood", 6, Duration::from_secs(3), |inner| {
+        let queued = if inner.me() == 1 {
+            queued.clone()
+        } else {
+            Arc::default()
+        };
+        Injecting { inner, queued }
     });
     let third = stars.pop().unwrap();
     let second = stars.pop().unwrap();

@@ -246,25 +246,31 @@ fn echoed_digest(from: PartyId, payload: &[u8], fingerprint: &[u8; 32]) -> Resul
     let echoed = r.bytes().map_err(malformed)?;
     let digest = r.bytes().map_err(malformed)?;
     r.end().map_err(malformed)?;
-    if echoed != fingerprint {
-        return Err(Error::TranscriptSignature {
-            party: from,
-            fault: SignatureFault::OtherTranscript {
-                signed: hex::encode(echoed),
-                ours: hex::encode(fingerprint),
-            },
-        });
-    }
+    same_fingerprint(from, echoed, fingerprint)?;
     <[u8; 32]>::try_from(digest).map_err(|_| Error::BadMessage {
         sender: from,
         reason: MessageProblem::EchoDigest,
     })
 }
 
+/// `from`'s echo or set names the transcript this party's does (`OtherTranscript` if not).
+fn same_fingerprint(from: PartyId, echoed: &[u8], fingerprint: &[u8; 32]) -> Result<()> {
+    if echoed == fingerprint {
+        return Ok(());
+    }
+    Err(Error::TranscriptSignature {
+        party: from,
+        fault: SignatureFault::OtherTranscript {
+            signed: hex::encode(echoed),
+            ours: hex::encode(fingerprint),
+        },
+    })
+}
+
 /// Checks the set `from` showed against the signatures this party holds: the same
-/// fingerprint, one entry per member in order, and each signature the same as this party's. A different one
-/// that verifies under the member's certificate shows that the member signed twice
-/// (`Equivocated`); one that does not verify, that `from` misreports it (`FalseEcho`).
+/// fingerprint, one entry per member in order, and each signature the same as this party's.
+/// A different one that verifies under the member's certificate shows that the member signed
+/// twice (`Equivocated`); one that does not verify, that `from` misreports it (`FalseEcho`).
 fn check_echo<'c>(
     from: PartyId,
     payload: &[u8],
@@ -279,15 +285,7 @@ fn check_echo<'c>(
     };
     let mut r = Reader::new(payload);
     let echoed = r.bytes().map_err(malformed)?;
-    if echoed != fingerprint {
-        return Err(Error::TranscriptSignature {
-            party: from,
-            fault: SignatureFault::OtherTranscript {
-                signed: hex::encode(echoed),
-                ours: hex::encode(fingerprint),
-            },
-        });
-    }
+    same_fingerprint(from, echoed, fingerprint)?;
     for (&member, ours) in held {
         let id = r.bytes().map_err(malformed)?;
         let code = r.bytes().map_err(malformed)?;
