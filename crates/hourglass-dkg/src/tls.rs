@@ -60,12 +60,13 @@ const HELLO: &[u8; 8] = b"HGDKG/1\n";
 
 /// Dropping a transport writes what is queued for as long as some link makes progress (a busy
 /// peer, such as a star's relay forwarding every member's last frames, may leave a finished
-/// party's frames unread for seconds): it gives up when no link moved a byte for this long...
+/// party's frames unread for seconds): by default it gives up when no link moved a byte for
+/// this long ([`TlsOptions::close_stall`])...
 const CLOSE_STALL: Duration = Duration::from_secs(60);
 
-/// ... or, whatever the progress, after this long (a peer trickling bytes cannot hold a party
-/// that has finished forever; a round waits up to its timeout for a frame, a 200-member star's
-/// last round can take minutes on two cores).
+/// ... or, whatever the progress, after this long ([`TlsOptions::close_limit`]: a peer
+/// trickling bytes cannot hold a party that has finished forever; a round waits up to its
+/// timeout for a frame, a 200-member star's last round can take minutes on two cores).
 const CLOSE_LIMIT: Duration = Duration::from_secs(600);
 
 /// Longest pause between two attempts to dial a party that is not listening yet.
@@ -86,16 +87,23 @@ pub struct TlsOptions {
     /// generation, [`FrameBounds::signing`] for a joint signature): a frame past its bound is
     /// refused after its header is read and before its payload is, and drops the link.
     pub bounds: FrameBounds,
+    /// Dropping the transport stops writing and waiting for the peers to close their ends
+    /// once no link has moved a byte for this long (60 s by default).
+    pub close_stall: Duration,
+    /// ... and, whatever the progress, once this long has passed (10 minutes by default).
+    pub close_limit: Duration,
 }
 
 impl TlsOptions {
     /// Options accepting frames within `bounds`, waiting 30 seconds for the peers, on an
-    /// unshaped network.
+    /// unshaped network, closing within 60 s of the last progress and 10 minutes in all.
     pub fn new(bounds: FrameBounds) -> Self {
         TlsOptions {
             connect_timeout: Duration::from_secs(30),
             sim: NetSim::default(),
             bounds,
+            close_stall: CLOSE_STALL,
+            close_limit: CLOSE_LIMIT,
         }
     }
 }
@@ -299,6 +307,8 @@ struct Setup {
     pins: Pins,
     deadline: Instant,
     sim: NetSim,
+    /// [`TlsOptions::close_stall`] and [`TlsOptions::close_limit`].
+    close: (Duration, Duration),
     bounds: Arc<FrameBounds>,
     events: mpsc::Sender<Event>,
     pending: Arc<Pending>,
@@ -438,6 +448,7 @@ impl TlsTransport {
             pins,
             deadline,
             sim: options.sim,
+            close: (options.close_stall, options.close_limit),
             bounds: Arc::clone(&bounds),
             events: events_tx,
             pending: pending.clone(),
@@ -607,16 +618,17 @@ async fn run(
             shared,
         ));
     }
+    let (stall, limit) = setup.close;
     // Queues of peers that never connected are closed: sending to them fails.
     drop(setup);
     if ready.send(Ok(connected)).is_err() {
         return;
     }
     let _ = shutdown.await;
-    let limit = tokio::time::Instant::now() + CLOSE_LIMIT;
+    let limit = tokio::time::Instant::now() + limit;
     let mut moved = progress.load(Ordering::Relaxed);
     while !links.is_empty() && tokio::time::Instant::now() < limit {
-        let wake = (tokio::time::Instant::now() + CLOSE_STALL).min(limit);
+        let wake = (tokio::time::Instant::now() + stall).min(limit);
         if let Ok(Some(_)) = tokio::time::timeout_at(wake, links.join_next()).await {
             continue;
         }

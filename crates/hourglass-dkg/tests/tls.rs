@@ -757,3 +757,76 @@ fn a_star_configuration_names_the_relay_and_each_side_sees_its_links() {
         assert!(err.contains(says), "{what}: {err}");
     }
 }
+
+/// The frames party 1 receives from party 2 until its link is reported lost.
+fn frames_until_lost(first: &mut TlsTransport) -> usize {
+    let mut frames = 0;
+    loop {
+        match first.recv_until(Instant::now() + Duration::from_secs(30)) {
+            Some(Event::Frame { from: 2, .. }) => frames += 1,
+            Some(Event::Lost { party: 2, .. }) => return frames,
+            other => panic!("after {frames} frames: {other:?}"),
+        }
+    }
+}
+
+/// Dropping a transport whose links move no byte for `close_stall` gives up then, and what it
+/// still held is lost: here party 2's frame is held 30 s by a simulated round trip, and with a
+/// stall of 1 s the drop does not wait for it (with the default 60 s it would deliver it).
+#[test]
+fn dropping_a_transport_gives_up_after_the_close_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let stuck = TlsOptions {
+        sim: NetSim {
+            rtt: Duration::from_secs(60),
+            ..NetSim::default()
+        },
+        close_stall: Duration::from_secs(1),
+        ..options(Duration::from_secs(20))
+    };
+    let plain = options(Duration::from_secs(20));
+    let mut mesh = connect_all(&configs, &[plain.clone(), stuck, plain]);
+    let second = mesh.remove(1);
+    second.send(1, vec![7; 100]).unwrap();
+    let start = Instant::now();
+    drop(second);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(frames_until_lost(&mut mesh[0]), 0);
+}
+
+/// A peer that keeps bytes moving cannot hold a dropped transport past `close_limit`: party
+/// 2's frames, sent a quarter second apart and each held 8 s, reach party 1 from 3 s after
+/// the drop on, one every quarter second (each delivery is progress, so the 6 s stall never
+/// comes), and the drop gives up 5 s after it started with some of them still held.
+#[test]
+fn dropping_a_transport_gives_up_at_the_close_limit_however_bytes_trickle() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = cluster(dir.path(), 3);
+    let trickling = TlsOptions {
+        sim: NetSim {
+            rtt: Duration::from_secs(16),
+            ..NetSim::default()
+        },
+        close_stall: Duration::from_secs(6),
+        close_limit: Duration::from_secs(5),
+        ..options(Duration::from_secs(20))
+    };
+    let plain = options(Duration::from_secs(20));
+    let mut mesh = connect_all(&configs, &[plain.clone(), trickling, plain]);
+    let second = mesh.remove(1);
+    for i in 0..20u8 {
+        second.send(1, vec![i; 100]).unwrap();
+        thread::sleep(Duration::from_millis(250));
+    }
+    drop(second);
+    let delivered = frames_until_lost(&mut mesh[0]);
+    assert!(
+        delivered < 20,
+        "every frame was delivered: the limit did not stop the close"
+    );
+}

@@ -89,7 +89,7 @@ pub(super) fn run(args: PartyArgs) -> Result<(), CliError> {
     let options = TlsOptions {
         connect_timeout: seconds(args.connect_timeout, "--connect-timeout")?,
         sim: args.net.sim()?,
-        bounds,
+        ..TlsOptions::new(bounds)
     };
     let mut entropy = args.entropy.source()?;
     let quiet = args.quiet;

@@ -38,7 +38,7 @@ pub(super) fn run(args: RelayArgs) -> Result<(), CliError> {
     let options = TlsOptions {
         connect_timeout,
         sim: args.net.sim()?,
-        bounds,
+        ..TlsOptions::new(bounds)
     };
     // A generation sends a frame at least every round timeout while it runs: silence for two
     // of them (after the connection time) means it is over or stalled.
