@@ -7,6 +7,7 @@
 mod common;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -427,6 +428,18 @@ fn three_stars<T: Transport + Send>(
     idle: Duration,
     wrap: impl Fn(MemoryTransport) -> T + Sync,
 ) -> (Vec<StarTransport<T>>, thread::JoinHandle<RelayReport>) {
+    three_stars_then(name, seed, idle, wrap, |_| {})
+}
+
+/// [`three_stars`], each member running `after` in its own thread as soon as it has joined
+/// (while the others may still be joining).
+fn three_stars_then<T: Transport + Send>(
+    name: &str,
+    seed: u8,
+    idle: Duration,
+    wrap: impl Fn(MemoryTransport) -> T + Sync,
+    after: impl Fn(&StarTransport<T>) + Sync,
+) -> (Vec<StarTransport<T>>, thread::JoinHandle<RelayReport>) {
     let m = members(&[KeyKind::P256; 3], name);
     let ids: Vec<PartyId> = vec![1, 2, 3];
     let bounds = FrameBounds::generation(&settings(), 3).unwrap();
@@ -439,10 +452,10 @@ fn three_stars<T: Transport + Send>(
             .into_iter()
             .zip(&m.signers)
             .map(|(inner, signer)| {
-                let (ids, bounds, wrap) = (&ids, &bounds, &wrap);
+                let (ids, bounds, wrap, after) = (&ids, &bounds, &wrap, &after);
                 s.spawn(move || {
                     let mut entropy = SeededEntropy::new(&[seed, inner.me() as u8]);
-                    StarTransport::connect(
+                    let star = StarTransport::connect(
                         wrap(inner),
                         RELAY,
                         bounds.clone(),
@@ -452,7 +465,9 @@ fn three_stars<T: Transport + Send>(
                         &mut entropy,
                         Instant::now() + Duration::from_secs(3),
                     )
-                    .unwrap()
+                    .unwrap();
+                    after(&star);
+                    star
                 })
             })
             .collect();
@@ -742,6 +757,121 @@ fn a_flood_is_a_verdict_only_when_every_byte_of_it_was_the_members_own() {
             reason: LinkLoss::FloodedThroughRelay { .. },
         }) => {}
         other => panic!("expected member 2 seen failing, got {other:?}"),
+    }
+    drop((first, second, third));
+    relay_thread.join().unwrap();
+}
+
+/// Member 2's link to the relay with member 3's key announcement held back until a
+/// broadcast has come past it (the relay interleaves different members' messages as it
+/// likes): member 2 is still joining when member 1's first broadcast arrives.
+struct HoldingAnnouncement {
+    inner: MemoryTransport,
+    held: Option<Event>,
+    /// Set when a broadcast was handed up while the announcement was held.
+    overtaken: Arc<AtomicBool>,
+}
+
+impl HoldingAnnouncement {
+    /// The relay's kinds of message (`hourglass_dkg::star`): an announcement, a broadcast.
+    const ANNOUNCE: u8 = 1;
+    const BROADCAST: u8 = 3;
+
+    fn is(kind: u8, origin: PartyId, event: &Event) -> bool {
+        matches!(event, Event::Frame { from: RELAY, bytes }
+            if bytes.first() == Some(&kind)
+                && (kind == Self::BROADCAST || bytes.get(1..5) == Some(&origin.to_be_bytes()[..])))
+    }
+}
+
+impl Transport for HoldingAnnouncement {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        self.inner.send(to, bytes)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        if self.overtaken.load(Ordering::SeqCst) {
+            if let Some(held) = self.held.take() {
+                return Some(held);
+            }
+        }
+        loop {
+            let Some(event) = self.inner.recv_until(deadline) else {
+                return self.held.take();
+            };
+            if self.me() == 2 && Self::is(Self::ANNOUNCE, 3, &event) {
+                self.held = Some(event);
+                continue;
+            }
+            if self.held.is_some() && Self::is(Self::BROADCAST, 1, &event) {
+                self.overtaken.store(true, Ordering::SeqCst);
+            }
+            return Some(event);
+        }
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
+    }
+}
+
+/// A broadcast that reaches a member before it has finished joining (here member 1's, sent
+/// as soon as member 1 has joined, while member 2 still waits for member 3's announcement)
+/// is opened and kept for after the join, in order with that sender's later frames: it is
+/// not dropped, and the sender is not taken for one whose messages do not open.
+#[test]
+fn a_broadcast_that_arrives_while_a_member_is_joining_is_kept() {
+    use hourglass_dkg::wire::{Kind, Tag};
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let overtaken = Arc::new(AtomicBool::new(false));
+    let frame = |step: u16, payload: u8| {
+        Frame {
+            kind: Kind::Data,
+            session: [1; 16],
+            tag: Tag {
+                epoch: 0,
+                round: 1,
+                step,
+            },
+            sender: 1,
+            payload: vec![payload; 40],
+        }
+        .encode()
+    };
+    let (mut stars, relay_thread) = three_stars_then(
+        "star-early",
+        7,
+        Duration::from_secs(3),
+        |inner| HoldingAnnouncement {
+            inner,
+            held: None,
+            overtaken: overtaken.clone(),
+        },
+        |star| {
+            if star.me() == 1 {
+                star.send_to_all(&[2, 3], frame(1, 0xb1)).unwrap();
+                star.send(2, frame(2, 0xf2)).unwrap();
+            }
+        },
+    );
+    assert!(
+        overtaken.load(Ordering::SeqCst),
+        "member 1's broadcast did not overtake member 3's announcement"
+    );
+    let third = stars.pop().unwrap();
+    let mut second = stars.pop().unwrap();
+    let first = stars.pop().unwrap();
+    assert!(second.missing().is_empty(), "{:?}", second.missing());
+    let deadline = Instant::now() + Duration::from_secs(3);
+    for expected in [frame(1, 0xb1), frame(2, 0xf2)] {
+        match second.recv_until(deadline) {
+            Some(Event::Frame { from: 1, bytes }) => assert_eq!(bytes, expected),
+            other => panic!("expected member 1's frame, got {other:?}"),
+        }
     }
     drop((first, second, third));
     relay_thread.join().unwrap();
