@@ -13,7 +13,8 @@
 //! - [`hash_to_int`]: hashing byte strings onto the whole group `Z_n` (RFC 9380's
 //!   `expand_message_xmd`), for every input raised to a sequential or secret power;
 //! - [`checkpoint`]: authenticated, atomic checkpoints for long squaring runs;
-//! - [`atomic`]: files that appear whole or not at all (the one way hourglass writes files).
+//! - [`atomic`]: files that appear whole or not at all (the one way hourglass writes files);
+//! - [`threads`]: independent work (exponentiations, verifications) spread over the cores.
 //!
 //! ```
 //! use hourglass_arith::{entropy::SeededEntropy, prime::{random_prime, PrimeRequest}};
@@ -37,6 +38,7 @@ pub mod mont;
 pub mod prime;
 pub mod secret;
 pub mod squaring;
+pub mod threads;
 
 pub use error::{Error, Result};
 pub use hex::{bytes_from_canonical_hex, integer_from_canonical_hex, integer_from_hex};

@@ -53,6 +53,7 @@ use std::time::{Duration, Instant};
 use hourglass_arith::entropy::EntropySource;
 use hourglass_arith::modular::{pow_mod_ct, pow_mod_ct_bits};
 use hourglass_arith::secret::{mod_ct, SecretInt};
+use hourglass_arith::threads::{available_threads, parallel_map};
 use hourglass_rsa::PublicKey;
 use rug::ops::{RemRounding, SubFrom};
 use rug::Integer;
@@ -1141,9 +1142,20 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         Ok((0..moduli.len()).filter(|&i| alive[i]).collect())
     }
 
-    /// This member's biprimality value for `g` ([`biprimality_value`]).
-    fn biprimality_value(&self, pair: &Pair, n: &Integer, g: &Integer) -> RoundResult<Integer> {
-        biprimality_value(&pair.p, &pair.q, pair.lead == self.me, n, g).map_err(Halt::Fatal)
+    /// This member's biprimality values ([`biprimality_value`]) for each pair, its modulus and
+    /// a base, in order, spread over the machine's cores: each is a constant-time
+    /// exponentiation, and the exponentiations of a round are what a member waits on.
+    fn biprimality_values(
+        &self,
+        tests: &[(&Pair, &Integer, Integer)],
+    ) -> RoundResult<Vec<Integer>> {
+        let me = self.me;
+        parallel_map(tests, available_threads(), |(pair, n, g)| {
+            biprimality_value(&pair.p, &pair.q, pair.lead == me, n, g)
+        })
+        .into_iter()
+        .collect::<Result<Vec<Integer>>>()
+        .map_err(Halt::Fatal)
     }
 
     /// The public base of biprimality test `index` for modulus `n`: Jacobi symbol 1.
@@ -1173,13 +1185,14 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         if survivors.is_empty() {
             return Ok(None);
         }
+        let tests: Vec<(&Pair, &Integer, Integer)> = survivors
+            .iter()
+            .map(|&i| (&pairs[i], &moduli[i], self.public_base(&moduli[i], 0)))
+            .collect();
+        let mine = self.biprimality_values(&tests)?;
         let mut w = Writer::new();
-        let mut mine = Vec::with_capacity(survivors.len());
-        for &i in survivors {
-            let g = self.public_base(&moduli[i], 0);
-            let v = self.biprimality_value(&pairs[i], &moduli[i], &g)?;
-            w.int(&v);
-            mine.push(v);
+        for v in &mine {
+            w.int(v);
         }
         let replies = self.broadcast(step::BIPRIMALITY, w.finish())?;
         let mut table: Vec<Vec<Integer>> = vec![Vec::new(); self.k];
@@ -1209,11 +1222,10 @@ impl<'s, 't, 'r> Run<'s, 't, 'r> {
         let rounds = self.settings.biprimality_rounds;
         // The remaining biprimality values (same for all) and BGW shares over Z_N of
         // r_j and x_j = p_j + q_j (- 1 for the lead), with a zero sharing.
-        let mut values = Vec::new();
-        for index in 1..rounds {
-            let g = self.public_base(n, index);
-            values.push(self.biprimality_value(pair, n, &g)?);
-        }
+        let tests: Vec<(&Pair, &Integer, Integer)> = (1..rounds)
+            .map(|index| (pair, n, self.public_base(n, index)))
+            .collect();
+        let values = self.biprimality_values(&tests)?;
         let r_j = SecretInt::new(self.rng.below(n));
         let x_j = {
             let mut x = Integer::from(pair.p.expose() + pair.q.expose());

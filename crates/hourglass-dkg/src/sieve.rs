@@ -275,10 +275,11 @@ impl Sieve {
     /// expected number of biprimality tests. It is the expected count of pairs sieved to that
     /// bound: about `(ln 2^n / (e^γ ln B))^2` for `n`-bit primes.
     pub fn expected_tests(&self, trial_bound: u32) -> f64 {
+        // Every sieved prime is at most the sieve's bound: the set is looked up below it only.
         let sieved: std::collections::BTreeSet<u32> = self.sieved_primes().collect();
         let survive: f64 = hourglass_arith::prime::odd_primes_below(trial_bound)
             .into_iter()
-            .filter(|p| !sieved.contains(p))
+            .filter(|&p| p > self.bound || !sieved.contains(&p))
             .map(|p| {
                 let pass = 1.0 - 1.0 / f64::from(p);
                 pass * pass

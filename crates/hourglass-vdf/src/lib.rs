@@ -62,7 +62,6 @@ pub mod pietrzak;
 pub mod proof_file;
 mod scheme;
 mod statement;
-mod threads;
 #[cfg(test)]
 mod toy;
 mod traits;
@@ -71,8 +70,8 @@ pub mod wesolowski;
 
 pub use error::{Error, FormatError, InputError, ModulusError, ParamError, ProofField, Result};
 pub use hash_prime::SecurityLevel;
+pub use hourglass_arith::threads::{available_threads, parallel_map};
 pub use pietrzak::{Pietrzak, PietrzakProof};
 pub use statement::{check_iterations, Statement, MAX_ITERATIONS};
-pub use threads::{available_threads, parallel_map};
 pub use traits::Vdf;
 pub use wesolowski::{Wesolowski, WesolowskiProof};

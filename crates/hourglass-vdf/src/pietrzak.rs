@@ -307,10 +307,11 @@ fn power_values(
         .enumerate()
         .flat_map(|(i, ps)| ps.iter().map(move |&p| (i, p)))
         .collect();
-    let computed =
-        crate::threads::parallel_map(&flat, crate::threads::available_threads(), |&(_, p)| {
-            evaluation.power_at(p, mont)
-        });
+    let computed = hourglass_arith::threads::parallel_map(
+        &flat,
+        hourglass_arith::threads::available_threads(),
+        |&(_, p)| evaluation.power_at(p, mont),
+    );
     let mut out: Vec<Vec<Integer>> = positions
         .iter()
         .map(|p| Vec::with_capacity(p.len()))

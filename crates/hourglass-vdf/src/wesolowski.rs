@@ -56,7 +56,7 @@ impl Wesolowski {
         Self {
             level,
             multiexp: MultiExp::default(),
-            threads: crate::threads::available_threads(),
+            threads: hourglass_arith::threads::available_threads(),
         }
     }
 
@@ -89,7 +89,7 @@ impl Wesolowski {
         let gamma = best_chunk_bits(share as u64, kappa);
         let parts: Vec<_> = powers.chunks(share).zip(digits.chunks(share)).collect();
         let pi = with_ring!(group, |ring| {
-            let partials = crate::threads::parallel_map(&parts, threads, |(p, d)| {
+            let partials = hourglass_arith::threads::parallel_map(&parts, threads, |(p, d)| {
                 bucket_product(&ring, p, d, kappa, gamma)
             });
             let mut pi = ring.one();
