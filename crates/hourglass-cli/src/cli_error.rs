@@ -943,15 +943,25 @@ impl From<PassphraseProblem> for CliError {
     }
 }
 
+/// How a coordinator's message names one of its processes: a party by its id, a star's relay
+/// as the relay.
+fn process_name(party: PartyId) -> String {
+    if party == hourglass_dkg::cluster::RELAY_ID {
+        "the relay".to_string()
+    } else {
+        format!("party {party}")
+    }
+}
+
 impl fmt::Display for LocalRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LocalRun::Start { action, source } => write!(f, "cannot {action}: {source}"),
-            LocalRun::Wait { party, source } => write!(f, "party {party}: {source}"),
+            LocalRun::Wait { party, source } => write!(f, "{}: {source}", process_name(*party)),
             LocalRun::Failed { what, failures } => {
                 write!(f, "{what} failed:")?;
                 for (party, _, stderr) in failures {
-                    write!(f, "\n  party {party}: {stderr}")?;
+                    write!(f, "\n  {}: {stderr}", process_name(*party))?;
                 }
                 Ok(())
             }

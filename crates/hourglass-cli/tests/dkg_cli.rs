@@ -648,7 +648,8 @@ fn local_summarises_time_traffic_and_memory_per_party() {
 }
 
 /// A star: `dkg local --topology star` runs a relay process beside the parties, each party
-/// holds one link (to the relay), and the key signs as a mesh's does; by hand, `dkg init
+/// holds one link (to the relay), and the key signs through a relay too (`dkg sign` runs one
+/// among the signers, jointly and after a reshare with two of the four); by hand, `dkg init
 /// --topology star` writes the relay's configuration and `dkg relay` runs it. A relay that
 /// never comes stops the parties with an error naming it, and writes no share.
 #[test]
@@ -683,16 +684,83 @@ fn a_star_cluster_generates_through_a_relay_and_its_key_signs() {
     assert!(relay["bytes"].as_u64().unwrap() >= sent, "{report}");
     let text = std::fs::read_to_string(cluster.join("party-1.toml")).unwrap();
     assert!(text.contains("[relay]"), "{text}");
-    let (msg, sig) = sign_jointly(&cluster, tmp.path(), b"through a star");
-    openssl(&[
-        "dgst",
-        "-sha256",
-        "-verify",
-        s(&cluster.join("public.pem")),
-        "-signature",
-        s(&sig),
-        s(&msg),
+    // The signature goes through a relay too, run among the signers.
+    let msg = tmp.path().join("star.msg");
+    std::fs::write(&msg, b"through a star").unwrap();
+    let verify = |sig: &std::path::Path| {
+        openssl(&[
+            "dgst",
+            "-sha256",
+            "-verify",
+            s(&cluster.join("public.pem")),
+            "-signature",
+            s(sig),
+            s(&msg),
+        ])
+    };
+    let sign = |sig: &std::path::Path, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "dkg",
+            "sign",
+            "--json",
+            "--cluster",
+            s(&cluster),
+            "-i",
+            s(&msg),
+            "-o",
+            s(sig),
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_slice(&hg(&args).stdout).expect("dkg sign --json prints JSON")
+    };
+    let joint = tmp.path().join("joint.sig");
+    let signed = sign(&joint, &[]);
+    assert_eq!(signed["topology"], "star", "{signed}");
+    assert_eq!(signed["relay"]["members"], serde_json::json!([1, 2, 3, 4]));
+    assert!(
+        signed["relay"]["frames"].as_u64().unwrap() >= 12,
+        "{signed}"
+    );
+    verify(&joint);
+    // A signer of a star does not fall back to the other members' addresses: without its
+    // relay it stops, naming it.
+    let err = hg_fail(
+        2,
+        &[
+            "dkg",
+            "party-sign",
+            "--config",
+            s(&cluster.join("party-1.toml")),
+            "--id",
+            "1",
+            "--timeout",
+            "1",
+            "-i",
+            s(&msg),
+        ],
+    );
+    assert!(
+        err.contains("the relay failed") && err.contains("never connected"),
+        "{err}"
+    );
+    // Threshold shares: two of the four sign, through a relay among those two.
+    hg(&[
+        "dkg",
+        "reshare",
+        "--cluster",
+        s(&cluster),
+        "--threshold",
+        "1",
     ]);
+    let some = tmp.path().join("some.sig");
+    let signed = sign(&some, &["--signers", "1,3"]);
+    assert_eq!(
+        signed["relay"]["members"],
+        serde_json::json!([1, 3]),
+        "{signed}"
+    );
+    assert_eq!(signed["used"], serde_json::json!([1, 3]), "{signed}");
+    verify(&some);
 
     // By hand, without the relay: every party stops, naming it, and writes nothing.
     let by_hand = tmp.path().join("by-hand");
@@ -733,6 +801,28 @@ fn a_star_cluster_generates_through_a_relay_and_its_key_signs() {
         &["dkg", "relay", "--config", s(&by_hand.join("party-1.toml"))],
     );
     assert!(err.contains("not the relay's configuration"), "{err}");
+    // A session needs two members of the cluster, each named once.
+    let relay_config = by_hand.join("relay.toml");
+    for (members, says) in [
+        ("1", "at least two members"),
+        ("2,2", "each named once"),
+        ("1,7", "party 7 is not in the cluster"),
+    ] {
+        let err = hg_fail(
+            2,
+            &[
+                "dkg",
+                "relay",
+                "--config",
+                s(&relay_config),
+                "--members",
+                members,
+                "--connect-timeout",
+                "1",
+            ],
+        );
+        assert!(err.contains(says), "{members}: {err}");
+    }
 }
 
 /// Runs `hourglass ARGS` from bash after `limits` (e.g. `ulimit -Sn 12`).

@@ -66,6 +66,10 @@ pub const PENDING_FRAMES: u64 = 8;
 /// sender or recipient) and the 16-byte tag of its sealing.
 pub const RELAY_OVERHEAD: usize = 5 + 16;
 
+/// The longest key announcement a star's relay forwards ([`crate::star`]): its 5-byte header,
+/// an uncompressed P-256 point, the signature's scheme and the signature.
+pub const ANNOUNCEMENT_BYTES: usize = 5 + 65 + 2 + MAX_SIGNATURE_BYTES;
+
 /// What a star's broadcast adds for each recipient on its way to the relay
 /// ([`crate::star`]): the recipient's id, and the broadcast's key and digest sealed for it.
 pub const BROADCAST_PER_RECIPIENT: usize = 4 + 32 + 32 + 16;
@@ -285,7 +289,11 @@ impl FrameBounds {
         FrameBounds {
             by_step: BTreeMap::new(),
             by_kind: BTreeMap::new(),
-            opaque: Some(self.largest() + RELAY_OVERHEAD + 4 + others * BROADCAST_PER_RECIPIENT),
+            // A session of short frames (a signature's) still carries the key announcements.
+            opaque: Some(
+                (self.largest() + RELAY_OVERHEAD + 4 + others * BROADCAST_PER_RECIPIENT)
+                    .max(ANNOUNCEMENT_BYTES),
+            ),
             senders: members.saturating_sub(1).max(1) as u64,
             stamped: false,
         }

@@ -330,13 +330,27 @@ impl ClusterConfig {
         })
     }
 
-    /// The relay's view of a star: itself (as party [`RELAY_ID`]) and every member, so that
-    /// [`crate::tls::TlsTransport::connect`] accepts every member and dials nobody.
-    pub fn relay_hub(&self) -> Result<Self> {
+    /// The relay's view of a star for a session among `members` (parties of the cluster: all
+    /// of them for a generation, the signers of a signature): itself (as party [`RELAY_ID`])
+    /// and those members, so that [`crate::tls::TlsTransport::connect`] accepts each of them
+    /// and dials nobody.
+    pub fn relay_hub(&self, members: &[PartyId]) -> Result<Self> {
         match &self.relay {
             Some(relay) if self.own_id == RELAY_ID => {
+                if let Some(&missing) = members.iter().find(|&&id| self.party(id).is_none()) {
+                    return Err(ConfigError::in_file(
+                        &self.path,
+                        ConfigProblem::PartyNotInCluster { party: missing },
+                    )
+                    .into());
+                }
                 let mut parties = vec![relay.clone()];
-                parties.extend(self.parties.iter().cloned());
+                parties.extend(
+                    self.parties
+                        .iter()
+                        .filter(|p| members.contains(&p.id))
+                        .cloned(),
+                );
                 Ok(ClusterConfig {
                     parties,
                     ..self.clone()

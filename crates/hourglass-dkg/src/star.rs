@@ -55,11 +55,12 @@ use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 use ring::hkdf;
 use sha2::{Digest, Sha256};
 
-use crate::bounds::{FrameBounds, BROADCAST_PER_RECIPIENT, RELAY_OVERHEAD};
+use crate::bounds::{FrameBounds, ANNOUNCEMENT_BYTES, BROADCAST_PER_RECIPIENT, RELAY_OVERHEAD};
 use crate::cluster::{ClusterConfig, RELAY_ID};
 use crate::tls::{TlsOptions, TlsTransport};
 use crate::transcript::{verify_signature, SigningScheme, TranscriptSignature, TranscriptSigner};
 use crate::transport::{Event, PartyId, TrafficStats, Transport};
+use crate::wire::MAX_SIGNATURE_BYTES;
 use crate::{Error, LinkLoss, LinkRejection, Result};
 
 /// What a member's key announcement signs: this context, then SHA-256 of the session's
@@ -93,6 +94,8 @@ const _: () = assert!(HEADER + TAG == RELAY_OVERHEAD);
 
 /// An uncompressed P-256 point.
 const POINT: usize = 65;
+// An announcement: the header, the point, the scheme and the signature.
+const _: () = assert!(HEADER + POINT + 2 + MAX_SIGNATURE_BYTES == ANNOUNCEMENT_BYTES);
 
 fn wrap(kind: u8, party: PartyId, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + body.len());
@@ -611,15 +614,24 @@ pub fn join(
 }
 
 /// The relay of the star cluster `config` (the relay's own configuration: its key is the
-/// `[relay]` certificate's): accepts every member's TLS link until `options`' timeout, then
-/// forwards ([`relay`]) until every member's link is gone or nothing came for `idle`.
-pub fn serve(config: &ClusterConfig, options: &TlsOptions, idle: Duration) -> Result<RelayReport> {
-    let members = config.ids();
+/// `[relay]` certificate's) for a session among `members` (every party of the cluster for a
+/// generation, the signers for a signature): accepts each member's TLS link until
+/// `options`' timeout, then forwards ([`relay`]) until every member's link is gone or nothing
+/// came for `idle`. `options`' bounds are the largest frames of the session (the relay only
+/// sees sealed frames, so it bounds their lengths).
+pub fn serve(
+    config: &ClusterConfig,
+    members: &[PartyId],
+    options: &TlsOptions,
+    idle: Duration,
+) -> Result<RelayReport> {
+    let hub = config.relay_hub(members)?;
+    let members: Vec<PartyId> = hub.ids().into_iter().filter(|&id| id != RELAY_ID).collect();
     let link = TlsOptions {
         bounds: options.bounds.relayed(members.len()),
         ..options.clone()
     };
-    let mut tls = TlsTransport::connect(&config.relay_hub()?, RELAY_ID, &link)?;
+    let mut tls = TlsTransport::connect(&hub, RELAY_ID, &link)?;
     Ok(relay(&mut tls, &members, idle))
 }
 

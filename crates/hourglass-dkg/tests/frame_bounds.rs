@@ -171,6 +171,18 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
         Err(LinkRejection::OversizedFrame { .. })
     ));
     assert_eq!(relayed.max_pending(), sealed as u64 * 8 * (k as u64 - 1));
+
+    // A signature's session through a relay: its frames are a few hundred bytes, but its links
+    // still carry the key announcements, of up to 1,096 bytes (an RSA-8192 transcript key's
+    // signature is 1,024).
+    let signing = FrameBounds::signing(1024, 2, hourglass_rsa::HashAlg::Sha256).relayed(2);
+    assert_eq!(hourglass_dkg::bounds::ANNOUNCEMENT_BYTES, 5 + 65 + 2 + 1024);
+    signing
+        .admit_length(hourglass_dkg::bounds::ANNOUNCEMENT_BYTES as u64)
+        .unwrap();
+    assert!(signing
+        .admit_length(hourglass_dkg::bounds::ANNOUNCEMENT_BYTES as u64 + 1)
+        .is_err());
 }
 
 /// A transport that records the largest payload it sent of each kind and step.

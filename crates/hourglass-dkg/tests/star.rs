@@ -558,8 +558,9 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
     };
     let hub = ClusterConfig::load(&dir.path().join("relay.toml")).unwrap();
     let relay_options = options.clone();
-    let relay_thread =
-        thread::spawn(move || serve(&hub, &relay_options, Duration::from_secs(5)).unwrap());
+    let relay_thread = thread::spawn(move || {
+        serve(&hub, &[1, 2, 3], &relay_options, Duration::from_secs(5)).unwrap()
+    });
     let mut stars: Vec<_> = configs
         .iter()
         .enumerate()

@@ -712,12 +712,18 @@ fn a_star_configuration_names_the_relay_and_each_side_sees_its_links() {
     assert_eq!(relay.address, format!("127.0.0.1:{}", base + 3));
     let link = member.relay_link().unwrap();
     assert_eq!(link.ids(), vec![RELAY_ID, 2]);
-    assert!(member.relay_hub().is_err());
+    assert!(member.relay_hub(&[1, 2, 3]).is_err());
 
     let hub = ClusterConfig::load(&dir.path().join("relay.toml")).unwrap();
     assert_eq!(hub.own_id(), Some(RELAY_ID));
     assert_eq!(hub.ids(), vec![1, 2, 3]);
-    assert_eq!(hub.relay_hub().unwrap().ids(), vec![RELAY_ID, 1, 2, 3]);
+    assert_eq!(
+        hub.relay_hub(&[1, 2, 3]).unwrap().ids(),
+        vec![RELAY_ID, 1, 2, 3]
+    );
+    // A signature's session among some members: the relay accepts those alone.
+    assert_eq!(hub.relay_hub(&[1, 3]).unwrap().ids(), vec![RELAY_ID, 1, 3]);
+    assert!(hub.relay_hub(&[1, 4]).is_err());
     assert!(hub.relay_link().is_err());
 
     // A mesh has no relay.

@@ -63,6 +63,9 @@ of open files is raised when it is too low (up to the hard limit; see `ulimit -n
   hourglass dkg init --parties 3 --bits 2048 --topology star -o cluster
   hourglass dkg relay --config cluster/relay.toml &
   hourglass dkg party --config cluster/party-1.toml --id 1 &   (and so on for 2 and 3)
+  hourglass dkg relay --config cluster/relay.toml --members 1,3 &
+  hourglass dkg party-sign --config cluster/party-1.toml --id 1 --signers 1,3 -i contract.pdf -o contract.sig &
+      (a signature among some members through the relay: it runs among those alone)
 Every member holds one TLS link, to the relay (pinned by its certificate, as the members pin
 each other's in a mesh); between two members every frame is sealed with keys only they hold
 (P-256 keys announced through the relay and signed by each member's certificate key, then
@@ -103,7 +106,9 @@ than t + 1, a party named twice or one without a share is refused before anythin
 partial is checked (combinations under e first, then the proofs of correctness), so every
 wrong partial signature present is named and left out while t + 1 valid ones remain, with a
 warning each (exit 0); otherwise the command fails naming them (exit 1). The signature is
-checked with the public key before it is written.")]
+checked with the public key before it is written. In a star cluster (its directory holds
+relay.toml) a relay process runs among the signers and every signer's one link goes to it, as
+in the generation; reshares and refreshes still connect every party to every other.")]
     Sign(sign::SignArgs),
     /// One party's part of a joint signature (every signer runs this with the same file).
     #[command(after_help = "Examples:
@@ -111,7 +116,8 @@ checked with the public key before it is written.")]
   hourglass dkg party-sign --config party.toml --id 1 -i contract.pdf -o contract.sig --pss
   hourglass dkg party-sign --config party.toml --id 4 --signers 1,4,5 -i contract.pdf -o contract.sig
 With a threshold share, every signer runs it with the same --signers list and connects to
-those parties only.")]
+those parties only. In a star cluster (a [relay] table in the configuration) each signer
+connects to the relay alone, which must run among the same signers (dkg relay --members).")]
     PartySign(party_sign::PartySignArgs),
     /// Turn a cluster directory's n-of-n shares into t-of-k shares: afterwards any t + 1 sign.
     #[command(after_help = "Examples:

@@ -5,13 +5,14 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use hourglass_arith::entropy::EntropySource;
 use hourglass_dkg::adversary::{Deviant, Deviation};
-use hourglass_dkg::cluster::Topology;
+use hourglass_dkg::cluster::{ClusterConfig, Topology};
 use hourglass_dkg::params::Settings;
 use hourglass_dkg::sign::Scheme;
-use hourglass_dkg::tls::TlsTransport;
+use hourglass_dkg::tls::{TlsOptions, TlsTransport};
 use hourglass_dkg::transcript::TranscriptSigner;
-use hourglass_dkg::transport::{NetSim, Transport};
+use hourglass_dkg::transport::{NetSim, PartyId, Transport};
 use hourglass_rsa::HashAlg;
 
 use crate::cli_error::{CliError, Usage};
@@ -158,11 +159,35 @@ pub(super) fn deviation(name: Option<&str>) -> Result<Option<Deviation>, CliErro
 }
 
 /// `transport`, deviating as told.
-pub(super) fn deviating(transport: TlsTransport, how: Option<Deviation>) -> Box<dyn Transport> {
+pub(super) fn deviating<T: Transport + 'static>(
+    transport: T,
+    how: Option<Deviation>,
+) -> Box<dyn Transport> {
     match how {
         Some(d) => Box::new(Deviant::new(transport, d)),
         None => Box::new(transport),
     }
+}
+
+/// Party `me`'s connection to the other parties of `among` for a session bounded by
+/// `options`, deviating as told: a TLS link to each of them in a mesh, or in a star one link to
+/// the relay, over which frames are sealed end to end ([`hourglass_dkg::star::join`], with a
+/// key announced under the party's transcript key and drawn from `entropy`).
+pub(super) fn connect_session(
+    among: &ClusterConfig,
+    me: PartyId,
+    options: &TlsOptions,
+    entropy: &mut dyn EntropySource,
+    how: Option<Deviation>,
+) -> Result<Box<dyn Transport>, CliError> {
+    if among.relay.is_none() {
+        let tls = TlsTransport::connect(among, me, options).map_err(CliError::from)?;
+        return Ok(deviating(tls, how));
+    }
+    let signer = among.transcript_signer().map_err(CliError::from)?;
+    let star =
+        hourglass_dkg::star::join(among, me, options, &signer, entropy).map_err(CliError::from)?;
+    Ok(deviating(star, how))
 }
 
 /// `transport`, deviating as told, holding the party's transcript key (for

@@ -8,11 +8,11 @@ use hourglass_arith::entropy::EntropyArgs;
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::keyshare::AnyShare;
 use hourglass_dkg::sign::{sign_jointly, sign_threshold};
-use hourglass_dkg::tls::{TlsOptions, TlsTransport};
+use hourglass_dkg::tls::TlsOptions;
 use hourglass_dkg::PartyId;
 
 use super::cluster_files::PartyShareArgs;
-use super::options::{deviating, deviation, seconds, SchemeArgs, NOT_THRESHOLD_SHARES};
+use super::options::{connect_session, deviation, seconds, SchemeArgs, NOT_THRESHOLD_SHARES};
 use super::reports::{print_json, ThresholdReport};
 use crate::cli_error::{CliError, Usage};
 use crate::files::{read_input, write_output, Sensitivity};
@@ -73,9 +73,8 @@ pub(super) fn run(args: PartySignArgs) -> Result<(), CliError> {
             // Only the key's members: a party the generation left out (killed, removed) is
             // still in the cluster's config, and waiting for it would cost the whole timeout.
             let among = config.among(&share.members).map_err(CliError::from)?;
-            let tls =
-                TlsTransport::connect(&among, args.party.id, &options).map_err(CliError::from)?;
-            let mut transport = deviating(tls, how);
+            let mut transport =
+                connect_session(&among, args.party.id, &options, entropy.as_mut(), how)?;
             let sig = sign_jointly(
                 &mut *transport,
                 share,
@@ -110,9 +109,8 @@ pub(super) fn run(args: PartySignArgs) -> Result<(), CliError> {
                 ..TlsOptions::new(FrameBounds::threshold_signing(&sizes, signers.len(), hash))
             };
             let among = config.among(&signers).map_err(CliError::from)?;
-            let tls =
-                TlsTransport::connect(&among, args.party.id, &options).map_err(CliError::from)?;
-            let mut transport = deviating(tls, how);
+            let mut transport =
+                connect_session(&among, args.party.id, &options, entropy.as_mut(), how)?;
             let signed = sign_threshold(
                 &mut *transport,
                 share,

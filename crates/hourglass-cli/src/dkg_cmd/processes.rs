@@ -1,9 +1,10 @@
 //! The party processes a coordinator (`dkg local`, `dkg sign`, `dkg reshare`, `dkg refresh`)
 //! runs: this executable again, one process per party.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 
+use hourglass_dkg::cluster::RELAY_ID;
 use hourglass_dkg::limits::{ensure_open_files, PROCESS_OPEN_FILES};
 use hourglass_dkg::PartyId;
 
@@ -85,17 +86,60 @@ impl Drop for Parties {
     }
 }
 
-/// Runs `dkg party-ARGS` for each party of `ids` in the cluster directory and returns the
-/// standard output of each (`ignore`: a deviating party, whose outcome does not count).
+/// How the parties of a session run by [`run_parties`] connect.
+pub(super) enum Links {
+    /// Each to each, or as their configurations say without a relay process of this
+    /// coordinator's.
+    AsConfigured,
+    /// Through a relay this coordinator runs first (`dkg relay` with this configuration,
+    /// among the session's parties): a star cluster's directory holds its `relay.toml`.
+    Relay(PathBuf),
+}
+
+impl Links {
+    /// A relay for a session of the cluster in `dir` when it is a star: when the directory
+    /// holds a `relay.toml` (written by `dkg init` and `dkg local` with `--topology star`).
+    pub(super) fn of_cluster(dir: &Path) -> Links {
+        let relay = dir.join("relay.toml");
+        if relay.is_file() {
+            Links::Relay(relay)
+        } else {
+            Links::AsConfigured
+        }
+    }
+}
+
+/// Runs `dkg party-ARGS` for each party of `ids` in the cluster directory, after the relay
+/// of `links` if there is one, and returns the standard output of each party, and of the relay
+/// as [`RELAY_ID`] (`ignore`: a deviating party, whose outcome does not count).
 pub(super) fn run_parties(
     cluster: &Path,
     ids: &[PartyId],
+    links: &Links,
     what: &'static str,
     args_of: impl Fn(PartyId) -> Vec<String>,
     ignore: &[PartyId],
 ) -> Result<Vec<(PartyId, Vec<u8>)>, CliError> {
-    ensure_open_files(coordinator_open_files(ids.len())).map_err(hourglass_dkg::Error::from)?;
+    ensure_open_files(coordinator_open_files(ids.len() + 1)).map_err(hourglass_dkg::Error::from)?;
     let mut parties = Parties(Vec::new());
+    if let Links::Relay(config) = links {
+        let members = ids
+            .iter()
+            .map(PartyId::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        let a = [
+            "dkg",
+            "relay",
+            "--config",
+            &config.display().to_string(),
+            "--members",
+            &members,
+            "--json",
+        ]
+        .map(String::from);
+        parties.0.push((RELAY_ID, Some(spawn_self(&a)?)));
+    }
     for &id in ids {
         let mut a = vec![
             "dkg".to_string(),

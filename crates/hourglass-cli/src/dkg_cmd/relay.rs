@@ -8,10 +8,15 @@ use clap::Args;
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::cluster::ClusterConfig;
 use hourglass_dkg::tls::TlsOptions;
+use hourglass_dkg::PartyId;
 
 use super::options::{seconds, NetSimArgs};
-use crate::cli_error::CliError;
+use crate::cli_error::{CliError, Usage};
 use crate::progress::ReportArgs;
+
+/// The longest frame the relay forwards in any session, whatever the cluster's generation
+/// settings (a signature's frames are well below it).
+const SESSION_FRAMES: usize = 8 << 10;
 
 #[derive(Args, Debug)]
 pub(super) struct RelayArgs {
@@ -19,6 +24,10 @@ pub(super) struct RelayArgs {
     /// `[relay]` certificate's).
     #[arg(long)]
     config: PathBuf,
+    /// The members of the session it relays (default: every party of the cluster, as a
+    /// generation needs; `dkg sign` names the signers).
+    #[arg(long, value_delimiter = ',', value_name = "ID,ID,...")]
+    members: Option<Vec<PartyId>>,
     /// Seconds to wait for every member to connect.
     #[arg(long, default_value_t = 30.0)]
     connect_timeout: f64,
@@ -31,9 +40,31 @@ pub(super) struct RelayArgs {
 /// Runs `hourglass dkg relay`.
 pub(super) fn run(args: RelayArgs) -> Result<(), CliError> {
     let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
-    let members = config.ids();
-    let bounds =
-        FrameBounds::generation(&config.generation, members.len()).map_err(CliError::from)?;
+    let members = args.members.clone().unwrap_or_else(|| config.ids());
+    if let Some(named) = &args.members {
+        let mut unique = named.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() < 2 || unique.len() != named.len() {
+            let list = named
+                .iter()
+                .map(PartyId::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            return Err(Usage::value(
+                "--members",
+                &list,
+                "a session needs at least two members, each named once",
+            )
+            .into());
+        }
+    }
+    // The relay sees sealed frames only, so it bounds their lengths: by the cluster's
+    // generation, whose frames are the longest its sessions send, and never below what a
+    // signature's session sends (its partial signatures and proofs are a few hundred bytes).
+    let generation =
+        FrameBounds::generation(&config.generation, config.ids().len()).map_err(CliError::from)?;
+    let bounds = FrameBounds::opaque(generation.largest().max(SESSION_FRAMES));
     let connect_timeout = seconds(args.connect_timeout, "--connect-timeout")?;
     let options = TlsOptions {
         connect_timeout,
@@ -49,7 +80,8 @@ pub(super) fn run(args: RelayArgs) -> Result<(), CliError> {
         members.len()
     ));
     let start = Instant::now();
-    let report = hourglass_dkg::star::serve(&config, &options, idle).map_err(CliError::from)?;
+    let report =
+        hourglass_dkg::star::serve(&config, &members, &options, idle).map_err(CliError::from)?;
     let seconds = start.elapsed().as_secs_f64();
     args.report.result(serde_json::json!({
         "members": members, "frames": report.frames, "bytes": report.bytes,

@@ -9,7 +9,7 @@ use hourglass_dkg::threshold::Sizes;
 
 use super::cluster_files::{held_shares, shares_together};
 use super::options::seconds;
-use super::processes::run_parties;
+use super::processes::{run_parties, Links};
 use super::reports::ThresholdReport;
 use crate::cli_error::{CliError, InputProblem, LocalRun};
 use crate::progress::ReportArgs;
@@ -53,9 +53,11 @@ pub(super) fn run(
         None => ("the refresh", "party-refresh"),
     };
     let start = Instant::now();
+    // Reshares and refreshes still connect each party to each (no relay, even in a star).
     let outputs = run_parties(
         cluster,
         &ids,
+        &Links::AsConfigured,
         what,
         |_| {
             let mut a = vec![

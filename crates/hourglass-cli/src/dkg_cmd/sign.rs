@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use hourglass_dkg::adversary::parse_adversary;
+use hourglass_dkg::cluster::RELAY_ID;
 use hourglass_dkg::keyshare::AnyShare;
 use hourglass_dkg::PartyId;
 
 use super::cluster_files::{held_shares, share_path, shares_together};
 use super::options::{SchemeArgs, NOT_THRESHOLD_SHARES};
-use super::processes::run_parties;
+use super::processes::{run_parties, Links};
 use super::reports::ThresholdReport;
 use crate::cli_error::{CliError, InputProblem, IoOp, LocalRun, Usage};
 use crate::files::{check_output, read_input, write_output, Sensitivity};
@@ -122,6 +123,7 @@ pub(super) fn run(args: SignArgs) -> Result<(), CliError> {
     let outputs = run_parties(
         &args.cluster,
         &sorted,
+        &Links::of_cluster(&args.cluster),
         "joint signing",
         |id| {
             let mut a = vec![
@@ -152,6 +154,11 @@ pub(super) fn run(args: SignArgs) -> Result<(), CliError> {
             serde_json::from_slice(out).map_err(|source| LocalRun::Report { party: *id, source })
         })
         .ok_or(LocalRun::NoneFinished)??;
+    // In a star, what the relay forwarded (it ran among the signers).
+    let relay = outputs
+        .iter()
+        .find(|(id, _)| *id == RELAY_ID)
+        .and_then(|(_, out)| serde_json::from_slice::<serde_json::Value>(out).ok());
     write_output(&args.out, &sig, Sensitivity::Public)?;
     for party in &signed.excluded {
         eprintln!(
@@ -163,6 +170,7 @@ pub(super) fn run(args: SignArgs) -> Result<(), CliError> {
         "signature": args.out, "input": args.input, "parties": sorted, "bytes": sig.len(),
         "scheme": if args.scheme.pss { "pss" } else { "pkcs1v15" },
         "threshold": threshold, "used": signed.used, "excluded": signed.excluded,
+        "topology": if relay.is_some() { "star" } else { "mesh" }, "relay": relay,
     }));
     args.report.info(format_args!(
         "{} parties signed {} ({} bytes) -> {}",
