@@ -21,7 +21,7 @@ use hourglass_dkg::transport::{
 use hourglass_dkg::wire::{Frame, Kind, Reader, Writer};
 use hourglass_dkg::{Error, Failure, SignatureFault};
 
-use common::{members, KeyKind, Members};
+use common::{members, Filtered, Incoming, KeyKind, Members};
 
 /// One generation at a time (the parties of concurrent tests would compete for two cores).
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -467,29 +467,19 @@ fn a_member_that_sends_different_valid_signatures_is_named_and_nobody_finishes()
 /// Party 1's transport, on which every frame from party 3 from its echo on arrives `hold`
 /// late (a slow link: still in order).
 struct SlowFrom3 {
-    inner: MemoryTransport,
     hold: Duration,
     held: VecDeque<(Instant, Event)>,
 }
 
-impl Transport for SlowFrom3 {
-    fn me(&self) -> PartyId {
-        self.inner.me()
-    }
-    fn peers(&self) -> Vec<PartyId> {
-        self.inner.peers()
-    }
-    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
-        self.inner.send(to, bytes)
-    }
-    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+impl Incoming for SlowFrom3 {
+    fn next(&mut self, inner: &mut MemoryTransport, deadline: Instant) -> Option<Event> {
         loop {
             let due = self.held.front().map(|(at, _)| *at);
             if due.is_some_and(|at| at <= Instant::now()) {
                 return self.held.pop_front().map(|(_, e)| e);
             }
             let until = due.map_or(deadline, |at| at.min(deadline));
-            match self.inner.recv_until(until) {
+            match inner.recv_until(until) {
                 Some(event) => {
                     let from_3 = match &event {
                         Event::Frame { from, bytes } => {
@@ -513,9 +503,6 @@ impl Transport for SlowFrom3 {
             }
         }
     }
-    fn stats(&self) -> TrafficStats {
-        self.inner.stats()
-    }
 }
 
 /// The equivocating member's own code finds the second signature in an echo and announces a
@@ -527,10 +514,12 @@ fn an_announced_stop_does_not_cut_off_the_echoes_that_show_the_equivocation() {
     let m = members(&[KeyKind::P256; 3], "equivocate-slow");
     let key = m.signers[1].clone();
     let outcomes = run(m, 12, &move |inner| match inner.me() {
-        1 => Box::new(SlowFrom3 {
+        1 => Box::new(Filtered {
             inner,
-            hold: Duration::from_millis(800),
-            held: VecDeque::new(),
+            filter: SlowFrom3 {
+                hold: Duration::from_millis(800),
+                held: VecDeque::new(),
+            },
         }),
         2 => Box::new(Deviant::with_signer(
             inner,

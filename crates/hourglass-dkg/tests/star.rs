@@ -22,7 +22,7 @@ use hourglass_dkg::transport::{
 };
 use hourglass_dkg::wire::{Frame, MAGIC};
 
-use common::{members, KeyKind};
+use common::{members, Filtered, Incoming, KeyKind};
 
 /// One generation at a time (the parties of concurrent tests would compete for two cores).
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -419,6 +419,23 @@ fn a_relay_cannot_put_its_own_key_in_a_members_place() {
     relay_thread.join().unwrap();
 }
 
+/// An encoded data frame of session `[1; 16]` from `sender` at `round` and `step` (epoch 0).
+fn data_frame(sender: PartyId, round: u64, step: u16, payload: Vec<u8>) -> Vec<u8> {
+    use hourglass_dkg::wire::{Kind, Tag};
+    Frame {
+        kind: Kind::Data,
+        session: [1; 16],
+        tag: Tag {
+            epoch: 0,
+            round,
+            step,
+        },
+        sender,
+        payload,
+    }
+    .encode()
+}
+
 /// Members 1, 2 and 3 of a cluster named `name` joined through an honest relay on a memory
 /// mesh (each transport `wrap`ped under its star), in id order, and the relay's thread, which
 /// ends when nothing came for `idle`.
@@ -481,25 +498,11 @@ fn three_stars_then<T: Transport + Send>(
 /// recipient still hears the others.
 #[test]
 fn an_oversized_frame_through_the_relay_is_refused_naming_its_sender() {
-    use hourglass_dkg::wire::{Kind, Tag};
     use hourglass_dkg::LinkRejection;
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let bounds = FrameBounds::generation(&settings(), 3).unwrap();
     let (mut stars, relay_thread) = three_stars("star-big", 4, Duration::from_secs(5), |t| t);
-    let frame = |sender: u32, payload: usize| {
-        Frame {
-            kind: Kind::Data,
-            session: [1; 16],
-            tag: Tag {
-                epoch: 0,
-                round: 0,
-                step: 1,
-            },
-            sender,
-            payload: vec![0; payload],
-        }
-        .encode()
-    };
+    let frame = |sender: u32, payload: usize| data_frame(sender, 0, 1, vec![0; payload]);
     let third = stars.pop().unwrap();
     let second = stars.pop().unwrap();
     let mut first = stars.pop().unwrap();
@@ -544,7 +547,7 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
     };
     use hourglass_dkg::star::{join, serve};
     use hourglass_dkg::tls::TlsOptions;
-    use hourglass_dkg::wire::{step, Kind, Tag};
+    use hourglass_dkg::wire::{step, Kind};
     use hourglass_dkg::LinkRejection;
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -591,18 +594,7 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
         .max_by_key(|&(_, p)| p)
         .unwrap();
     let frame = |sender: PartyId, round: u64, payload: usize| {
-        Frame {
-            kind: Kind::Data,
-            session: [1; 16],
-            tag: Tag {
-                epoch: 0,
-                round,
-                step: flood_step,
-            },
-            sender,
-            payload: vec![0; payload],
-        }
-        .encode()
+        data_frame(sender, round, flood_step, vec![0; payload])
     };
     // Member 3 sends one and a half times its share ahead of the protocol, member 2 more than
     // half of its own: past what the two may have pending together, so that one budget for
@@ -660,28 +652,15 @@ fn a_member_flooding_another_through_the_relay_uses_up_only_its_own_share() {
 /// A member's transport under its star that also hands up the events a test queues (what a
 /// relay link would deliver).
 struct Injecting {
-    inner: MemoryTransport,
     queued: Arc<Mutex<std::collections::VecDeque<Event>>>,
 }
 
-impl Transport for Injecting {
-    fn me(&self) -> PartyId {
-        self.inner.me()
-    }
-    fn peers(&self) -> Vec<PartyId> {
-        self.inner.peers()
-    }
-    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
-        self.inner.send(to, bytes)
-    }
-    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+impl Incoming for Injecting {
+    fn next(&mut self, inner: &mut MemoryTransport, deadline: Instant) -> Option<Event> {
         if let Some(e) = self.queued.lock().unwrap().pop_front() {
             return Some(e);
         }
-        self.inner.recv_until(deadline)
-    }
-    fn stats(&self) -> TrafficStats {
-        self.inner.stats()
+        inner.recv_until(deadline)
     }
 }
 
@@ -701,24 +680,16 @@ fn a_flood_is_a_verdict_only_when_every_byte_of_it_was_the_members_own() {
         } else {
             Arc::default()
         };
-        Injecting { inner, queued }
+        Filtered {
+            inner,
+            filter: Injecting { queued },
+        }
     });
     let third = stars.pop().unwrap();
     let second = stars.pop().unwrap();
     let mut first = stars.pop().unwrap();
     // Member 3's frame opens as its own; its share then runs out.
-    let frame = Frame {
-        kind: hourglass_dkg::wire::Kind::Data,
-        session: [1; 16],
-        tag: hourglass_dkg::wire::Tag {
-            epoch: 0,
-            round: 0,
-            step: 1,
-        },
-        sender: 3,
-        payload: vec![0; 10],
-    };
-    third.send(1, frame.encode()).unwrap();
+    third.send(1, data_frame(3, 0, 1, vec![0; 10])).unwrap();
     match first.recv_until(Instant::now() + Duration::from_secs(3)) {
         Some(Event::Frame { from: 3, .. }) => {}
         other => panic!("expected member 3's frame, got {other:?}"),
@@ -767,7 +738,6 @@ fn a_flood_is_a_verdict_only_when_every_byte_of_it_was_the_members_own() {
 /// broadcast has come past it (the relay interleaves different members' messages as it
 /// likes): member 2 is still joining when member 1's first broadcast arrives.
 struct HoldingAnnouncement {
-    inner: MemoryTransport,
     held: Option<Event>,
     /// Set when a broadcast was handed up while the announcement was held.
     overtaken: Arc<AtomicBool>,
@@ -785,27 +755,18 @@ impl HoldingAnnouncement {
     }
 }
 
-impl Transport for HoldingAnnouncement {
-    fn me(&self) -> PartyId {
-        self.inner.me()
-    }
-    fn peers(&self) -> Vec<PartyId> {
-        self.inner.peers()
-    }
-    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
-        self.inner.send(to, bytes)
-    }
-    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+impl Incoming for HoldingAnnouncement {
+    fn next(&mut self, inner: &mut MemoryTransport, deadline: Instant) -> Option<Event> {
         if self.overtaken.load(Ordering::SeqCst) {
             if let Some(held) = self.held.take() {
                 return Some(held);
             }
         }
         loop {
-            let Some(event) = self.inner.recv_until(deadline) else {
+            let Some(event) = inner.recv_until(deadline) else {
                 return self.held.take();
             };
-            if self.me() == 2 && Self::is(Self::ANNOUNCE, 3, &event) {
+            if inner.me() == 2 && Self::is(Self::ANNOUNCE, 3, &event) {
                 self.held = Some(event);
                 continue;
             }
@@ -815,9 +776,6 @@ impl Transport for HoldingAnnouncement {
             return Some(event);
         }
     }
-    fn stats(&self) -> TrafficStats {
-        self.inner.stats()
-    }
 }
 
 /// A broadcast that reaches a member before it has finished joining (here member 1's, sent
@@ -826,31 +784,19 @@ impl Transport for HoldingAnnouncement {
 /// not dropped, and the sender is not taken for one whose messages do not open.
 #[test]
 fn a_broadcast_that_arrives_while_a_member_is_joining_is_kept() {
-    use hourglass_dkg::wire::{Kind, Tag};
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let overtaken = Arc::new(AtomicBool::new(false));
-    let frame = |step: u16, payload: u8| {
-        Frame {
-            kind: Kind::Data,
-            session: [1; 16],
-            tag: Tag {
-                epoch: 0,
-                round: 1,
-                step,
-            },
-            sender: 1,
-            payload: vec![payload; 40],
-        }
-        .encode()
-    };
+    let frame = |step: u16, payload: u8| data_frame(1, 1, step, vec![payload; 40]);
     let (mut stars, relay_thread) = three_stars_then(
         "star-early",
         7,
         Duration::from_secs(3),
-        |inner| HoldingAnnouncement {
+        |inner| Filtered {
             inner,
-            held: None,
-            overtaken: overtaken.clone(),
+            filter: HoldingAnnouncement {
+                held: None,
+                overtaken: overtaken.clone(),
+            },
         },
         |star| {
             if star.me() == 1 {

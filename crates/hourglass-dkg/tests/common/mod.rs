@@ -1,11 +1,14 @@
 //! Party identities for the transcript tests: keys of every kind rustls's ring provider signs
-//! with, self-signed certificates, and committees of them.
+//! with, self-signed certificates, and committees of them; and memory transports whose
+//! incoming events a test delays, reorders or adds to.
 // Each test file uses part of this module.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use hourglass_dkg::transcript::TranscriptSigner;
+use hourglass_dkg::transport::{Event, MemoryTransport, TrafficStats, Transport};
 use hourglass_dkg::PartyId;
 use rustls::pki_types::PrivateKeyDer;
 
@@ -76,5 +79,36 @@ pub fn members(kinds: &[KeyKind], tag: &str) -> Members {
         pems: identities.iter().map(|i| i.pem.clone()).collect(),
         keys: identities.iter().map(|i| i.key.clone_key()).collect(),
         certificates: identities.into_iter().map(|i| i.certificate).collect(),
+    }
+}
+
+/// What a test changes in the events a party receives on a memory transport (delays,
+/// reorders, additions); what the party sends is untouched.
+pub trait Incoming: Send {
+    /// The party's next event, read from `inner` until `deadline` as the test likes.
+    fn next(&mut self, inner: &mut MemoryTransport, deadline: Instant) -> Option<Event>;
+}
+
+/// A memory transport whose incoming events pass through `filter`.
+pub struct Filtered<F> {
+    pub inner: MemoryTransport,
+    pub filter: F,
+}
+
+impl<F: Incoming> Transport for Filtered<F> {
+    fn me(&self) -> PartyId {
+        self.inner.me()
+    }
+    fn peers(&self) -> Vec<PartyId> {
+        self.inner.peers()
+    }
+    fn send(&self, to: PartyId, bytes: Vec<u8>) -> hourglass_dkg::Result<()> {
+        self.inner.send(to, bytes)
+    }
+    fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
+        self.filter.next(&mut self.inner, deadline)
+    }
+    fn stats(&self) -> TrafficStats {
+        self.inner.stats()
     }
 }
