@@ -648,8 +648,8 @@ fn local_summarises_time_traffic_and_memory_per_party() {
 }
 
 /// A star: `dkg local --topology star` runs a relay process beside the parties, each party
-/// holds one link (to the relay), and the key signs through a relay too (`dkg sign` runs one
-/// among the signers, jointly and after a reshare with two of the four); by hand, `dkg init
+/// holds one link (to the relay), and the key signs, is reshared and refreshed through a relay
+/// too (`dkg sign` runs one among the signers: all four, then two of them); by hand, `dkg init
 /// --topology star` writes the relay's configuration and `dkg relay` runs it. A relay that
 /// never comes stops the parties with an error naming it, and writes no share.
 #[test]
@@ -743,15 +743,15 @@ fn a_star_cluster_generates_through_a_relay_and_its_key_signs() {
         err.contains("the relay failed") && err.contains("never connected"),
         "{err}"
     );
-    // Threshold shares: two of the four sign, through a relay among those two.
-    hg(&[
-        "dkg",
-        "reshare",
-        "--cluster",
-        s(&cluster),
-        "--threshold",
-        "1",
-    ]);
+    // Threshold shares, reshared through a relay among the four (then refreshed): two of
+    // the four sign, through a relay among those two.
+    for args in [&["reshare", "--threshold", "1"][..], &["refresh"][..]] {
+        let mut all = vec!["dkg", args[0], "--json", "--cluster", s(&cluster)];
+        all.extend_from_slice(&args[1..]);
+        let done: serde_json::Value = serde_json::from_slice(&hg(&all).stdout).unwrap();
+        assert_eq!(done["topology"], "star", "{done}");
+        assert_eq!(done["relay"]["members"], serde_json::json!([1, 2, 3, 4]));
+    }
     let some = tmp.path().join("some.sig");
     let signed = sign(&some, &["--signers", "1,3"]);
     assert_eq!(

@@ -267,6 +267,36 @@ impl FrameBounds {
         b
     }
 
+    /// Bounds for a star's relay that serves every kind of session of a cluster of `parties`
+    /// with these generation `settings` (it sees sealed frames only, so it bounds their
+    /// lengths): opaque frames of at most the longest frame of a generation, a joint
+    /// signature, a signature by any `t + 1` of threshold shares (any `t`), a reshare or a
+    /// refresh of them, with the longest hash.
+    pub fn any_session(settings: &Settings, parties: usize) -> Result<Self> {
+        let mut longest = [
+            FrameBounds::generation(settings, parties)?,
+            FrameBounds::signing(settings.bits, parties, HashAlg::Sha512),
+        ]
+        .iter()
+        .map(FrameBounds::largest)
+        .max()
+        .unwrap_or(0);
+        // Threshold shares exist for 3 to 256 parties (`Sizes::new` refuses the others).
+        for t in 1..=parties.saturating_sub(1) / 2 {
+            let Ok(sizes) = Sizes::new(settings.bits, parties, t) else {
+                break;
+            };
+            for b in [
+                FrameBounds::threshold_signing(&sizes, parties, HashAlg::Sha512),
+                FrameBounds::resharing(&sizes, false),
+                FrameBounds::resharing(&sizes, true),
+            ] {
+                longest = longest.max(b.largest());
+            }
+        }
+        Ok(FrameBounds::opaque(longest))
+    }
+
     /// Bounds for frames that are opaque byte strings of at most `max` bytes (a transport
     /// carrying something other than this crate's sessions, such as its own tests).
     pub fn opaque(max: usize) -> Self {

@@ -183,6 +183,32 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     assert!(signing
         .admit_length(hourglass_dkg::bounds::ANNOUNCEMENT_BYTES as u64 + 1)
         .is_err());
+
+    // A relay serving every session of a cluster admits the longest frame of each.
+    let settings = Settings::new(2048);
+    let any = FrameBounds::any_session(&settings, 7).unwrap();
+    let mut parts = vec![
+        FrameBounds::generation(&settings, 7).unwrap(),
+        FrameBounds::signing(2048, 7, hourglass_rsa::HashAlg::Sha512),
+    ];
+    for t in 1..=3 {
+        let sizes = hourglass_dkg::threshold::Sizes::new(2048, 7, t).unwrap();
+        parts.push(FrameBounds::threshold_signing(
+            &sizes,
+            7,
+            hourglass_rsa::HashAlg::Sha512,
+        ));
+        parts.push(FrameBounds::resharing(&sizes, false));
+        parts.push(FrameBounds::resharing(&sizes, true));
+    }
+    let longest = parts.iter().map(FrameBounds::largest).max().unwrap();
+    assert_eq!(any.largest(), longest);
+    // Beyond 256 parties there are no threshold shares: the generation's bound alone.
+    let many = FrameBounds::any_session(&settings, 300).unwrap();
+    assert_eq!(
+        many.largest(),
+        FrameBounds::generation(&settings, 300).unwrap().largest()
+    );
 }
 
 /// A transport that records the largest payload it sent of each kind and step.

@@ -108,7 +108,7 @@ wrong partial signature present is named and left out while t + 1 valid ones rem
 warning each (exit 0); otherwise the command fails naming them (exit 1). The signature is
 checked with the public key before it is written. In a star cluster (its directory holds
 relay.toml) a relay process runs among the signers and every signer's one link goes to it, as
-in the generation; reshares and refreshes still connect every party to every other.")]
+in the generation (and in dkg reshare and dkg refresh, among every member).")]
     Sign(sign::SignArgs),
     /// One party's part of a joint signature (every signer runs this with the same file).
     #[command(after_help = "Examples:
@@ -135,7 +135,9 @@ parties learn nothing of d (docs/FORMATS.md section 16.7).")]
   hourglass dkg party-reshare --config party.toml --id 2 --threshold 2
 Rewrites this party's share file (default: party-I.share.json beside the configuration) in
 place, atomically, mode 0600, once every party has checked the new sharing. A party asked for
-another threshold than the others is refused, naming it: nobody changes t on another's word.")]
+another threshold than the others is refused, naming it: nobody changes t on another's word.
+In a star cluster (a [relay] table in the configuration) each party connects to the relay
+alone, which must run among every member (dkg relay --members).")]
     PartyReshare(party_reshare::PartyReshareArgs),
     /// Refresh a cluster directory's threshold shares to a new epoch (same key, t and parties).
     #[command(after_help = "Examples:
@@ -149,7 +151,8 @@ A party whose share is of another epoch is named (it missed a refresh).")]
     #[command(after_help = "Examples:
   hourglass dkg party-refresh --config party.toml --id 2
 Rewrites this party's share file in place, atomically, mode 0600, once every party has checked
-the new epoch's sharing.")]
+the new epoch's sharing. In a star cluster (a [relay] table in the configuration) each party
+connects to the relay alone, which must run among every member (dkg relay --members).")]
     PartyRefresh(party_refresh::PartyRefreshArgs),
 }
 

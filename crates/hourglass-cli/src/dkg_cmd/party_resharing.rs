@@ -4,15 +4,15 @@
 use std::time::Instant;
 
 use clap::Args;
-use hourglass_arith::entropy::EntropyArgs;
+use hourglass_arith::entropy::{EntropyArgs, EntropySource};
 use hourglass_dkg::bounds::FrameBounds;
 use hourglass_dkg::keyshare::AnyShare;
 use hourglass_dkg::reshare::{refresh, reshare};
 use hourglass_dkg::threshold::{Sizes, ThresholdShare};
-use hourglass_dkg::tls::{TlsOptions, TlsTransport};
+use hourglass_dkg::tls::TlsOptions;
 
 use super::cluster_files::PartyShareArgs;
-use super::options::seconds;
+use super::options::{connect_session, seconds};
 use super::reports::{print_json, ThresholdReport};
 use crate::cli_error::CliError;
 use crate::files::{write_output_replacing, Sensitivity};
@@ -39,13 +39,14 @@ pub(super) fn run(args: PartyResharingArgs, threshold: Option<usize>) -> Result<
     let timeout = seconds(args.timeout, "--timeout")?;
     let mut entropy = args.entropy.source()?;
     let start = Instant::now();
-    let connect = |sizes: &Sizes, refreshing: bool| {
+    // Every member of the key, each to each or through the star's relay.
+    let among = config.among(held.members()).map_err(CliError::from)?;
+    let connect = |sizes: &Sizes, refreshing: bool, entropy: &mut dyn EntropySource| {
         let options = TlsOptions {
             connect_timeout: timeout,
             ..TlsOptions::new(FrameBounds::resharing(sizes, refreshing))
         };
-        let among = config.among(held.members())?;
-        TlsTransport::connect(&among, args.party.id, &options)
+        connect_session(&among, args.party.id, &options, entropy, None)
     };
     // The transport is kept until the new share is written: closing it waits for the peers,
     // and a share that others hold the new epoch of must not wait on that.
@@ -53,15 +54,15 @@ pub(super) fn run(args: PartyResharingArgs, threshold: Option<usize>) -> Result<
         (AnyShare::Additive(share), Some(t)) => {
             let sizes =
                 Sizes::new(share.public.bits(), share.members.len(), t).map_err(CliError::from)?;
-            let mut tls = connect(&sizes, false).map_err(CliError::from)?;
-            let new = reshare(&mut tls, share, t, timeout, entropy.as_mut());
-            (new, Some(tls))
+            let mut transport = connect(&sizes, false, entropy.as_mut())?;
+            let new = reshare(&mut *transport, share, t, timeout, entropy.as_mut());
+            (new, Some(transport))
         }
         (AnyShare::Threshold(share), None) => {
             let sizes = share.public.sizes().map_err(CliError::from)?;
-            let mut tls = connect(&sizes, true).map_err(CliError::from)?;
-            let new = refresh(&mut tls, share, timeout, entropy.as_mut());
-            (new, Some(tls))
+            let mut transport = connect(&sizes, true, entropy.as_mut())?;
+            let new = refresh(&mut *transport, share, timeout, entropy.as_mut());
+            (new, Some(transport))
         }
         (share, _) => (
             Err(hourglass_dkg::ThresholdError::OtherKind {

@@ -14,10 +14,6 @@ use super::options::{seconds, NetSimArgs};
 use crate::cli_error::{CliError, Usage};
 use crate::progress::ReportArgs;
 
-/// The longest frame the relay forwards in any session, whatever the cluster's generation
-/// settings (a signature's frames are well below it).
-const SESSION_FRAMES: usize = 8 << 10;
-
 #[derive(Args, Debug)]
 pub(super) struct RelayArgs {
     /// The relay's configuration (`relay.toml` of `dkg init --topology star`: its key is the
@@ -59,12 +55,10 @@ pub(super) fn run(args: RelayArgs) -> Result<(), CliError> {
             .into());
         }
     }
-    // The relay sees sealed frames only, so it bounds their lengths: by the cluster's
-    // generation, whose frames are the longest its sessions send, and never below what a
-    // signature's session sends (its partial signatures and proofs are a few hundred bytes).
-    let generation =
-        FrameBounds::generation(&config.generation, config.ids().len()).map_err(CliError::from)?;
-    let bounds = FrameBounds::opaque(generation.largest().max(SESSION_FRAMES));
+    // The relay sees sealed frames only: their lengths are bounded by the longest of every
+    // session of the cluster (a generation's, a signature's, a reshare's).
+    let bounds =
+        FrameBounds::any_session(&config.generation, config.ids().len()).map_err(CliError::from)?;
     let connect_timeout = seconds(args.connect_timeout, "--connect-timeout")?;
     let options = TlsOptions {
         connect_timeout,

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use hourglass_dkg::cluster::RELAY_ID;
 use hourglass_dkg::keyshare::AnyShare;
 use hourglass_dkg::threshold::Sizes;
 
@@ -53,11 +54,10 @@ pub(super) fn run(
         None => ("the refresh", "party-refresh"),
     };
     let start = Instant::now();
-    // Reshares and refreshes still connect each party to each (no relay, even in a star).
     let outputs = run_parties(
         cluster,
         &ids,
-        &Links::AsConfigured,
+        &Links::of_cluster(cluster),
         what,
         |_| {
             let mut a = vec![
@@ -73,8 +73,14 @@ pub(super) fn run(
         },
         &[],
     )?;
+    // In a star, what the relay forwarded (it ran among every member).
+    let relay = outputs
+        .iter()
+        .find(|(id, _)| *id == RELAY_ID)
+        .and_then(|(_, out)| serde_json::from_slice::<serde_json::Value>(out).ok());
     let first: ThresholdReport = outputs
-        .first()
+        .iter()
+        .find(|(id, _)| *id != RELAY_ID)
         .map(|(id, out)| {
             serde_json::from_slice(out).map_err(|source| LocalRun::Report { party: *id, source })
         })
@@ -82,7 +88,8 @@ pub(super) fn run(
     let elapsed = start.elapsed().as_secs_f64();
     report.result(serde_json::json!({
         "cluster": cluster, "parties": ids, "threshold": t, "epoch": first.epoch,
-        "seconds": elapsed,
+        "seconds": elapsed, "topology": if relay.is_some() { "star" } else { "mesh" },
+        "relay": relay,
     }));
     report.info(format_args!(
         "{} parties {} the key to threshold t = {t} (epoch {}) in {elapsed:.1} s: any {} of them sign, any {t} learn nothing",
