@@ -761,6 +761,21 @@ fn a_star_cluster_generates_through_a_relay_and_its_key_signs() {
     );
     assert_eq!(signed["used"], serde_json::json!([1, 3]), "{signed}");
     verify(&some);
+    // A signer that lies through the relay (a wrong partial signature, sealed as its own) is
+    // named and left out, and the two others sign.
+    let liar = tmp.path().join("liar.sig");
+    let signed = sign(
+        &liar,
+        &["--signers", "1,2,3", "--adversary", "2:wrong-partial"],
+    );
+    assert_eq!(
+        signed["relay"]["members"],
+        serde_json::json!([1, 2, 3]),
+        "{signed}"
+    );
+    assert_eq!(signed["excluded"], serde_json::json!([2]), "{signed}");
+    assert_eq!(signed["used"], serde_json::json!([1, 3]), "{signed}");
+    verify(&liar);
 
     // By hand, without the relay: every party stops, naming it, and writes nothing.
     let by_hand = tmp.path().join("by-hand");

@@ -333,8 +333,18 @@ impl ClusterConfig {
     /// The relay's view of a star for a session among `members` (parties of the cluster: all
     /// of them for a generation, the signers of a signature): itself (as party [`RELAY_ID`])
     /// and those members, so that [`crate::tls::TlsTransport::connect`] accepts each of them
-    /// and dials nobody.
+    /// and dials nobody. Fails unless `members` are at least two parties of the cluster, each
+    /// named once.
     pub fn relay_hub(&self, members: &[PartyId]) -> Result<Self> {
+        let mut unique = members.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() < 2 || unique.len() != members.len() {
+            return Err(ConfigError::RelaySession {
+                members: members.to_vec(),
+            }
+            .into());
+        }
         match &self.relay {
             Some(relay) if self.own_id == RELAY_ID => {
                 if let Some(&missing) = members.iter().find(|&&id| self.party(id).is_none()) {

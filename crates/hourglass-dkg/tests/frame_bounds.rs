@@ -203,6 +203,17 @@ fn the_largest_frame_of_every_type_passes_and_one_byte_more_does_not() {
     }
     let longest = parts.iter().map(FrameBounds::largest).max().unwrap();
     assert_eq!(any.largest(), longest);
+    // The largest committee with threshold shares (256 parties, t up to 127) at 4096 bits.
+    let big = Settings::new(4096);
+    let any = FrameBounds::any_session(&big, 256).unwrap();
+    let sizes = hourglass_dkg::threshold::Sizes::new(4096, 256, 127).unwrap();
+    for part in [
+        FrameBounds::generation(&big, 256).unwrap(),
+        FrameBounds::threshold_signing(&sizes, 256, hourglass_rsa::HashAlg::Sha512),
+        FrameBounds::resharing(&sizes, true),
+    ] {
+        assert!(part.largest() <= any.largest());
+    }
     // Beyond 256 parties there are no threshold shares: the generation's bound alone.
     let many = FrameBounds::any_session(&settings, 300).unwrap();
     assert_eq!(

@@ -724,6 +724,14 @@ fn a_star_configuration_names_the_relay_and_each_side_sees_its_links() {
     // A signature's session among some members: the relay accepts those alone.
     assert_eq!(hub.relay_hub(&[1, 3]).unwrap().ids(), vec![RELAY_ID, 1, 3]);
     assert!(hub.relay_hub(&[1, 4]).is_err());
+    // At least two members, each named once.
+    for members in [&[1][..], &[2, 2], &[]] {
+        let err = hub.relay_hub(members).unwrap_err().to_string();
+        assert!(
+            err.contains("at least two members, each named once"),
+            "{err}"
+        );
+    }
     assert!(hub.relay_link().is_err());
 
     // A mesh has no relay.

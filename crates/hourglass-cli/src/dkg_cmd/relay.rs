@@ -11,7 +11,7 @@ use hourglass_dkg::tls::TlsOptions;
 use hourglass_dkg::PartyId;
 
 use super::options::{seconds, NetSimArgs};
-use crate::cli_error::{CliError, Usage};
+use crate::cli_error::CliError;
 use crate::progress::ReportArgs;
 
 #[derive(Args, Debug)]
@@ -37,24 +37,8 @@ pub(super) struct RelayArgs {
 pub(super) fn run(args: RelayArgs) -> Result<(), CliError> {
     let config = ClusterConfig::load(&args.config).map_err(CliError::from)?;
     let members = args.members.clone().unwrap_or_else(|| config.ids());
-    if let Some(named) = &args.members {
-        let mut unique = named.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        if unique.len() < 2 || unique.len() != named.len() {
-            let list = named
-                .iter()
-                .map(PartyId::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            return Err(Usage::value(
-                "--members",
-                &list,
-                "a session needs at least two members, each named once",
-            )
-            .into());
-        }
-    }
+    // Refused before anything is announced: too few members, one named twice or a stranger.
+    config.relay_hub(&members).map_err(CliError::from)?;
     // The relay sees sealed frames only: their lengths are bounded by the longest of every
     // session of the cluster (a generation's, a signature's, a reshare's).
     let bounds =

@@ -115,6 +115,12 @@ pub enum ConfigError {
         /// The members this party expects.
         ours: Vec<PartyId>,
     },
+    /// A relay's session among too few members, or one named twice.
+    #[error("a relay's session among {members:?}: it needs at least two members, each named once")]
+    RelaySession {
+        /// The members asked for.
+        members: Vec<PartyId>,
+    },
 }
 
 impl ConfigError {
